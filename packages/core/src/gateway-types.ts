@@ -1,0 +1,18 @@
+import type { GatewayRequest, GatewayResponse } from "./http/types.js";
+
+/**
+ * A running gateway: the one entry point `handle` on the plain shapes, a Web `fetch` wrapper for
+ * Next.js / edge runtimes / tests, the domain services for use from code, and `close`.
+ */
+export interface Gateway<Services = unknown> {
+  /** The domain services (catalog, keys, ledger, …) for direct use from application code. */
+  readonly services: Services;
+  /** Serves one request. Never rejects: every failure becomes an error envelope response. */
+  handle(request: GatewayRequest): Promise<GatewayResponse>;
+  /** Serves a Web `Request` (Next.js route handlers, edge runtimes, tests). */
+  fetch(request: Request): Promise<Response>;
+  /** One line per capability saying whether it is enabled and how (printed by the CLI at start-up). */
+  describe(): string[];
+  /** Stops background work and closes the store. Idempotent. */
+  close(): Promise<void>;
+}

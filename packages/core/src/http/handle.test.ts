@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { createGateway } from "../gateway.js";
+import { GatewayOptionsError } from "../options.js";
+import { generateCards } from "../testing/card-fixtures.js";
+
+const gateway = createGateway({
+  catalog: { native: generateCards(50, 3) },
+  limits: { jsonBodyBytes: 2048 },
+  cors: { origins: ["https://app.example.com"] },
+});
+const url = (path: string) => `http://gateway.test${path}`;
+
+async function errorOf(res: Response) {
+  const body = (await res.json()) as { error: Record<string, unknown> };
+  return body.error;
+}
+
+describe("request pipeline", () => {
+  it("echoes a well-formed x-request-id and mints one otherwise", async () => {
+    const echoed = await gateway.fetch(new Request(url("/v1/models"), { headers: { "x-request-id": "abc-123.x:y_z" } }));
+    expect(echoed.headers.get("x-request-id")).toBe("abc-123.x:y_z");
+    const minted = await gateway.fetch(new Request(url("/v1/models"), { headers: { "x-request-id": "bad id with spaces" } }));
+    expect(minted.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{24}$/);
+  });
+
+  it("answers unknown routes with the 404 envelope carrying the request id", async () => {
+    const res = await gateway.fetch(new Request(url("/nope"), { headers: { "x-request-id": "r1" } }));
+    expect(res.status).toBe(404);
+    expect(await errorOf(res)).toEqual({ code: "not_found", message: "No route for GET /nope.", type: "not_found_error", requestId: "r1" });
+  });
+
+  it("answers a wrong method with 405 and Allow", async () => {
+    const res = await gateway.fetch(new Request(url("/v1/models"), { method: "DELETE" }));
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("GET");
+    expect((await errorOf(res)).code).toBe("method_not_allowed");
+  });
+
+  it("rejects malformed JSON, non-object JSON and non-UTF-8 bodies with 400", async () => {
+    for (const body of ["{not json", "[1,2]", "42", new Uint8Array([0xff, 0xfe, 0x7b])]) {
+      const res = await gateway.fetch(new Request(url("/v1/models/search"), { method: "POST", body, headers: { "content-type": "application/json" } }));
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).code).toBe("invalid_request");
+    }
+  });
+
+  it("answers 413 for a body over the JSON limit, declared or streamed", async () => {
+    const big = JSON.stringify({ q: "x".repeat(4000) });
+    const declared = await gateway.fetch(new Request(url("/v1/models/search"), { method: "POST", body: big }));
+    expect(declared.status).toBe(413);
+    expect((await errorOf(declared)).code).toBe("payload_too_large");
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode("x".repeat(500)));
+        c.close();
+      },
+    });
+    const streamed = await gateway.fetch(new Request(url("/v1/models/search"), { method: "POST", body: stream, duplex: "half" } as RequestInit));
+    expect(streamed.status).toBe(413);
+  });
+
+  it("tolerates Content-Type: application/json with an empty body on GET and POST", async () => {
+    const get = await gateway.fetch(new Request(url("/v1/models"), { headers: { "content-type": "application/json" } }));
+    expect(get.status).toBe(200);
+    const post = await gateway.fetch(new Request(url("/v1/models/search"), { method: "POST", headers: { "content-type": "application/json" } }));
+    expect(post.status).toBe(200);
+  });
+
+  it("answers CORS preflight for allowed origins and exposes headers", async () => {
+    const pre = await gateway.fetch(
+      new Request(url("/v1/models/search"), { method: "OPTIONS", headers: { origin: "https://app.example.com", "access-control-request-method": "POST" } }),
+    );
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("POST, OPTIONS");
+    const get = await gateway.fetch(new Request(url("/v1/models"), { headers: { origin: "https://app.example.com" } }));
+    expect(get.headers.get("access-control-expose-headers")).toContain("x-request-id");
+    const foreign = await gateway.fetch(new Request(url("/v1/models"), { headers: { origin: "https://evil.example" } }));
+    expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("answers HEAD like GET without a body", async () => {
+    const res = await gateway.fetch(new Request(url("/v1/models"), { method: "HEAD" }));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+  });
+});
+
+describe("options", () => {
+  it("reports every problem at once", () => {
+    let caught: unknown;
+    try {
+      createGateway({
+        limits: { jsonBodyBytes: 10 },
+        cors: { origins: ["not an origin"] },
+        modelsService: { url: "ftp://x" },
+        catalog: { native: [{ modelId: "x", provider: "Bad Slug" }] },
+        bogus: true,
+      } as never);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(GatewayOptionsError);
+    const issues = (caught as GatewayOptionsError).issues.join("\n");
+    for (const fragment of ["limits.jsonBodyBytes", "cors.origins.0", "modelsService.url", "catalog.native.0.provider", "bogus"]) expect(issues).toContain(fragment);
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * A route is data: method, path pattern, zod schemas for params / query / body, and a handler.
+ * The route table of every capability is a list of these; the router, the docs and the OpenAPI
+ * document are all derived from it.
+ */
+import type { z } from "zod";
+import type { GatewayRequest, GatewayResponse } from "./types.js";
+import type { GatewayContext } from "../context.js";
+
+/** HTTP methods a route can declare. */
+export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Which body-size limit applies to a route (CONTRACT.md: 1 MiB JSON, 32 MiB media by default). */
+export type BodyLimitKind = "json" | "media";
+
+/** What a handler receives: the parsed, validated inputs plus the gateway context. */
+export interface RouteContext<P, Q, B> {
+  readonly request: GatewayRequest;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly requestId: string;
+  readonly gateway: GatewayContext;
+}
+
+/** The declaration of one route. Path segments `:name` match one segment, `:name+` one or more. */
+export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
+  readonly method: RouteMethod;
+  readonly path: string;
+  /** One line for the generated API docs. */
+  readonly summary: string;
+  /** Capability the route belongs to (docs grouping). */
+  readonly tag: string;
+  readonly params?: z.ZodType<P>;
+  readonly query?: z.ZodType<Q>;
+  /** When set, the body is read (size-capped) and parsed as JSON, then validated. An empty body parses as `{}`. */
+  readonly body?: z.ZodType<B>;
+  /** When the body schema is set: also take missing body fields from the query string. */
+  readonly bodyFromQuery?: boolean;
+  /** @default "json" */
+  readonly bodyLimit?: BodyLimitKind;
+  handle(ctx: RouteContext<P, Q, B>): Promise<GatewayResponse> | GatewayResponse;
+}
+
+/** A route with its types erased, as the router stores it. */
+export type AnyRoute = RouteDefinition<any, any, any>;
+
+/** Declares a route; the generics are inferred from the zod schemas. */
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  definition: RouteDefinition<P, Q, B>,
+): RouteDefinition<P, Q, B> {
+  return definition;
+}

@@ -1,0 +1,45 @@
+/** zod building blocks shared by the route schemas of every capability. */
+import { z } from "zod";
+import { checkAmount } from "../money.js";
+
+/**
+ * An integer query/body parameter that is clamped rather than rejected when out of range
+ * (SPEC.md "Limits"); a non-integer string is a 400. Missing → `def`.
+ */
+export function clampedInt(def: number, min: number, max: number) {
+  return z
+    .union([z.number().finite(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, "must be a number")])
+    .optional()
+    .transform((v) => (v === undefined ? def : Math.min(max, Math.max(min, Math.trunc(Number(v))))));
+}
+
+/** A non-empty trimmed string of at most `max` characters; empty means "not given". */
+export function optionalText(max: number) {
+  return z
+    .string()
+    .max(max)
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+}
+
+/** A USDC amount in atomic units (digits string or safe integer) parsed to bigint. */
+export function amount(options: { allowZero?: boolean } = {}) {
+  return z.unknown().transform((value, ctx): bigint => {
+    if (value === undefined || value === null) {
+      ctx.addIssue({ code: "custom", message: "is required" });
+      return z.NEVER;
+    }
+    const r = checkAmount(value, options.allowZero ?? false);
+    if (typeof r === "string") {
+      ctx.addIssue({ code: "custom", message: r });
+      return z.NEVER;
+    }
+    return r;
+  });
+}
+
+/** Unix milliseconds as a number or digits string. */
+export const unixMs = z.union([z.number().int().positive().max(8.64e15), z.string().regex(/^\d{1,16}$/, "must be Unix milliseconds").transform(Number)]);
+
+/** A chain id as a positive integer or digits string. */
+export const chainIdInput = z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().trim().regex(/^\d{1,15}$/, "must be a positive integer chain id").transform(Number)]).refine((n) => n > 0, "must be a positive integer chain id");

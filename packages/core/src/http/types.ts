@@ -1,0 +1,50 @@
+/**
+ * The two plain shapes the route table works on. Adapters convert their native request and
+ * response to and from these; nothing else crosses the adapter boundary.
+ */
+
+/** How the body of a request reaches the gateway. */
+export type GatewayRequestBody =
+  /** A body a framework has already parsed (e.g. `express.json()`); used as is. */
+  | { readonly kind: "parsed"; readonly value: unknown }
+  /**
+   * A body read lazily, only by routes that take one. `read(limit)` resolves to the raw bytes or
+   * rejects with a `GatewayError("payload_too_large")` as soon as more than `limit` bytes arrive.
+   */
+  | { readonly kind: "stream"; read(limit: number): Promise<Uint8Array> };
+
+/** A request as the gateway sees it. */
+export interface GatewayRequest {
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** The path without query string, still percent-encoded, relative to the gateway's base path. */
+  readonly path: string;
+  /** The query string parameters. */
+  readonly query: URLSearchParams;
+  /** Request headers with lower-case names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The body, or undefined when the request has none. */
+  readonly body?: GatewayRequestBody;
+  /** Aborted when the client goes away. */
+  readonly signal?: AbortSignal;
+  /** The public origin the request reached (e.g. "https://api.example.com"), for absolute URLs in answers. */
+  readonly origin?: string;
+}
+
+/** One server-sent event frame, already formatted (`event: …\ndata: …\n\n`). */
+export type SseFrame = string;
+
+/** The body of a gateway response. */
+export type GatewayResponseBody =
+  | { readonly kind: "json"; readonly value: unknown }
+  | { readonly kind: "bytes"; readonly value: Uint8Array }
+  /** Server-sent events; the adapter writes each frame as it is yielded and honours backpressure. */
+  | { readonly kind: "sse"; readonly frames: AsyncIterable<SseFrame> }
+  | { readonly kind: "empty" };
+
+/** A response as the gateway produces it. Header names are lower-case. */
+export interface GatewayResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: GatewayResponseBody;
+}

@@ -1,0 +1,39 @@
+/**
+ * @tollgate/core — the metered AI gateway as a library: `createGateway(options)` returns a
+ * gateway whose `handle` serves the plain request shape and whose `fetch` serves Web Requests.
+ */
+export { createGateway, gatewayRoutes } from "./gateway.js";
+export type { Gateway } from "./gateway-types.js";
+export type { GatewayServices } from "./services.js";
+export type { GatewayContext } from "./context.js";
+export { GatewayOptionsError, gatewayOptionsSchema, resolveOptions, type GatewayOptions } from "./options.js";
+export { ERROR_TABLE, GatewayError, invalidRequest, toErrorEnvelope, type ErrorCode, type ErrorEnvelope, type GatewayErrorOptions } from "./errors.js";
+export { createManualClock, systemClock, type Clock, type ManualClock } from "./clock.js";
+export { createSequentialIds, randomIds, type IdGenerator, type IdPrefix } from "./ids.js";
+export * from "./money.js";
+export type { GatewayRequest, GatewayRequestBody, GatewayResponse, GatewayResponseBody, SseFrame } from "./http/types.js";
+export { defineRoute, type AnyRoute, type RouteContext, type RouteDefinition, type RouteMethod } from "./http/route.js";
+export { createRouter, type Router, type RouteMatch } from "./http/router.js";
+export { json, bytes, empty, stringifyJson } from "./http/respond.js";
+export { sseFrame, sseComment, sseResponse } from "./http/sse.js";
+export { fromWebRequest, toWebResponse } from "./http/fetch.js";
+export { createFetchHttpClient, type HttpClient, type HttpClientRequest, type HttpClientResponse } from "./http/client.js";
+export { EXPOSED_HEADERS, type CorsOptions } from "./http/cors.js";
+export {
+  ALL_OPERATIONS,
+  MODALITIES,
+  OPERATIONS,
+  PRICE_UNITS,
+  catalogSchema,
+  formatIssues,
+  modelCardSchema,
+  type Modality,
+  type ModelCard,
+  type ParamSpec,
+  type PriceLine,
+  type PriceUnit,
+} from "./catalog/card.js";
+export { createCatalog, DEFAULT_PROVIDER_PRIORITY, type Catalog, type CatalogOptions, type CatalogPage, type CatalogSearch } from "./catalog/catalog.js";
+export { NATIVE_CATALOG, NATIVE_CATALOG_VERSION } from "./catalog/generated/native-catalog.js";
+export type { ModelsServiceOptions } from "./catalog/models-service.js";
+export * from "./store/index.js";

@@ -1,0 +1,104 @@
+/** The routes of SPEC.md "Service keys" (CONTRACT.md "Service keys"). */
+import { z } from "zod";
+import { GatewayError } from "../errors.js";
+import { sessionAddress } from "../http/headers.js";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
+import { budgetHeaders, keyView, remainingOf } from "./view.js";
+
+const createBody = z
+  .object({
+    budgetLimit: amount(),
+    expiresAt: unixMs,
+    networkId: chainIdInput.optional(),
+    chainId: chainIdInput.optional(),
+    purpose: z.enum(["session", "api"]),
+    name: z.string().trim().min(1).max(100).optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.networkId === undefined && b.chainId === undefined) ctx.addIssue({ code: "custom", path: ["networkId"], message: "is required (networkId, or its alias chainId)" });
+    if (b.networkId !== undefined && b.chainId !== undefined && b.networkId !== b.chainId)
+      ctx.addIssue({ code: "custom", path: ["chainId"], message: "differs from networkId; send one of them" });
+  });
+
+const keyIdParams = z.object({ keyId: z.string().min(1).max(100) });
+
+/** Builds the key route table. */
+export function keyRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/api/keys",
+      tag: "keys",
+      summary: "Create a service key for the wallet in x-session-user-address; the token is returned once.",
+      body: createBody,
+      handle: async ({ request, body, gateway }) => {
+        const owner = sessionAddress(request);
+        const { key, token } = await gateway.services.keys.create({
+          owner,
+          chainId: (body.networkId ?? body.chainId)!,
+          purpose: body.purpose,
+          budgetLimit: body.budgetLimit,
+          expiresAt: body.expiresAt,
+          name: body.name,
+        });
+        const view = keyView(key, gateway.clock.now());
+        return json({ ...view, token }, { status: 201, headers: budgetHeaders(key) });
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/keys",
+      tag: "keys",
+      summary: "List the keys of the wallet in x-session-user-address, newest first (limit, cursor).",
+      query: z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500) }),
+      handle: async ({ request, query, gateway }) => {
+        const owner = sessionAddress(request);
+        const page = await gateway.services.keys.list(owner, query);
+        const now = gateway.clock.now();
+        return json({ keys: page.keys.map((k) => keyView(k, now)), next_cursor: page.nextCursor });
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/api/keys/settle",
+      tag: "keys",
+      summary: "Legacy: charge an amount to the bearer key at once (reserve and settle in one step).",
+      body: z.object({ amount: amount() }),
+      handle: async ({ request, body, gateway }) => {
+        const keys = gateway.services.keys;
+        const key = await keys.chargeDirect(await keys.authenticate(request.headers.authorization), body.amount);
+        return json(
+          { success: true, keyId: key.keyId, amount: body.amount.toString(), budgetRemaining: remainingOf(key).toString() },
+          { headers: budgetHeaders(key) },
+        );
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/keys/:keyId",
+      tag: "keys",
+      summary: "Inspect a key (bearer: the key itself or another active key of the same owner).",
+      params: keyIdParams,
+      handle: async ({ request, params, gateway }) => {
+        const key = await gateway.services.keys.authorizeFor(request.headers.authorization, params.keyId);
+        return json(keyView(key, gateway.clock.now()), { headers: budgetHeaders(key) });
+      },
+    }),
+    defineRoute({
+      method: "DELETE",
+      path: "/api/keys/:keyId",
+      tag: "keys",
+      summary: "Revoke a key (same bearer rule as inspect); revoking again returns the first revocation.",
+      params: keyIdParams,
+      handle: async ({ request, params, gateway }) => {
+        const keys = gateway.services.keys;
+        await keys.authorizeFor(request.headers.authorization, params.keyId);
+        const key = await keys.revoke(params.keyId);
+        if (key.revokedAt === undefined) throw new GatewayError("internal_error");
+        return json({ success: true, keyId: key.keyId, revokedAt: key.revokedAt });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,150 @@
+/**
+ * Service keys: creation (token returned once, only its hash stored), listing, the bearer rules
+ * of inspect/revoke, and the legacy direct charge.
+ */
+import type { Clock } from "../clock.js";
+import { fromBase64Url, toBase64Url } from "../encoding.js";
+import { GatewayError, invalidRequest } from "../errors.js";
+import type { IdGenerator } from "../ids.js";
+import type { KeyCursor, KeyPurpose, KeyRecord, Store } from "../store/types.js";
+import { bearerToken, hashToken, looksLikeToken, mintToken } from "./token.js";
+import { remainingOf } from "./view.js";
+
+/** What creating a key needs (validated by the route). */
+export interface CreateKeyInput {
+  readonly owner: string;
+  readonly chainId: number;
+  readonly purpose: KeyPurpose;
+  readonly budgetLimit: bigint;
+  readonly expiresAt: number;
+  readonly name?: string | undefined;
+}
+
+/** The key service. Every method throws `GatewayError` with a CONTRACT.md code on refusal. */
+export interface KeyService {
+  /** Creates a key; a `session` key supersedes the owner's active session key on the same chain. The token is returned once. */
+  create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
+  /** A newest-first page of an owner's keys; `cursor` is the opaque `next_cursor` of the previous page. */
+  list(owner: string, options: { limit: number; cursor?: string | undefined }): Promise<{ keys: KeyRecord[]; nextCursor: string | null }>;
+  /**
+   * The usable key of an `Authorization` header. Throws 401 `authentication_required` (none),
+   * `invalid_key` (unknown or malformed), `key_revoked`, `key_expired`.
+   */
+  authenticate(authorization: string | undefined): Promise<KeyRecord>;
+  /** The key of an `Authorization` header whatever its status; null when none is sent; 401 `invalid_key` when unknown. */
+  identify(authorization: string | undefined): Promise<KeyRecord | null>;
+  /**
+   * The inspect/revoke rule: the bearer is the target key itself (any status), or another
+   * active key of the same owner. Throws 401 (bearer), 404 `key_not_found`, 403 `forbidden`.
+   */
+  authorizeFor(authorization: string | undefined, targetKeyId: string): Promise<KeyRecord>;
+  /** Revokes a key (idempotent: a revoked key is returned unchanged). */
+  revoke(keyId: string): Promise<KeyRecord>;
+  /** The legacy settle: charges `amount` at once; 402 `budget_exhausted` when it does not fit. */
+  chargeDirect(key: KeyRecord, amount: bigint): Promise<KeyRecord>;
+}
+
+function encodeCursor(c: KeyCursor): string {
+  return toBase64Url(JSON.stringify([c.createdAt, c.keyId]));
+}
+
+function decodeCursor(text: string): KeyCursor {
+  try {
+    const [createdAt, keyId] = JSON.parse(fromBase64Url(text) ?? "") as unknown[];
+    if (typeof createdAt === "number" && typeof keyId === "string") return { createdAt, keyId };
+  } catch {
+    // fall through
+  }
+  throw invalidRequest("cursor is not a cursor returned by this API", "cursor");
+}
+
+/** Throws the 401 of a key that cannot be used at `now`. */
+export function assertUsable(key: KeyRecord, now: number): void {
+  if (key.revokedAt !== undefined) throw new GatewayError("key_revoked", `Key ${key.keyId} was revoked.`);
+  if (key.expiresAt <= now) throw new GatewayError("key_expired", `Key ${key.keyId} expired at ${new Date(key.expiresAt).toISOString()}.`);
+}
+
+/** The 402 of a key whose remaining budget is smaller than `amount`. */
+export function budgetExhausted(key: KeyRecord, amount: bigint): GatewayError {
+  return new GatewayError("budget_exhausted", `Key ${key.keyId} has ${remainingOf(key)} remaining; ${amount} is needed.`, {
+    details: { keyId: key.keyId, budgetRemaining: remainingOf(key).toString(), required: amount.toString() },
+  });
+}
+
+/** Creates the key service over a store. */
+export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined }): KeyService {
+  const { store, clock, ids } = deps;
+
+  const identify = async (authorization: string | undefined): Promise<KeyRecord | null> => {
+    const token = bearerToken(authorization);
+    if (token === undefined) return null;
+    const key = looksLikeToken(token) ? await store.getKeyByTokenHash(hashToken(token)) : null;
+    if (!key) throw new GatewayError("invalid_key", "The service key is unknown or malformed.");
+    return key;
+  };
+
+  const service: KeyService = {
+    async create(input) {
+      if (input.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
+      const now = clock.now();
+      if (input.expiresAt <= now) throw invalidRequest("expiresAt must be in the future (Unix milliseconds)", "expiresAt");
+      const token = mintToken(deps.compat);
+      const key: KeyRecord = {
+        keyId: ids.next("key"),
+        tokenHash: hashToken(token),
+        owner: input.owner,
+        chainId: input.chainId,
+        purpose: input.purpose,
+        ...(input.name === undefined ? {} : { name: input.name }),
+        budgetLimit: input.budgetLimit,
+        budgetUsed: 0n,
+        budgetReserved: 0n,
+        createdAt: now,
+        expiresAt: input.expiresAt,
+      };
+      const { superseded } = await store.insertKey(key, { supersedeSessionAt: now });
+      return { key, token, superseded };
+    },
+    async list(owner, options) {
+      const page = await store.listKeys(owner, { limit: options.limit, ...(options.cursor ? { cursor: decodeCursor(options.cursor) } : {}) });
+      return { keys: page.keys, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null };
+    },
+    identify,
+    async authenticate(authorization) {
+      const key = await identify(authorization);
+      if (!key) throw new GatewayError("authentication_required", "Send a service key as Authorization: Bearer svc-….");
+      assertUsable(key, clock.now());
+      return key;
+    },
+    async authorizeFor(authorization, targetKeyId) {
+      const bearer = await identify(authorization);
+      if (!bearer) throw new GatewayError("authentication_required", "Send the key itself or another active key of its owner as Authorization: Bearer.");
+      if (bearer.keyId === targetKeyId) return bearer;
+      assertUsable(bearer, clock.now());
+      const target = await store.getKeyById(targetKeyId);
+      if (!target) throw new GatewayError("key_not_found", `Key ${targetKeyId} does not exist.`);
+      if (target.owner !== bearer.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the target key.");
+      return target;
+    },
+    async revoke(keyId) {
+      const key = await store.revokeKey(keyId, clock.now());
+      if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
+      return key;
+    },
+    async chargeDirect(key, amount) {
+      const now = clock.now();
+      const result = await store.chargeDirect({
+        keyId: key.keyId,
+        amount,
+        now,
+        charge: { chargeId: ids.next("ch"), keyId: key.keyId, owner: key.owner, chainId: key.chainId, amount, status: "queued", createdAt: now },
+      });
+      if (result.ok) return result.key;
+      if (result.reason === "key_not_found") throw new GatewayError("invalid_key");
+      if (result.reason === "budget_exhausted") throw budgetExhausted(result.key, amount);
+      assertUsable(result.key, now);
+      throw new GatewayError(result.reason);
+    },
+  };
+  return service;
+}

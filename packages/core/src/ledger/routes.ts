@@ -1,0 +1,138 @@
+/** The routes of SPEC.md "Payment intents" (CONTRACT.md "Payment intents"). */
+import { z } from "zod";
+import { invalidRequest } from "../errors.js";
+import { requestChainId } from "../http/headers.js";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { amount } from "../http/schemas.js";
+import { budgetHeaders } from "../keys/view.js";
+import { mediaSchema, priceUsage, usageSchema } from "../metering/usage.js";
+import { meterCard, meterSchema } from "./meter.js";
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+const idempotencyKey = z.string().trim().min(1).max(255);
+
+const prepareBody = z
+  .object({
+    service: text(100),
+    action: text(200),
+    resource: text(2000),
+    method: text(16),
+    maxAmountWei: amount().optional(),
+    meter: meterSchema.optional(),
+    runId: text(200).optional(),
+    composeRunId: text(200).optional(),
+    idempotencyKey: idempotencyKey.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.maxAmountWei === undefined) === (b.meter === undefined))
+      ctx.addIssue({ code: "custom", path: ["maxAmountWei"], message: "send exactly one of maxAmountWei and meter" });
+  });
+
+const settleBody = z
+  .object({
+    paymentIntentId: text(100),
+    finalAmountWei: amount({ allowZero: true }).optional(),
+    meter: meterSchema.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.finalAmountWei === undefined) === (b.meter === undefined))
+      ctx.addIssue({ code: "custom", path: ["finalAmountWei"], message: "send exactly one of finalAmountWei and meter" });
+  });
+
+const abortBody = z.object({ paymentIntentId: text(100), reason: z.string().trim().max(500).optional() });
+
+const meterModelBody = z.object({
+  modelId: text(200),
+  provider: text(64).optional(),
+  modality: text(32),
+  usage: usageSchema.optional(),
+  media: mediaSchema.optional(),
+});
+
+/** Builds the payment-intent and metering route table. */
+export function ledgerRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/api/payments/prepare",
+      tag: "payments",
+      summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter) before work.",
+      body: prepareBody,
+      handle: async ({ request, body, gateway }) => {
+        const key = await gateway.services.keys.authenticate(request.headers.authorization);
+        const chainId = requestChainId(request);
+        if (chainId === undefined) throw invalidRequest("The x-network-id header (chain id of the intent) is required.", "x-network-id");
+        const headerKey = request.headers["x-idempotency-key"];
+        const idem = body.idempotencyKey ?? (headerKey === undefined ? undefined : idempotencyKey.safeParse(headerKey).data);
+        if (headerKey !== undefined && idem === undefined) throw invalidRequest("x-idempotency-key must be 1..255 characters", "x-idempotency-key");
+        const { intent, key: after, replay } = await gateway.services.ledger.prepare({
+          key,
+          chainId,
+          service: body.service,
+          action: body.action,
+          resource: body.resource,
+          method: body.method.toUpperCase(),
+          maxAmount: body.maxAmountWei,
+          meter: body.meter,
+          runId: body.runId ?? body.composeRunId,
+          idempotencyKey: idem,
+        });
+        return json(
+          { paymentIntentId: intent.intentId, status: intent.status, maxAmountWei: intent.maxAmount.toString(), expiresAt: intent.expiresAt },
+          { headers: { "x-payment-intent-id": intent.intentId, ...budgetHeaders(after), ...(replay ? { "x-idempotent-replay": "true" } : {}) } },
+        );
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/api/payments/settle",
+      tag: "payments",
+      summary: "Settle an authorized intent with finalAmountWei or a meter (at most the reservation; the rest is released).",
+      body: settleBody,
+      handle: async ({ request, body, gateway }) => {
+        const bearer = await gateway.services.keys.identify(request.headers.authorization);
+        const { view, key, replay } = await gateway.services.ledger.settle({
+          intentId: body.paymentIntentId,
+          finalAmount: body.finalAmountWei,
+          meter: body.meter,
+          bearer,
+        });
+        return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/api/payments/abort",
+      tag: "payments",
+      summary: "Abort an authorized intent; its whole reservation is released.",
+      body: abortBody,
+      handle: async ({ request, body, gateway }) => {
+        const bearer = await gateway.services.keys.identify(request.headers.authorization);
+        const { view, key, replay } = await gateway.services.ledger.abort({ intentId: body.paymentIntentId, reason: body.reason || undefined, bearer });
+        return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/api/payments/meter/model",
+      tag: "payments",
+      summary: "Price a model output (usage tokens or media evidence) with the catalog's list prices plus the platform fee.",
+      body: meterModelBody,
+      handle: ({ body, gateway }) => {
+        const card = meterCard(gateway.services.catalog, body.modelId, body.provider, body.modality);
+        const priced = priceUsage(card, body.usage, body.media, gateway.services.feeBps);
+        return json({
+          modelId: card.modelId,
+          provider: card.provider,
+          subject: `${card.provider}:${card.modelId}`,
+          lineItems: priced.lineItems,
+          providerAmountWei: priced.providerAmount.toString(),
+          platformFeeWei: priced.platformFee.toString(),
+          finalAmountWei: priced.finalAmount.toString(),
+        });
+      },
+    }),
+  ];
+}
+

@@ -1,0 +1,195 @@
+/**
+ * Payment intents: reserve budget before work (prepare), settle the metered amount after, or
+ * abort. Every state move is one guarded store operation; this service only validates, prices,
+ * and turns guard misses into CONTRACT.md answers (replays, 402, 409).
+ */
+import { sha256, stringToBytes } from "viem";
+import type { Catalog } from "../catalog/catalog.js";
+import type { Clock } from "../clock.js";
+import { GatewayError } from "../errors.js";
+import type { IdGenerator } from "../ids.js";
+import { assertUsable, budgetExhausted } from "../keys/service.js";
+import type { Priced } from "../metering/pricing.js";
+import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
+import { priceMeter, type MeterInput } from "./meter.js";
+
+/** Prepare parameters after HTTP validation. Exactly one of `maxAmount` / `meter`. */
+export interface PrepareInput {
+  readonly key: KeyRecord;
+  readonly chainId: number;
+  readonly service: string;
+  readonly action: string;
+  readonly resource: string;
+  readonly method: string;
+  readonly maxAmount?: bigint | undefined;
+  readonly meter?: MeterInput | undefined;
+  readonly runId?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+}
+
+/** Settle parameters. Exactly one of `finalAmount` / `meter`. */
+export interface SettleInput {
+  readonly intentId: string;
+  readonly finalAmount?: bigint | undefined;
+  readonly meter?: MeterInput | undefined;
+  /** The bearer's key when one was sent; it must belong to the intent's owner. */
+  readonly bearer?: KeyRecord | null;
+}
+
+/** What a prepare returns. `replay` is true for an idempotent repeat. */
+export interface PrepareResult {
+  readonly intent: IntentRecord;
+  readonly key: KeyRecord;
+  readonly replay: boolean;
+}
+
+/** The wire answer of settle/abort (stored with the intent so repeats replay it exactly). */
+export type FinishView = Record<string, unknown>;
+
+/** The payment-intent service. */
+export interface LedgerService {
+  prepare(input: PrepareInput): Promise<PrepareResult>;
+  settle(input: SettleInput): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
+  abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
+  /** Releases overdue reservations (the sweeper); returns how many intents expired. */
+  sweep(limit?: number): Promise<number>;
+}
+
+/** Options of the ledger. */
+export interface LedgerOptions {
+  /** Lifetime of an unsettled intent. @default 900000 (15 min) */
+  readonly intentTtlMs: number;
+  /** Platform fee in basis points. @default 100 */
+  readonly feeBps: number;
+}
+
+function fingerprint(value: unknown): string {
+  const canonical = JSON.stringify(value, (_k, v: unknown) =>
+    typeof v === "bigint" ? v.toString() : v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+  );
+  return sha256(stringToBytes(canonical)).slice(2, 34);
+}
+
+function pricedView(p: Priced | undefined) {
+  if (!p) return {};
+  return { lineItems: p.lineItems, providerAmountWei: p.providerAmount.toString(), platformFeeWei: p.platformFee.toString() };
+}
+
+/** Creates the ledger over a store and the catalog (meters are priced from catalog cards). */
+export function createLedgerService(deps: { store: Store; catalog: Catalog; clock: Clock; ids: IdGenerator; options: LedgerOptions }): LedgerService {
+  const { store, catalog, clock, ids, options } = deps;
+
+  const ownedBy = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
+    if (bearer && bearer.owner !== intent.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the intent.");
+  };
+
+  const load = async (intentId: string): Promise<IntentRecord> => {
+    const intent = await store.getIntent(intentId, clock.now());
+    if (!intent) throw new GatewayError("intent_not_found", `Payment intent ${intentId} does not exist.`, { param: "paymentIntentId" });
+    return intent;
+  };
+
+  const stateError = (intent: IntentRecord, action: string) =>
+    new GatewayError("invalid_state", `Payment intent ${intent.intentId} is ${intent.status}; it cannot be ${action}.`, { details: { status: intent.status } });
+
+  return {
+    async prepare(input) {
+      const now = clock.now();
+      assertUsable(input.key, now);
+      if (input.chainId !== input.key.chainId)
+        throw new GatewayError("chain_mismatch", `The key is for chain ${input.key.chainId}; the request names chain ${input.chainId}.`, { param: "x-network-id" });
+      const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
+      const maxAmount = priced ? priced.finalAmount : input.maxAmount!;
+      if (maxAmount <= 0n) throw new GatewayError("invalid_request", "The meter prices to 0; nothing to reserve.", { param: "meter" });
+      const request = {
+        service: input.service,
+        action: input.action,
+        resource: input.resource,
+        method: input.method,
+        chainId: input.chainId,
+        ...(input.runId === undefined ? {} : { runId: input.runId }),
+        ...(input.meter === undefined ? { maxAmountWei: maxAmount.toString() } : { meter: input.meter }),
+      };
+      const result = await store.reserve({
+        intent: {
+          intentId: ids.next("pi"),
+          keyId: input.key.keyId,
+          maxAmount,
+          fingerprint: fingerprint(request),
+          request,
+          createdAt: now,
+          expiresAt: now + options.intentTtlMs,
+          ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
+        },
+        now,
+      });
+      if (result.ok) return { intent: result.intent, key: result.key, replay: false };
+      switch (result.reason) {
+        case "idempotent_replay":
+          if (result.intent.fingerprint !== fingerprint(request))
+            throw new GatewayError("idempotency_conflict", `Idempotency key "${input.idempotencyKey}" was used with different parameters.`, {
+              param: "idempotencyKey",
+              details: { paymentIntentId: result.intent.intentId },
+            });
+          return { intent: result.intent, key: result.key, replay: true };
+        case "budget_exhausted":
+          throw budgetExhausted(result.key, maxAmount);
+        case "key_not_found":
+          throw new GatewayError("invalid_key");
+        default:
+          assertUsable(result.key, now);
+          throw new GatewayError(result.reason);
+      }
+    },
+
+    async settle(input) {
+      const current = await load(input.intentId);
+      ownedBy(input.bearer, current);
+      const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
+      const finalAmount = priced ? priced.finalAmount : input.finalAmount!;
+      const now = clock.now();
+      const view: FinishView = {
+        paymentIntentId: current.intentId,
+        status: "settled",
+        maxAmountWei: current.maxAmount.toString(),
+        finalAmountWei: finalAmount.toString(),
+        releasedWei: (current.maxAmount - finalAmount).toString(),
+        ...pricedView(priced),
+        settlement: { status: finalAmount > 0n ? "queued" : "off_chain" },
+      };
+      const charge =
+        finalAmount > 0n
+          ? { chargeId: ids.next("ch"), intentId: current.intentId, keyId: current.keyId, owner: current.owner, chainId: current.chainId, amount: finalAmount, status: "queued" as const, createdAt: now }
+          : undefined;
+      const result = await store.settle({ intentId: current.intentId, finalAmount, result: view, now, ...(charge ? { charge } : {}) });
+      if (result.ok) return { view, key: result.key, replay: false };
+      if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
+      if (result.reason === "exceeds_reservation")
+        throw new GatewayError("amount_exceeds_reservation", `finalAmountWei ${finalAmount} exceeds the reservation of ${result.intent.maxAmount}.`, {
+          param: priced ? "meter" : "finalAmountWei",
+          details: { maxAmountWei: result.intent.maxAmount.toString(), finalAmountWei: finalAmount.toString() },
+        });
+      const intent = result.intent;
+      if (intent.status === "settled" && intent.finalAmount === finalAmount && intent.result) return { view: intent.result as FinishView, replay: true };
+      if (intent.status === "settled")
+        throw new GatewayError("invalid_state", `Payment intent ${intent.intentId} was already settled with ${intent.finalAmount}.`, {
+          details: { status: "settled", finalAmountWei: String(intent.finalAmount) },
+        });
+      throw stateError(intent, "settled");
+    },
+
+    async abort(input) {
+      const current = await load(input.intentId);
+      ownedBy(input.bearer, current);
+      const reason = input.reason ?? "aborted";
+      const view: FinishView = { paymentIntentId: current.intentId, status: "aborted", reason, releasedWei: current.maxAmount.toString() };
+      const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
+      if (result.ok) return { view, key: result.key, replay: false };
+      if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
+      if (result.intent.status === "aborted" && result.intent.result) return { view: result.intent.result as FinishView, replay: true };
+      throw stateError(result.intent, "aborted");
+    },
+
+    sweep: (limit = 500) => store.expireIntents(clock.now(), limit),
+  };
+}

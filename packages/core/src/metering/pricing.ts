@@ -1,0 +1,107 @@
+/**
+ * The one pricing function. Quotes, x402 prices, `/api/payments/meter/model`, prepare/settle
+ * meters and media billing all price through {@link priceQuantities}, so a quote and the settled
+ * amount for the same usage agree to the atom.
+ *
+ * Line amount = ceil(quantity × unitPriceUsd × 10^6 / unitScale), exact decimal arithmetic.
+ * Platform fee = ceil(provider × feeBps / 10000).
+ */
+import { PRICE_UNITS, type ModelCard, type PriceLine } from "../catalog/card.js";
+import { invalidRequest } from "../errors.js";
+import { ceilDiv, parseDecimal, pow10, USDC_SCALE, type Decimal } from "../money.js";
+
+/** One priced line of a meter or receipt. Amounts are decimal strings on the wire. */
+export interface LineItem {
+  readonly key: string;
+  readonly unit: string;
+  /** Decimal string (tokens, images, characters, seconds, requests). */
+  readonly quantity: string;
+  readonly unitPriceUsd: string;
+  readonly amountWei: string;
+}
+
+/** The priced result. */
+export interface Priced {
+  readonly lineItems: LineItem[];
+  readonly providerAmount: bigint;
+  readonly platformFee: bigint;
+  readonly finalAmount: bigint;
+}
+
+/** A quantity to price under one price key; `selection` picks among `when` variants. */
+export interface Quantity {
+  readonly key: string;
+  readonly quantity: Decimal;
+  /** Overrides the shared selection for this line. */
+  readonly selection?: Selection;
+}
+
+/** Price-variant selection, e.g. `{ size: "1024x1024", quality: "hd" }`. */
+export type Selection = Readonly<Record<string, string>>;
+
+/** The variant selection of a request: the card's param defaults overlaid with the request's values. */
+export function selectionFor(card: ModelCard, given: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(card.params ?? {})) if (spec.default !== undefined && spec.default !== null) out[name] = String(spec.default);
+  for (const [name, value] of Object.entries(given)) if (typeof value === "string" || typeof value === "number") out[name] = String(value);
+  return out;
+}
+
+/**
+ * The price line for `key` under `selection`: among the lines of that key whose `when` entries
+ * all equal the selection, the most specific one. Throws 400 when the card has variants for
+ * the key but none matches (the message lists the priced variants).
+ */
+export function priceLineFor(card: ModelCard, key: string, selection: Selection): PriceLine {
+  const lines = card.pricing.filter((l) => l.key === key);
+  if (lines.length === 0) throw invalidRequest(`${card.provider}:${card.modelId} has no price for "${key}" (it prices ${[...new Set(card.pricing.map((l) => l.key))].join(", ")})`);
+  let best: PriceLine | undefined;
+  let bestSpecificity = -1;
+  for (const line of lines) {
+    const when = Object.entries(line.when ?? {});
+    if (!when.every(([k, v]) => selection[k] === v)) continue;
+    if (when.length > bestSpecificity) {
+      best = line;
+      bestSpecificity = when.length;
+    }
+  }
+  if (!best) {
+    const variants = lines.map((l) => JSON.stringify(l.when ?? {})).join(", ");
+    const wanted = Object.keys(lines[0]!.when ?? {}).map((k) => `${k}=${selection[k] ?? "(unset)"}`).join(", ");
+    throw invalidRequest(`${card.provider}:${card.modelId} has no "${key}" price for ${wanted}; priced variants: ${variants}`, Object.keys(lines[0]!.when ?? {})[0]);
+  }
+  return best;
+}
+
+function formatDecimal(d: Decimal): string {
+  if (d.exp === 0) return d.units.toString();
+  const s = d.units.toString().padStart(d.exp + 1, "0");
+  return `${s.slice(0, -d.exp)}.${s.slice(-d.exp)}`.replace(/\.?0+$/, "");
+}
+
+/** Prices one line exactly: ceil(quantity × price × 10^6 / scale). */
+export function lineAmount(quantity: Decimal, unitPriceUsd: string, unit: keyof typeof PRICE_UNITS): bigint {
+  const price = parseDecimal(unitPriceUsd);
+  if (!price) throw new Error(`malformed price ${unitPriceUsd}`);
+  const numerator = quantity.units * price.units * USDC_SCALE;
+  const denominator = pow10(quantity.exp + price.exp) * PRICE_UNITS[unit].scale;
+  return ceilDiv(numerator, denominator);
+}
+
+/**
+ * Prices quantities against a card. Zero quantities are skipped. `feeBps` is the platform fee in
+ * basis points (100 = 1%).
+ */
+export function priceQuantities(card: ModelCard, quantities: readonly Quantity[], selection: Selection, feeBps: number): Priced {
+  const lineItems: LineItem[] = [];
+  let provider = 0n;
+  for (const q of quantities) {
+    if (q.quantity.units === 0n) continue;
+    const line = priceLineFor(card, q.key, q.selection ?? selection);
+    const amount = lineAmount(q.quantity, line.unitPriceUsd, line.unit);
+    provider += amount;
+    lineItems.push({ key: line.key, unit: line.unit, quantity: formatDecimal(q.quantity), unitPriceUsd: line.unitPriceUsd, amountWei: amount.toString() });
+  }
+  const platformFee = ceilDiv(provider * BigInt(feeBps), 10_000n);
+  return { lineItems, providerAmount: provider, platformFee, finalAmount: provider + platformFee };
+}

@@ -1,0 +1,112 @@
+/**
+ * The options of `createGateway`, validated with zod. Every problem is reported at once, one
+ * line each, in a {@link GatewayOptionsError}.
+ */
+import { z } from "zod";
+import { catalogSchema, formatIssues, type ModelCard } from "./catalog/card.js";
+import type { Clock } from "./clock.js";
+import type { HttpClient } from "./http/client.js";
+import type { IdGenerator } from "./ids.js";
+import type { Store } from "./store/types.js";
+
+/** Thrown by `createGateway` when its options are invalid; `issues` holds one line per problem. */
+export class GatewayOptionsError extends Error {
+  readonly issues: readonly string[];
+  constructor(issues: readonly string[]) {
+    super(`Invalid Tollgate options:\n${issues.map((i) => `  - ${i}`).join("\n")}`);
+    this.name = "GatewayOptionsError";
+    this.issues = issues;
+  }
+}
+
+const MiB = 1024 * 1024;
+const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "must be an origin such as https://app.example.com");
+const fn = <T>(what: string) => z.custom<T>((v) => typeof v === "function", `must be ${what}`);
+const withMethod = <T>(method: string, what: string) =>
+  z.custom<T>((v) => typeof v === "object" && v !== null && typeof (v as Record<string, unknown>)[method] === "function", `must be ${what}`);
+
+/** The zod schema of {@link GatewayOptions}. */
+export const gatewayOptionsSchema = z.strictObject({
+  /** Where keys, intents and charges live. @default an in-memory store (lost on restart) */
+  store: withMethod<Store>("reserve", "a Store (createMemoryStore(), createSqliteStore(…), …)").optional(),
+  catalog: z
+    .strictObject({
+      /** Cards replacing the bundled native catalog. */
+      native: z.array(z.unknown()).optional(),
+      /** Cards of the extended catalog served by `/v1/models/all`. */
+      extended: z.array(z.unknown()).optional(),
+      /** Provider order for duplicate public ids. */
+      providerPriority: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  modelsService: z
+    .strictObject({
+      url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+      timeoutMs: z.number().int().min(1).max(120_000).optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+  http: fn<HttpClient>("an HttpClient function").optional(),
+  cors: z
+    .strictObject({
+      origins: z.union([z.literal("*"), z.array(origin).min(1)]),
+      credentials: z.boolean().optional(),
+      maxAgeSeconds: z.number().int().min(0).max(86_400).optional(),
+    })
+    .optional(),
+  limits: z
+    .strictObject({
+      jsonBodyBytes: z.number().int().min(1024).max(64 * MiB).optional(),
+      mediaBodyBytes: z.number().int().min(1024).max(1024 * MiB).optional(),
+    })
+    .optional(),
+  clock: withMethod<Clock>("now", "a Clock ({ now(): number })").optional(),
+  ids: withMethod<IdGenerator>("next", "an IdGenerator ({ next(prefix): string })").optional(),
+  compat: z.enum(["compose"]).optional(),
+  /** Lifetime of an unsettled payment intent in ms. @default 900000 (15 min) */
+  intentTtlMs: z.number().int().min(1000).max(7 * 24 * 3_600_000).optional(),
+  /** Platform fee in basis points (100 = 1%). @default 100 */
+  feeBps: z.number().int().min(0).max(10_000).optional(),
+  /** How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still applies). @default 60000 */
+  sweepIntervalMs: z.number().int().min(0).max(3_600_000).optional(),
+});
+
+/** Options of `createGateway`. */
+export type GatewayOptions = z.input<typeof gatewayOptionsSchema>;
+
+/** Options after validation, with cards parsed. */
+export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSchema>, "catalog"> {
+  readonly nativeCards: readonly ModelCard[] | undefined;
+  readonly extendedCards: readonly ModelCard[] | undefined;
+  readonly providerPriority: readonly string[] | undefined;
+  readonly jsonBodyBytes: number;
+  readonly mediaBodyBytes: number;
+}
+
+/** Validates options; throws {@link GatewayOptionsError} listing every problem. */
+export function resolveOptions(input: unknown): ResolvedOptions {
+  const issues: string[] = [];
+  const parsed = gatewayOptionsSchema.safeParse(input ?? {});
+  if (!parsed.success) issues.push(...formatIssues(parsed.error.issues));
+  const raw = (typeof input === "object" && input !== null ? input : {}) as { catalog?: { native?: unknown; extended?: unknown } };
+  const cards = (value: unknown, name: string): ModelCard[] | undefined => {
+    if (value === undefined || !Array.isArray(value)) return undefined;
+    const r = catalogSchema.safeParse(value);
+    if (r.success) return r.data;
+    issues.push(...formatIssues(r.error.issues, `catalog.${name}`));
+    return undefined;
+  };
+  const nativeCards = cards(raw.catalog?.native, "native");
+  const extendedCards = cards(raw.catalog?.extended, "extended");
+  if (nativeCards?.length === 0) issues.push("catalog.native: must hold at least one card");
+  if (issues.length > 0 || !parsed.success) throw new GatewayOptionsError(issues);
+  const o = parsed.data;
+  return {
+    ...o,
+    nativeCards,
+    extendedCards,
+    providerPriority: o.catalog?.providerPriority,
+    jsonBodyBytes: o.limits?.jsonBodyBytes ?? MiB,
+    mediaBodyBytes: o.limits?.mediaBodyBytes ?? 32 * MiB,
+  };
+}

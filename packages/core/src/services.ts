@@ -1,0 +1,23 @@
+import type { Catalog } from "./catalog/catalog.js";
+import type { ModelsServiceOptions } from "./catalog/models-service.js";
+import type { KeyService } from "./keys/service.js";
+import type { LedgerService } from "./ledger/service.js";
+import type { Store } from "./store/types.js";
+
+/** The domain services of a gateway, exposed as `gateway.services` for use from application code. */
+export interface GatewayServices {
+  /** The native catalog (bundled, or the cards given in options). */
+  readonly catalog: Catalog;
+  /** The extended catalog for `/v1/models/all`; the native one when none is configured. */
+  readonly extendedCatalog: Catalog;
+  /** The models service behind `/api/models`, when configured. */
+  readonly modelsService: ModelsServiceOptions | undefined;
+  /** The store the gateway was given (or its in-memory default). */
+  readonly store: Store;
+  /** Service keys. */
+  readonly keys: KeyService;
+  /** Payment intents (prepare / settle / abort / sweep). */
+  readonly ledger: LedgerService;
+  /** Platform fee in basis points applied by the pricing function. */
+  readonly feeBps: number;
+}

@@ -1,0 +1,289 @@
+/**
+ * The in-memory Store: for tests, examples and single-process deployments that need no
+ * persistence. Each method does all its reads and writes synchronously (no `await` between
+ * them), which is what makes it atomic on the one JavaScript thread.
+ */
+import { invalidRequest } from "../errors.js";
+import { MAX_AMOUNT } from "../money.js";
+import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
+
+/** Refuses an amount the store cannot hold (negative or above uint256). */
+function checkAmount(value: bigint, param: string): void {
+  if (value < 0n) throw invalidRequest(`${param} must not be negative`, param);
+  if (value > MAX_AMOUNT) throw invalidRequest(`${param} is larger than uint256`, param);
+}
+
+/** A deep copy through JSON, so the memory store accepts exactly what a database store does. */
+function cloneJson(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+const copyKey = (k: KeyRecord): KeyRecord => ({ ...k });
+const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
+function copyIntent(i: IntentRecord): IntentRecord {
+  const copy: IntentRecord = { ...i, request: cloneJson(i.request) };
+  if (i.result !== undefined) copy.result = cloneJson(i.result);
+  return copy;
+}
+
+/** Why `key` cannot take `amount` at `now`, or null if it can. */
+function keyGuard(key: KeyRecord, now: number, amount: bigint): KeyGuardReason | null {
+  if (key.revokedAt !== undefined) return "key_revoked";
+  if (key.expiresAt <= now) return "key_expired";
+  if (key.budgetLimit - key.budgetUsed - key.budgetReserved < amount) return "budget_exhausted";
+  return null;
+}
+
+const byCreatedAsc = (a: ChargeRecord, b: ChargeRecord): number =>
+  a.createdAt - b.createdAt || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
+
+/** Creates an empty in-memory {@link Store}. Amounts up to uint256 are exact. */
+export function createMemoryStore(): Store {
+  const keys = new Map<string, KeyRecord>();
+  const keyIdByToken = new Map<string, string>();
+  const intents = new Map<string, IntentRecord>();
+  const intentIdByIdempotency = new Map<string, string>();
+  /** keyId -> ids of its authorized intents, so release on read touches only that key. */
+  const authorized = new Map<string, Set<string>>();
+  const charges = new Map<string, ChargeRecord>();
+
+  const idempotencySlot = (keyId: string, idempotencyKey: string) => `${keyId}\u0000${idempotencyKey}`;
+
+  function finish(intent: IntentRecord, status: "settled" | "aborted" | "expired", now: number, finalAmount = 0n): void {
+    const key = keys.get(intent.keyId);
+    if (!key) throw new Error(`memory store: intent ${intent.intentId} has no key`);
+    key.budgetReserved -= intent.maxAmount;
+    key.budgetUsed += finalAmount;
+    intent.status = status;
+    intent.releasedAmount = intent.maxAmount - finalAmount;
+    intent.finishedAt = now;
+    authorized.get(intent.keyId)?.delete(intent.intentId);
+  }
+
+  function releaseExpired(keyId: string, now: number): void {
+    for (const id of authorized.get(keyId) ?? []) {
+      const intent = intents.get(id);
+      if (intent && intent.expiresAt <= now) finish(intent, "expired", now);
+    }
+  }
+
+  function assertNewCharge(charge: ChargeRecord | undefined): boolean {
+    if (!charge || charge.amount <= 0n) return false;
+    checkAmount(charge.amount, "amount");
+    if (charges.has(charge.chargeId)) throw new Error(`memory store: duplicate chargeId ${charge.chargeId}`);
+    return true;
+  }
+
+  /** Shared by settle and abort: the guard of a state move out of `authorized`. */
+  function finishGuard(intentId: string, now: number): { ok: true; intent: IntentRecord } | { ok: false; reason: "not_found" } | { ok: false; reason: "invalid_state" | "expired"; intent: IntentRecord } {
+    const intent = intents.get(intentId);
+    if (!intent) return { ok: false, reason: "not_found" };
+    if (intent.status !== "authorized") return { ok: false, reason: "invalid_state", intent: copyIntent(intent) };
+    if (intent.expiresAt <= now) {
+      finish(intent, "expired", now);
+      return { ok: false, reason: "expired", intent: copyIntent(intent) };
+    }
+    return { ok: true, intent };
+  }
+
+  const keyOf = (intent: IntentRecord): KeyRecord => copyKey(keys.get(intent.keyId) as KeyRecord);
+
+  return {
+    maxAmount: MAX_AMOUNT,
+
+    async insertKey(key, options = {}) {
+      checkAmount(key.budgetLimit, "budgetLimit");
+      checkAmount(key.budgetUsed, "budgetUsed");
+      checkAmount(key.budgetReserved, "budgetReserved");
+      if (keys.has(key.keyId)) throw new Error(`memory store: duplicate keyId ${key.keyId}`);
+      if (keyIdByToken.has(key.tokenHash)) throw new Error("memory store: duplicate tokenHash");
+      const superseded: string[] = [];
+      if (key.purpose === "session") {
+        const at = options.supersedeSessionAt ?? key.createdAt;
+        for (const other of keys.values()) {
+          if (other.purpose === "session" && other.owner === key.owner && other.chainId === key.chainId && other.revokedAt === undefined && other.expiresAt > at) {
+            other.revokedAt = at;
+            superseded.push(other.keyId);
+          }
+        }
+      }
+      superseded.sort();
+      keys.set(key.keyId, copyKey(key));
+      keyIdByToken.set(key.tokenHash, key.keyId);
+      return { superseded };
+    },
+
+    async getKeyById(keyId) {
+      const key = keys.get(keyId);
+      return key ? copyKey(key) : null;
+    },
+
+    async getKeyByTokenHash(tokenHash) {
+      const keyId = keyIdByToken.get(tokenHash);
+      const key = keyId === undefined ? undefined : keys.get(keyId);
+      return key ? copyKey(key) : null;
+    },
+
+    async listKeys(owner, { limit, cursor, chainId }) {
+      const after = (k: KeyRecord) => !cursor || k.createdAt < cursor.createdAt || (k.createdAt === cursor.createdAt && k.keyId < cursor.keyId);
+      const matching = [...keys.values()]
+        .filter((k) => k.owner === owner && (chainId === undefined || k.chainId === chainId) && after(k))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.keyId < b.keyId ? 1 : a.keyId > b.keyId ? -1 : 0));
+      const page = matching.slice(0, Math.max(0, limit));
+      const last = page[page.length - 1];
+      return { keys: page.map(copyKey), nextCursor: matching.length > page.length && last ? { createdAt: last.createdAt, keyId: last.keyId } : null };
+    },
+
+    async revokeKey(keyId, at) {
+      const key = keys.get(keyId);
+      if (!key) return null;
+      if (key.revokedAt === undefined) key.revokedAt = at;
+      return copyKey(key);
+    },
+
+    async reserve({ intent: input, now }) {
+      checkAmount(input.maxAmount, "maxAmount");
+      const key = keys.get(input.keyId);
+      if (!key) return { ok: false, reason: "key_not_found" };
+      releaseExpired(key.keyId, now);
+      if (input.idempotencyKey !== undefined) {
+        const existing = intentIdByIdempotency.get(idempotencySlot(key.keyId, input.idempotencyKey));
+        const intent = existing === undefined ? undefined : intents.get(existing);
+        if (intent) return { ok: false, reason: "idempotent_replay", intent: copyIntent(intent), key: copyKey(key) };
+      }
+      const reason = keyGuard(key, now, input.maxAmount);
+      if (reason) return { ok: false, reason, key: copyKey(key) };
+      if (intents.has(input.intentId)) throw new Error(`memory store: duplicate intentId ${input.intentId}`);
+      const request = cloneJson(input.request ?? null);
+      const intent: IntentRecord = { ...input, request, owner: key.owner, chainId: key.chainId, status: "authorized" };
+      key.budgetReserved += input.maxAmount;
+      key.lastUsedAt = now;
+      intents.set(intent.intentId, intent);
+      if (input.idempotencyKey !== undefined) intentIdByIdempotency.set(idempotencySlot(key.keyId, input.idempotencyKey), intent.intentId);
+      let set = authorized.get(key.keyId);
+      if (!set) authorized.set(key.keyId, (set = new Set()));
+      set.add(intent.intentId);
+      return { ok: true, intent: copyIntent(intent), key: copyKey(key) };
+    },
+
+    async settle({ intentId, finalAmount, result, now, charge }) {
+      checkAmount(finalAmount, "finalAmount");
+      const guard = finishGuard(intentId, now);
+      if (!guard.ok) return guard;
+      const { intent } = guard;
+      if (finalAmount > intent.maxAmount) return { ok: false, reason: "exceeds_reservation", intent: copyIntent(intent) };
+      const storedResult = cloneJson(result);
+      const insertCharge = assertNewCharge(charge);
+      finish(intent, "settled", now, finalAmount);
+      intent.finalAmount = finalAmount;
+      if (storedResult !== undefined) intent.result = storedResult;
+      if (insertCharge && charge) charges.set(charge.chargeId, copyCharge(charge));
+      return { ok: true, intent: copyIntent(intent), key: keyOf(intent) };
+    },
+
+    async abort({ intentId, reason, result, now }) {
+      const guard = finishGuard(intentId, now);
+      if (!guard.ok) return guard;
+      const { intent } = guard;
+      const storedResult = cloneJson(result);
+      finish(intent, "aborted", now);
+      intent.reason = reason;
+      if (storedResult !== undefined) intent.result = storedResult;
+      return { ok: true, intent: copyIntent(intent), key: keyOf(intent) };
+    },
+
+    async chargeDirect({ keyId, amount, now, charge }) {
+      checkAmount(amount, "amount");
+      const key = keys.get(keyId);
+      if (!key) return { ok: false, reason: "key_not_found" };
+      releaseExpired(keyId, now);
+      const reason = keyGuard(key, now, amount);
+      if (reason) return { ok: false, reason, key: copyKey(key) };
+      const insertCharge = assertNewCharge(charge);
+      key.budgetUsed += amount;
+      key.lastUsedAt = now;
+      if (insertCharge && charge) charges.set(charge.chargeId, copyCharge(charge));
+      return { ok: true, key: copyKey(key) };
+    },
+
+    async expireIntents(now, limit) {
+      const due: IntentRecord[] = [];
+      for (const ids of authorized.values()) {
+        for (const id of ids) {
+          const intent = intents.get(id);
+          if (intent && intent.expiresAt <= now) due.push(intent);
+        }
+      }
+      due.sort((a, b) => a.expiresAt - b.expiresAt || (a.intentId < b.intentId ? -1 : a.intentId > b.intentId ? 1 : 0));
+      const batch = due.slice(0, Math.max(0, limit));
+      for (const intent of batch) finish(intent, "expired", now);
+      return batch.length;
+    },
+
+    async getIntent(intentId, now) {
+      const intent = intents.get(intentId);
+      if (!intent) return null;
+      if (now !== undefined && intent.status === "authorized" && intent.expiresAt <= now) finish(intent, "expired", now);
+      return copyIntent(intent);
+    },
+
+    async listQueuedCharges({ limit }) {
+      return [...charges.values()].filter((c) => c.status === "queued").sort(byCreatedAsc).slice(0, Math.max(0, limit)).map(copyCharge);
+    },
+
+    async getCharge(chargeId) {
+      const charge = charges.get(chargeId);
+      return charge ? copyCharge(charge) : null;
+    },
+
+    async claimCharges({ batchId, now, leaseMs, limit }) {
+      const free = [...charges.values()].filter((c) => c.status === "queued" && (c.leaseUntil === undefined || c.leaseUntil <= now)).sort(byCreatedAsc).slice(0, Math.max(0, limit));
+      for (const c of free) {
+        c.batchId = batchId;
+        c.leaseUntil = now + leaseMs;
+      }
+      return free.map(copyCharge);
+    },
+
+    async completeCharges({ chargeIds, batchId, txHash, now }) {
+      let n = 0;
+      for (const id of new Set(chargeIds)) {
+        const c = charges.get(id);
+        if (!c || c.status !== "queued" || c.batchId !== batchId) continue;
+        c.status = "settled";
+        c.txHash = txHash;
+        c.settledAt = now;
+        delete c.leaseUntil;
+        n++;
+      }
+      return n;
+    },
+
+    async failCharges({ chargeIds, batchId, error }) {
+      let n = 0;
+      for (const id of new Set(chargeIds)) {
+        const c = charges.get(id);
+        if (!c || c.status !== "queued" || c.batchId !== batchId) continue;
+        delete c.batchId;
+        delete c.leaseUntil;
+        c.error = error;
+        n++;
+      }
+      return n;
+    },
+
+    async pendingChargeTotals(owner, chainId) {
+      let amount = 0n;
+      let count = 0;
+      for (const c of charges.values()) {
+        if (c.status === "queued" && c.owner === owner && c.chainId === chainId) {
+          amount += c.amount;
+          count++;
+        }
+      }
+      return { amount, count };
+    },
+
+    async close() {},
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * The Store port: async, made of domain-level operations, one sub-interface per capability.
+ * Every guarded operation is atomic on its own; no generic transaction leaks out. Each backend
+ * implements atomicity its own way (memory: no `await` between read and write; SQLite: one
+ * `BEGIN IMMEDIATE` transaction around a conditional UPDATE). Every store passes
+ * `runStoreConformance` from `@tollgate/core/testing`.
+ *
+ * Conventions: amounts are bigint atomic units, timestamps are milliseconds since the epoch,
+ * addresses are lower-case strings. Records returned are copies; mutating them changes nothing.
+ */
+
+/** `session` keys are one per (owner, chain): creating one supersedes the previous. */
+export type KeyPurpose = "session" | "api";
+
+/** A budgeted service key. Only the SHA-256 of its token is stored. */
+export interface KeyRecord {
+  keyId: string;
+  /** Lower-case hex SHA-256 of the token. */
+  tokenHash: string;
+  /** Lower-case wallet address. */
+  owner: string;
+  chainId: number;
+  purpose: KeyPurpose;
+  name?: string;
+  budgetLimit: bigint;
+  /** Settled spend. Invariant: `budgetUsed + budgetReserved <= budgetLimit`, neither negative. */
+  budgetUsed: bigint;
+  /** Sum of the `maxAmount` of this key's authorized intents. */
+  budgetReserved: bigint;
+  createdAt: number;
+  /** The key is unusable once `expiresAt <= now`. */
+  expiresAt: number;
+  revokedAt?: number;
+  /** Set by a successful `reserve` or `chargeDirect`. */
+  lastUsedAt?: number;
+}
+
+export type IntentStatus = "authorized" | "settled" | "aborted" | "expired";
+
+/** A payment intent: a reservation against a key's budget, later settled, aborted or expired. */
+export interface IntentRecord {
+  intentId: string;
+  keyId: string;
+  /** Copied from the key. */
+  owner: string;
+  /** Copied from the key. */
+  chainId: number;
+  status: IntentStatus;
+  maxAmount: bigint;
+  /** Set when settled. */
+  finalAmount?: bigint;
+  /** `maxAmount - finalAmount` when settled, `maxAmount` when aborted or expired. */
+  releasedAmount?: bigint;
+  /** Unique per key: a second reserve with the same one replays this intent. */
+  idempotencyKey?: string;
+  /** Hash of the request parameters; the service compares it to detect idempotency conflicts. */
+  fingerprint: string;
+  /** JSON-serialisable prepare parameters (service, action, resource, method, runId, meter…). */
+  request: unknown;
+  /** JSON-serialisable settle/abort response, stored so that a repeat replays it exactly. */
+  result?: unknown;
+  /** Abort reason. */
+  reason?: string;
+  createdAt: number;
+  expiresAt: number;
+  /** When it left `authorized`. */
+  finishedAt?: number;
+}
+
+/** The fields of a new intent; the store sets `status`, `owner` and `chainId` (from the key). */
+export type NewIntent = Pick<IntentRecord, "intentId" | "keyId" | "maxAmount" | "fingerprint" | "request" | "createdAt" | "expiresAt"> & {
+  idempotencyKey?: string;
+};
+
+export type ChargeStatus = "queued" | "settled" | "failed";
+
+/** A charge queued for a later on-chain batch transfer from `owner` on `chainId`. */
+export interface ChargeRecord {
+  chargeId: string;
+  intentId?: string;
+  keyId: string;
+  owner: string;
+  chainId: number;
+  amount: bigint;
+  /** `failed` is reserved for a future "give up" path; `failCharges` re-queues. */
+  status: ChargeStatus;
+  createdAt: number;
+  txHash?: string;
+  /** The last batch error, kept after re-queueing. */
+  error?: string;
+  /** The batch currently holding (or that settled) this charge. */
+  batchId?: string;
+  /** The claim of `batchId` lapses at this time; another batch may then claim the charge. */
+  leaseUntil?: number;
+  settledAt?: number;
+}
+
+/** Keyset position in a newest-first key listing: the last key of the previous page. */
+export interface KeyCursor {
+  createdAt: number;
+  keyId: string;
+}
+
+/** Why a key cannot be charged. */
+export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted";
+
+/** Outcome of {@link LedgerStore.reserve}. */
+export type ReserveResult =
+  | { ok: true; intent: IntentRecord; key: KeyRecord }
+  | { ok: false; reason: "key_not_found" }
+  | { ok: false; reason: KeyGuardReason; key: KeyRecord }
+  /** An intent with the same (keyId, idempotencyKey) exists: it is returned, nothing reserved. */
+  | { ok: false; reason: "idempotent_replay"; intent: IntentRecord; key: KeyRecord };
+
+/** Outcome of {@link LedgerStore.settle} and {@link LedgerStore.abort}. */
+export type FinishResult =
+  | { ok: true; intent: IntentRecord; key: KeyRecord }
+  | { ok: false; reason: "not_found" }
+  /**
+   * `invalid_state`: the intent is no longer authorized (its stored `result` can be replayed);
+   * `expired`: it was past `expiresAt` and has just been expired, its reservation released;
+   * `exceeds_reservation` (settle only): `finalAmount > maxAmount`, nothing changed.
+   */
+  | { ok: false; reason: "invalid_state" | "expired" | "exceeds_reservation"; intent: IntentRecord };
+
+/** Outcome of {@link LedgerStore.chargeDirect}. */
+export type ChargeDirectResult =
+  | { ok: true; key: KeyRecord }
+  | { ok: false; reason: "key_not_found" }
+  | { ok: false; reason: KeyGuardReason; key: KeyRecord };
+
+/** Service keys. */
+export interface KeyStore {
+  /**
+   * Inserts a key. If it is a `session` key, every other session key of the same (owner, chainId)
+   * that is neither revoked nor expired is revoked at `supersedeSessionAt` (default
+   * `key.createdAt`) in the same step. Single native atomic operation; exactly one of N
+   * concurrent session inserts for one (owner, chainId) stays unrevoked. Rejects on a duplicate
+   * `keyId` or `tokenHash`, and with `invalid_request` if `budgetLimit` exceeds {@link Store.maxAmount}.
+   * @returns the ids of the keys it superseded.
+   */
+  insertKey(key: KeyRecord, options?: { supersedeSessionAt?: number }): Promise<{ superseded: string[] }>;
+  /** The key, or null if unknown. */
+  getKeyById(keyId: string): Promise<KeyRecord | null>;
+  /** The key whose token hashes to `tokenHash`, or null. */
+  getKeyByTokenHash(tokenHash: string): Promise<KeyRecord | null>;
+  /**
+   * A page of `owner`'s keys (optionally of one chain), newest first (createdAt desc, keyId desc),
+   * starting after `cursor`. `nextCursor` is null on the last page. Expired and revoked keys are listed.
+   */
+  listKeys(owner: string, options: { limit: number; cursor?: KeyCursor; chainId?: number }): Promise<{ keys: KeyRecord[]; nextCursor: KeyCursor | null }>;
+  /**
+   * Sets `revokedAt = at` if it is not set. Single native atomic operation; an already revoked key
+   * is returned unchanged (the first revocation time wins); returns null when the key is unknown.
+   * Outstanding intents of a revoked key can still be settled or aborted.
+   */
+  revokeKey(keyId: string, at: number): Promise<KeyRecord | null>;
+}
+
+/** Payment intents and their reservations against key budgets. */
+export interface LedgerStore {
+  /**
+   * Reserves `intent.maxAmount` on the key and inserts the intent as `authorized`. First expires
+   * the key's own authorized intents with `expiresAt <= now` (releasing them), then: if an intent
+   * with the same (keyId, idempotencyKey) exists, returns it as `idempotent_replay` and reserves
+   * nothing; else requires the key unrevoked, `expiresAt > now` and
+   * `budgetLimit - budgetUsed - budgetReserved >= maxAmount`, adds to `budgetReserved` and sets
+   * `lastUsedAt = now`. Single native atomic operation; returns `{ok:false, reason}` when the
+   * guard fails; exactly one concurrent caller wins the last fitting slot, and of N concurrent
+   * reserves with one idempotency key exactly one inserts.
+   */
+  reserve(input: { intent: NewIntent; now: number }): Promise<ReserveResult>;
+  /**
+   * Settles an authorized, unexpired intent with `0 <= finalAmount <= maxAmount`: moves
+   * `maxAmount` out of reserved and `finalAmount` into used, stores `finalAmount`,
+   * `releasedAmount = maxAmount - finalAmount`, `result` and `finishedAt = now`, and inserts
+   * `charge` when given with `amount > 0`, all in one step. Single native atomic operation;
+   * returns `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
+   * expires the intent if it is past `expiresAt`; exactly one concurrent caller wins.
+   */
+  settle(input: { intentId: string; finalAmount: bigint; result: unknown; now: number; charge?: ChargeRecord }): Promise<FinishResult>;
+  /**
+   * Aborts an authorized, unexpired intent: releases its reservation, stores `reason`, `result`,
+   * `releasedAmount = maxAmount`. Single native atomic operation; returns `{ok:false, reason,
+   * intent}` when the guard fails (`invalid_state` or `expired`); exactly one concurrent caller wins.
+   */
+  abort(input: { intentId: string; reason: string; result: unknown; now: number }): Promise<FinishResult>;
+  /**
+   * The legacy key settle: reserve and settle `amount` at once. Expires the key's overdue intents
+   * first (as {@link reserve}), then requires the key unrevoked, unexpired and `remaining >= amount`;
+   * adds to `budgetUsed`, sets `lastUsedAt` and inserts `charge` when given with `amount > 0`.
+   * Single native atomic operation; returns `{ok:false, reason}` when the guard fails; exactly one
+   * concurrent caller wins the last fitting amount.
+   */
+  chargeDirect(input: { keyId: string; amount: bigint; now: number; charge?: ChargeRecord }): Promise<ChargeDirectResult>;
+  /**
+   * The sweeper: expires up to `limit` authorized intents with `expiresAt <= now` (oldest expiry
+   * first, ties by intentId), releasing their reservations. Single native atomic operation; an intent is expired
+   * by exactly one concurrent caller.
+   * @returns how many it expired.
+   */
+  expireIntents(now: number, limit: number): Promise<number>;
+  /**
+   * The intent, or null if unknown. With `now`, an authorized intent past `expiresAt` is first
+   * expired and released (release on read; single native atomic operation).
+   */
+  getIntent(intentId: string, now?: number): Promise<IntentRecord | null>;
+}
+
+/** Charges queued for on-chain batch settlement. */
+export interface ChargeStore {
+  /** Up to `limit` queued charges (leased or not), oldest first (createdAt, chargeId). */
+  listQueuedCharges(options: { limit: number }): Promise<ChargeRecord[]>;
+  /** The charge, or null if unknown. */
+  getCharge(chargeId: string): Promise<ChargeRecord | null>;
+  /**
+   * Leases up to `limit` queued charges whose lease is absent or lapsed (`leaseUntil <= now`) to
+   * `batchId` until `now + leaseMs`, oldest first. Single native atomic operation; returns an
+   * empty list when none is free; two concurrent claims never get the same charge.
+   */
+  claimCharges(input: { batchId: string; now: number; leaseMs: number; limit: number }): Promise<ChargeRecord[]>;
+  /**
+   * Marks the given charges that are still queued and held by `batchId` as `settled` with
+   * `txHash` and `settledAt = now`, clearing the lease. Single native atomic operation; charges
+   * held by another batch are left alone.
+   * @returns how many it settled.
+   */
+  completeCharges(input: { chargeIds: readonly string[]; batchId: string; txHash: string; now: number }): Promise<number>;
+  /**
+   * Returns the given charges held by `batchId` to the free queue (lease and batch cleared) and
+   * records `error`. Single native atomic operation; charges held by another batch are left alone.
+   * @returns how many it re-queued.
+   */
+  failCharges(input: { chargeIds: readonly string[]; batchId: string; error: string }): Promise<number>;
+  /** Total amount and number of queued charges of (owner, chainId), leased or not. */
+  pendingChargeTotals(owner: string, chainId: number): Promise<{ amount: bigint; count: number }>;
+}
+
+/**
+ * Everything the gateway persists. Later capabilities (feedback, agents, dispenser, video) are
+ * added as further sub-interfaces.
+ */
+export interface Store extends KeyStore, LedgerStore, ChargeStore {
+  /**
+   * The largest amount (budget limit, reservation, charge) this store keeps exactly; larger
+   * budgets are refused by `insertKey` with `invalid_request`. Memory: uint256 max. SQLite: 2^63-1.
+   */
+  readonly maxAmount: bigint;
+  /** Releases the connection/resources. Idempotent. */
+  close(): Promise<void>;
+}

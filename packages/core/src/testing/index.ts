@@ -1,0 +1,8 @@
+/**
+ * `@tollgate/core/testing`: the conformance suites every store implementation runs, and their
+ * fixtures. Needs `vitest` and `fast-check` (optional peer dependencies of @tollgate/core).
+ */
+export { runStoreConformance, storeConformanceGroups } from "./store-conformance.js";
+export type { StoreConformanceOptions, StoreConformanceTestName } from "./store-conformance.js";
+export type { StoreTest } from "./store-fixtures.js";
+export type { Store } from "../store/types.js";

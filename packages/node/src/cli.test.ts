@@ -1,0 +1,93 @@
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+
+const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=source", "packages/node/src/cli.ts", ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, NODE_OPTIONS: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+  child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  return {
+    child,
+    exited,
+    out: () => stdout,
+    err: () => stderr,
+    async url(): Promise<string> {
+      for (;;) {
+        const m = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (m) return m[1]!;
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+  };
+}
+
+describe("tollgate CLI", () => {
+  it("serves on a free port with the SQLite file under a fresh directory, prints what is enabled, and stops on SIGTERM", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "tollgate-cli-")), "nested", "dir", "t.db");
+    const run = cli(["serve", "--port", "0", "--db", db]);
+    const url = await run.url();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(existsSync(db)).toBe(true);
+    expect(run.out()).toContain(`database: ${db}`);
+    expect(run.out()).toMatch(/catalog: \d+ models/);
+    const res = await fetch(`${url}/v1/models?limit=1`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { object: string }).object).toBe("list");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+  });
+
+  it("takes options from the environment; flags win", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "tollgate-cli-")), "t.db");
+    const run = cli(["--port", "0"], { TOLLGATE_PORT: "1", TOLLGATE_DB: db, TOLLGATE_CORS_ORIGINS: "https://app.example.com" });
+    await run.url();
+    expect(run.out()).toContain("cors: https://app.example.com");
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+  });
+
+  it("exits 2 with one line on stderr for a bad value", async () => {
+    const run = cli(["serve", "--port", "abc"]);
+    expect(await run.exited).toBe(2);
+    expect(run.err()).toBe('tollgate: --port must be an integer between 1 and 65535 (0 picks a free port) (got "abc")\n');
+  });
+
+  it("exits 2 on an unknown flag or command", async () => {
+    const flag = cli(["serve", "--nope"]);
+    const command = cli(["nope"]);
+    expect([await flag.exited, await command.exited]).toEqual([2, 2]);
+    expect(flag.err()).toBe("tollgate: unknown option --nope (see --help)\n");
+    expect(command.err()).toBe('tollgate: unknown command "nope" (see tollgate --help)\n');
+  });
+
+  it("prints help for `serve --help` and `help`, listing every option and env variable", async () => {
+    const serveHelp = cli(["serve", "--help"]);
+    const help = cli(["help"]);
+    expect([await serveHelp.exited, await help.exited]).toEqual([0, 0]);
+    expect(serveHelp.out()).toContain("Usage: tollgate serve [options]");
+    for (const name of ["--port", "--host", "--db", "--catalog", "--extended-catalog", "--models-service-url", "--cors-origins", "TOLLGATE_PORT", "TOLLGATE_CORS_ORIGINS"])
+      expect(serveHelp.out()).toContain(name);
+    expect(help.out()).toContain("Commands:");
+    expect(help.out()).toContain("--models-service-url");
+  });
+});

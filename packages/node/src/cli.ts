@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * The `tollgate` command. Commands are rows of one table: adding `keys`, `catalog` or `settle`
+ * is one entry with its option table and its `run`. Exit codes: 0 done, 1 failure, 2 bad usage.
+ */
+import { resolve } from "node:path";
+import { GatewayOptionsError, createGateway } from "@tollgate/core";
+import type { Gateway, GatewayOptions, Store } from "@tollgate/core";
+import { createSqliteStore } from "@tollgate/sqlite";
+import { formatHelp, parseOptions, serveOptions } from "./config.js";
+import type { ConfigOf, OptionTable, ServeConfig } from "./config.js";
+import { createUndiciHttpClient } from "./http-client.js";
+import { serve } from "./server.js";
+
+interface Command<T extends OptionTable> {
+  readonly summary: string;
+  readonly options: T;
+  /** Resolves to the exit code, or never for a long-running command that exits on a signal. */
+  run(config: ConfigOf<T>): Promise<number | "running">;
+}
+
+const command = <T extends OptionTable>(c: Command<T>): Command<T> => c;
+
+const commands: Record<string, Command<OptionTable>> = {
+  serve: command({ summary: "Start the gateway HTTP server (the default command).", options: serveOptions, run: runServe }),
+};
+
+function usage(): string {
+  const names = Object.keys(commands);
+  const width = Math.max(...names.map((n) => n.length)) + 2;
+  return [
+    "Usage: tollgate [command] [options]",
+    "",
+    "Commands:",
+    ...names.map((n) => `  ${n.padEnd(width)}${commands[n]!.summary}`),
+    `  ${"help".padEnd(width)}Show help for a command: tollgate help <command>.`,
+    "",
+    "Run `tollgate <command> --help` for the options of a command.",
+    "",
+  ].join("\n");
+}
+
+function commandHelp(name: string): string {
+  const c = commands[name]!;
+  return formatHelp(`tollgate ${name} [options]`, c.summary, c.options);
+}
+
+async function main(argv: string[]): Promise<number | "running"> {
+  const [first, ...rest] = argv;
+  if (first === "help" || first === "--help" || first === "-h") {
+    const topic = first === "help" ? rest[0] : undefined;
+    if (topic !== undefined && !commands[topic]) return fail(`unknown command ${JSON.stringify(topic)} (see tollgate --help)`);
+    process.stdout.write(topic ? commandHelp(topic) : `${usage()}\n${commandHelp("serve")}`);
+    return 0;
+  }
+  const name = first === undefined || first.startsWith("-") ? "serve" : first;
+  const args = name === first ? rest : argv;
+  const cmd = commands[name];
+  if (!cmd) return fail(`unknown command ${JSON.stringify(name)} (see tollgate --help)`);
+  const parsed = parseOptions(cmd.options, args);
+  if (parsed.kind === "help") {
+    process.stdout.write(commandHelp(name));
+    return 0;
+  }
+  if (parsed.kind === "error") {
+    process.stderr.write(`${parsed.problems.join("\n")}\n`);
+    return 2;
+  }
+  return cmd.run(parsed.config);
+}
+
+function fail(message: string, code = 2): number {
+  process.stderr.write(`tollgate: ${message}\n`);
+  return code;
+}
+
+/** The gateway options a serve configuration stands for. */
+function gatewayOptions(config: ServeConfig): GatewayOptions {
+  const catalog = { ...(config.catalog ? { native: config.catalog } : {}), ...(config.extendedCatalog ? { extended: config.extendedCatalog } : {}) };
+  return {
+    ...(Object.keys(catalog).length > 0 ? { catalog } : {}),
+    ...(config.modelsServiceUrl ? { modelsService: { url: config.modelsServiceUrl } } : {}),
+    ...(config.corsOrigins ? { cors: { origins: config.corsOrigins } } : {}),
+  };
+}
+
+async function runServe(config: ServeConfig): Promise<number | "running"> {
+  let store: Store;
+  try {
+    // Creates the file's directory (./data/ by default) when missing.
+    store = createSqliteStore({ filename: config.db });
+  } catch (error) {
+    return fail(`cannot open the database ${JSON.stringify(config.db)}: ${(error as Error).message}`, 1);
+  }
+  const http = createUndiciHttpClient();
+  let gateway: Gateway;
+  try {
+    gateway = createGateway({ ...gatewayOptions(config), store, http });
+  } catch (error) {
+    await Promise.all([store.close(), http.close()]);
+    if (error instanceof GatewayOptionsError) return fail(error.issues.join("\ntollgate: "));
+    throw error;
+  }
+  let running;
+  try {
+    running = await serve(gateway, { port: config.port, host: config.host });
+  } catch (error) {
+    await Promise.all([gateway.close(), http.close()]);
+    const code = (error as NodeJS.ErrnoException).code;
+    return fail(`cannot listen on ${config.host}:${config.port}: ${code ?? (error as Error).message}`, 1);
+  }
+  const lines = [`database: ${config.db === ":memory:" ? "in memory" : resolve(config.db)}`, ...gateway.describe()];
+  process.stdout.write(`Tollgate listening on ${running.url}\n${lines.map((line) => `  ${line}\n`).join("")}`);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
+    stopping = true;
+    process.stdout.write(`Tollgate stopping (${signal})\n`);
+    running
+      .close()
+      .then(() => http.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error("tollgate: error while stopping:", error);
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return "running";
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== "running") process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error("tollgate:", error);
+    process.exitCode = 1;
+  },
+);

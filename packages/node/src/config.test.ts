@@ -1,0 +1,104 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { NATIVE_CATALOG } from "@tollgate/core";
+import { formatHelp, parseOptions, serveOptions } from "./config.js";
+
+const parse = (argv: string[], env: Record<string, string> = {}) => parseOptions(serveOptions, argv, env);
+const problems = (argv: string[], env: Record<string, string> = {}) => {
+  const r = parse(argv, env);
+  return r.kind === "error" ? r.problems : [];
+};
+
+const dir = mkdtempSync(join(tmpdir(), "tollgate-config-"));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+describe("serve configuration", () => {
+  it("has defaults for port, host and db and nothing else", () => {
+    expect(parse([])).toEqual({ kind: "ok", config: { port: 8787, host: "127.0.0.1", db: "./data/tollgate.db" } });
+  });
+
+  it("reads every option from the environment, ignoring empty variables", () => {
+    const r = parse([], {
+      TOLLGATE_PORT: "9000",
+      TOLLGATE_HOST: "0.0.0.0",
+      TOLLGATE_DB: "/tmp/x.db",
+      TOLLGATE_MODELS_SERVICE_URL: "http://127.0.0.1:9100/models",
+      TOLLGATE_CORS_ORIGINS: "https://a.example.com, http://localhost:3000",
+      TOLLGATE_CATALOG: "",
+    });
+    expect(r).toEqual({
+      kind: "ok",
+      config: {
+        port: 9000,
+        host: "0.0.0.0",
+        db: "/tmp/x.db",
+        modelsServiceUrl: "http://127.0.0.1:9100/models",
+        corsOrigins: ["https://a.example.com", "http://localhost:3000"],
+      },
+    });
+  });
+
+  it("lets flags win over the environment (both --flag value and --flag=value)", () => {
+    const r = parse(["--port", "9001", "--host=::1", "--cors-origins", "*"], { TOLLGATE_PORT: "9000", TOLLGATE_HOST: "0.0.0.0", TOLLGATE_CORS_ORIGINS: "https://a.example.com" });
+    expect(r).toMatchObject({ kind: "ok", config: { port: 9001, host: "::1", corsOrigins: "*" } });
+  });
+
+  it("loads and validates catalog files (array or { cards })", () => {
+    const cards = NATIVE_CATALOG.slice(0, 2);
+    const r = parse(["--catalog", file("a.json", JSON.stringify(cards)), "--extended-catalog", file("b.json", JSON.stringify({ cards }))]);
+    expect(r.kind).toBe("ok");
+    if (r.kind === "ok") {
+      expect(r.config.catalog).toHaveLength(2);
+      expect(r.config.extendedCatalog?.[0]?.modelId).toBe(cards[0]!.modelId);
+    }
+  });
+
+  it("reports every bad value at once, one line each, naming where it came from", () => {
+    expect(problems(["--port", "abc", "--host", "a b", "--models-service-url", "ftp://x", "--cors-origins", "https://a.example.com/path"], { TOLLGATE_DB: " " })).toEqual([
+      'tollgate: --port must be an integer between 1 and 65535 (0 picks a free port) (got "abc")',
+      'tollgate: --host must be a host name or IP address (got "a b")',
+      'tollgate: TOLLGATE_DB must be a file path (got " ")',
+      'tollgate: --models-service-url must be an http(s) URL such as http://127.0.0.1:9000 (got "ftp://x")',
+      'tollgate: --cors-origins must be * or a comma-separated list of origins such as https://app.example.com (got "https://a.example.com/path")',
+    ]);
+    expect(problems(["--port", "65536"])).toHaveLength(1);
+    expect(problems(["--port", "80.5"])).toHaveLength(1);
+    expect(problems([], { TOLLGATE_PORT: "-1" })).toEqual(['tollgate: TOLLGATE_PORT must be an integer between 1 and 65535 (0 picks a free port) (got "-1")']);
+  });
+
+  it("reports unreadable, non-JSON and invalid catalog files", () => {
+    const missing = join(dir, "missing.json");
+    expect(problems(["--catalog", missing])).toEqual([`tollgate: --catalog cannot be read: ENOENT (got ${JSON.stringify(missing)})`]);
+    const bad = file("bad.json", "{nope");
+    expect(problems(["--catalog", bad])[0]).toMatch(/^tollgate: --catalog is not valid JSON: .* \(got ".*bad\.json"\)$/);
+    const card = { ...NATIVE_CATALOG[0]!, provider: "Not A Slug", pricing: [] };
+    const invalid = problems(["--extended-catalog", file("invalid.json", JSON.stringify({ cards: [card] }))]);
+    expect(invalid.length).toBeGreaterThanOrEqual(2);
+    for (const line of invalid) expect(line).toMatch(/^tollgate: --extended-catalog ".*invalid\.json": cards\.0\.(provider|pricing): /);
+    expect(problems(["--catalog", file("obj.json", '{"x":1}')])).toHaveLength(1);
+  });
+
+  it("rejects an unknown flag, a missing value and a stray argument with one line", () => {
+    expect(problems(["--nope"])).toEqual(["tollgate: unknown option --nope (see --help)"]);
+    expect(problems(["--port"])).toEqual(["tollgate: --port needs a value (see --help)"]);
+    expect(problems(["stray"])).toEqual(['tollgate: unexpected argument "stray" (see --help)']);
+  });
+
+  it("answers --help and -h, and the help lists every option, env variable and default", () => {
+    expect(parse(["--help"])).toEqual({ kind: "help" });
+    expect(parse(["--port", "abc", "-h"])).toEqual({ kind: "help" });
+    const help = formatHelp("tollgate serve [options]", "Start.", serveOptions);
+    for (const o of Object.values(serveOptions)) {
+      expect(help).toContain(`--${o.flag} ${o.value}`);
+      expect(help).toContain(o.env);
+      if ("default" in o) expect(help).toContain(`default ${o.default}`);
+    }
+    expect(help).toContain("-h, --help");
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Configuration of the `tollgate` CLI as data: one table of options (flag, env variable,
+ * description, default, zod schema). Parsing, validation and `--help` all come from that table,
+ * so an option added to it is parsed, validated and documented at once.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { catalogSchema, formatIssues } from "@tollgate/core";
+import type { ModelCard } from "@tollgate/core";
+
+/** One command-line option: `--<flag> <value>`, optionally also read from `env`. */
+export interface OptionSpec<T = unknown> {
+  /** Long flag name without the leading dashes (e.g. `"port"`). */
+  readonly flag: string;
+  /** Environment variable read when the flag is absent (e.g. `"TOLLGATE_PORT"`). */
+  readonly env?: string;
+  /** Placeholder of the value in `--help` (e.g. `"<port>"`). */
+  readonly value: string;
+  /** One-line description for `--help`. */
+  readonly description: string;
+  /** Raw default, parsed by `schema` like any other value; options without one are `undefined` when absent. */
+  readonly default?: string;
+  /** Turns the raw string into the typed value; its issue messages read as "<flag> <message>". */
+  readonly schema: z.ZodType<T, string>;
+}
+
+/** A table of options keyed by the config property each one fills. */
+export type OptionTable = Record<string, OptionSpec<any>>;
+
+/** The typed configuration a table produces: options with a default are always present. */
+export type ConfigOf<T extends OptionTable> = {
+  [K in keyof T]: T[K] extends { default: string } ? z.output<T[K]["schema"]> : z.output<T[K]["schema"]> | undefined;
+};
+
+/** The outcome of {@link parseOptions}: a config, a request for help, or one line per problem. */
+export type ParseResult<C> = { kind: "ok"; config: C } | { kind: "help" } | { kind: "error"; problems: string[] };
+
+type Ctx = z.core.$RefinementCtx<string>;
+
+function invalid(ctx: Ctx, raw: string, message: string): never {
+  ctx.issues.push({ code: "custom", message: `${message} (got ${JSON.stringify(raw)})`, input: raw });
+  return z.NEVER;
+}
+
+/** A TCP port; 0 asks the OS for a free one. */
+export const portSchema = z.string().transform((raw, ctx) => {
+  const n = /^\s*\d{1,5}\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  return n >= 0 && n <= 65535 ? n : invalid(ctx, raw, "must be an integer between 1 and 65535 (0 picks a free port)");
+});
+
+/** A host name or IP address to listen on. */
+export const hostSchema = z.string().transform((raw, ctx) => {
+  const host = raw.trim();
+  return /^[A-Za-z0-9.:[\]%_-]+$/.test(host) ? host : invalid(ctx, raw, "must be a host name or IP address");
+});
+
+/** A non-empty file path. */
+export const filePathSchema = z.string().transform((raw, ctx) => (raw.trim() === "" ? invalid(ctx, raw, "must be a file path") : raw.trim()));
+
+/** An absolute http(s) URL. */
+export const httpUrlSchema = z.string().transform((raw, ctx) => {
+  try {
+    const url = new URL(raw.trim());
+    if (url.protocol === "http:" || url.protocol === "https:") return url.toString();
+  } catch {
+    // reported below
+  }
+  return invalid(ctx, raw, "must be an http(s) URL such as http://127.0.0.1:9000");
+});
+
+/** `*` or a comma-separated list of exact origins (`https://app.example.com`). */
+export const corsOriginsSchema = z.string().transform((raw, ctx): "*" | string[] => {
+  if (raw.trim() === "*") return "*";
+  const origins = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  const bad = origins.filter((o) => {
+    try {
+      return new URL(o).origin !== o;
+    } catch {
+      return true;
+    }
+  });
+  if (origins.length === 0 || bad.length > 0)
+    return invalid(ctx, raw, "must be * or a comma-separated list of origins such as https://app.example.com");
+  return origins;
+});
+
+/** A JSON catalog file (an array of model cards or `{ cards: [...] }`), read and validated; one issue per bad field. */
+export const catalogFileSchema = z.string().transform((raw, ctx): ModelCard[] => {
+  const file = raw.trim();
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    return invalid(ctx, raw, `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return invalid(ctx, raw, `is not valid JSON: ${(error as Error).message}`);
+  }
+  const wrapped = typeof json === "object" && json !== null && !Array.isArray(json) && "cards" in json;
+  const result = catalogSchema.safeParse(wrapped ? (json as { cards: unknown }).cards : json);
+  if (result.success) return result.data;
+  for (const line of formatIssues(result.error.issues, wrapped ? "cards" : ""))
+    ctx.issues.push({ code: "custom", message: `${JSON.stringify(file)}: ${line || "must be an array of model cards or { cards: [...] }"}`, input: raw });
+  return z.NEVER;
+});
+
+/** Options of `tollgate serve`. */
+export const serveOptions = {
+  port: { flag: "port", env: "TOLLGATE_PORT", value: "<port>", description: "TCP port to listen on (0 picks a free port).", default: "8787", schema: portSchema },
+  host: { flag: "host", env: "TOLLGATE_HOST", value: "<host>", description: "Interface to listen on; 0.0.0.0 for every interface.", default: "127.0.0.1", schema: hostSchema },
+  db: { flag: "db", env: "TOLLGATE_DB", value: "<file>", description: "SQLite database file (its directory is created if missing).", default: "./data/tollgate.db", schema: filePathSchema },
+  catalog: { flag: "catalog", env: "TOLLGATE_CATALOG", value: "<file>", description: "JSON model catalog (array of cards or { cards }) replacing the bundled one.", schema: catalogFileSchema },
+  extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
+  modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },
+  corsOrigins: { flag: "cors-origins", env: "TOLLGATE_CORS_ORIGINS", value: "<list>", description: "Allowed browser origins: * or a comma-separated list.", schema: corsOriginsSchema },
+} satisfies OptionTable;
+
+/** The validated configuration of `tollgate serve`. */
+export type ServeConfig = ConfigOf<typeof serveOptions>;
+
+/**
+ * Parses `argv` (the arguments after the command name) and `env` against a table. Flags win over
+ * env variables, which win over defaults; empty env variables count as unset. `--help`/`-h` wins
+ * over everything. Never throws: an unknown flag, a missing value or an invalid value is a
+ * problem line of the form `tollgate: --port must be … (got "abc")`; all value problems are
+ * reported at once (an argv syntax error stops at the first one).
+ */
+export function parseOptions<T extends OptionTable>(table: T, argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): ParseResult<ConfigOf<T>> {
+  const spec: Record<string, { type: "string" } | { type: "boolean"; short: string }> = { help: { type: "boolean", short: "h" } };
+  for (const o of Object.values(table)) spec[o.flag] = { type: "string" };
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: spec, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    return { kind: "error", problems: [`tollgate: ${argvProblem(error)}`] };
+  }
+  if (values.help === true) return { kind: "help" };
+  const config: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, o] of Object.entries(table)) {
+    const flagValue = values[o.flag];
+    const envValue = o.env === undefined || env[o.env] === "" ? undefined : env[o.env];
+    const [raw, source] = typeof flagValue === "string" ? [flagValue, `--${o.flag}`] : envValue !== undefined ? [envValue, o.env!] : [o.default, "default"];
+    if (raw === undefined) continue;
+    const result = o.schema.safeParse(raw);
+    if (result.success) config[key] = result.data;
+    else for (const issue of result.error.issues) problems.push(`tollgate: ${source} ${issue.message}`);
+  }
+  return problems.length > 0 ? { kind: "error", problems } : { kind: "ok", config: config as ConfigOf<T> };
+}
+
+function argvProblem(error: unknown): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const quoted = /'([^']+)'/.exec(message ?? "")?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown option ${quoted ?? ""} (see --help)`.replace("  ", " ");
+  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") return `unexpected argument ${JSON.stringify(quoted ?? "")} (see --help)`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return `${(quoted ?? "").split(" ").find((w) => w.startsWith("--")) ?? "an option"} needs a value (see --help)`;
+  return (message ?? String(error)).split("\n")[0]!;
+}
+
+/**
+ * Renders help for a command from its option table: every flag with its value placeholder,
+ * description, env variable and default, plus `-h, --help`.
+ */
+export function formatHelp(usage: string, summary: string, table: OptionTable): string {
+  const rows: [string, string][] = Object.values(table).map((o) => {
+    const extra = [o.env ? `env ${o.env}` : "", o.default !== undefined ? `default ${o.default}` : ""].filter(Boolean).join("; ");
+    return [`--${o.flag} ${o.value}`, extra ? `${o.description} [${extra}]` : o.description];
+  });
+  rows.push(["-h, --help", "Show this help."]);
+  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  return [`Usage: ${usage}`, "", summary, "", "Options:", ...rows.map(([left, right]) => `  ${left.padEnd(width)}${right}`), ""].join("\n");
+}

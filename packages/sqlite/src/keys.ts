@@ -1,0 +1,84 @@
+/** {@link KeyStore} on SQLite. */
+import type Database from "better-sqlite3";
+import type { KeyCursor, KeyRecord, KeyStore } from "@tollgate/core";
+import { checkAmount, toKey, type KeyRow } from "./rows.js";
+
+export function createKeyOps(db: Database.Database): KeyStore {
+  const insert = db.prepare(`
+    INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at)
+    VALUES (@key_id, @token_hash, @owner, @chain_id, @purpose, @name, @budget_limit, @budget_used, @budget_reserved, @created_at, @expires_at, @revoked_at, @last_used_at)`);
+  const supersede = db.prepare<{ at: number; owner: string; chain_id: number }, { key_id: string }>(`
+    UPDATE keys SET revoked_at = @at
+    WHERE owner = @owner AND chain_id = @chain_id AND purpose = 'session' AND revoked_at IS NULL AND expires_at > @at
+    RETURNING key_id`);
+  const byId = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
+  const byToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE token_hash = ?");
+  const revoke = db.prepare<[number, string], KeyRow>("UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ? RETURNING *");
+  // Keyset pagination: (created_at, key_id) strictly before the cursor, newest first.
+  const page = db.prepare<Record<string, unknown>, KeyRow>(`
+    SELECT * FROM keys
+    WHERE owner = @owner
+      AND (@chain_id IS NULL OR chain_id = @chain_id)
+      AND (@cursor_created IS NULL OR created_at < @cursor_created OR (created_at = @cursor_created AND key_id < @cursor_key))
+    ORDER BY created_at DESC, key_id DESC
+    LIMIT @limit`);
+
+  const insertTx = db.transaction((key: KeyRecord, at: number): string[] => {
+    const superseded = key.purpose === "session" ? supersede.all({ at, owner: key.owner, chain_id: key.chainId }).map((r) => r.key_id) : [];
+    insert.run({
+      key_id: key.keyId,
+      token_hash: key.tokenHash,
+      owner: key.owner,
+      chain_id: key.chainId,
+      purpose: key.purpose,
+      name: key.name ?? null,
+      budget_limit: key.budgetLimit,
+      budget_used: key.budgetUsed,
+      budget_reserved: key.budgetReserved,
+      created_at: key.createdAt,
+      expires_at: key.expiresAt,
+      revoked_at: key.revokedAt ?? null,
+      last_used_at: key.lastUsedAt ?? null,
+    });
+    return superseded.sort();
+  });
+
+  return {
+    async insertKey(key, options = {}) {
+      checkAmount(key.budgetLimit, "budgetLimit");
+      checkAmount(key.budgetUsed, "budgetUsed");
+      checkAmount(key.budgetReserved, "budgetReserved");
+      return { superseded: insertTx.immediate(key, options.supersedeSessionAt ?? key.createdAt) };
+    },
+
+    async getKeyById(keyId) {
+      const row = byId.get(keyId);
+      return row ? toKey(row) : null;
+    },
+
+    async getKeyByTokenHash(tokenHash) {
+      const row = byToken.get(tokenHash);
+      return row ? toKey(row) : null;
+    },
+
+    async listKeys(owner, { limit, cursor, chainId }) {
+      const n = Math.max(0, Math.floor(limit));
+      const rows = page.all({
+        owner,
+        chain_id: chainId ?? null,
+        cursor_created: cursor?.createdAt ?? null,
+        cursor_key: cursor?.keyId ?? null,
+        limit: n + 1,
+      });
+      const keys = rows.slice(0, n).map(toKey);
+      const last = keys[keys.length - 1];
+      const nextCursor: KeyCursor | null = rows.length > n && last ? { createdAt: last.createdAt, keyId: last.keyId } : null;
+      return { keys, nextCursor };
+    },
+
+    async revokeKey(keyId, at) {
+      const row = revoke.get(at, keyId);
+      return row ? toKey(row) : null;
+    },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * {@link LedgerStore} on SQLite. Every guarded operation is one `BEGIN IMMEDIATE` transaction
+ * (the write lock is taken before the first read, so no other connection or process can
+ * interleave) around a conditional UPDATE whose WHERE clause is the guard, checked through
+ * `RETURNING` (no row back = guard missed).
+ */
+import type Database from "better-sqlite3";
+import type { ChargeRecord, FinishResult, KeyGuardReason, KeyRecord, LedgerStore, NewIntent, ReserveResult } from "@tollgate/core";
+import { chargeParams, checkAmount, MAX_INT64, toIntent, toJson, toKey, type IntentRow, type KeyRow } from "./rows.js";
+
+type Released = { key_id: string; max_amount: bigint };
+
+const EXPIRE = "UPDATE intents SET status = 'expired', released_amount = max_amount, finished_at = @now";
+
+export function createLedgerOps(db: Database.Database): LedgerStore {
+  const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
+  const intentById = db.prepare<[string], IntentRow>("SELECT * FROM intents WHERE intent_id = ?");
+  const intentByIdempotency = db.prepare<[string, string], IntentRow>("SELECT * FROM intents WHERE key_id = ? AND idempotency_key = ?");
+  const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(`${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`);
+  const expireOne = db.prepare<{ now: number; intent_id: string }, Released>(`${EXPIRE} WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`);
+  const expireDue = db.prepare<{ now: number; limit: number }, Released>(`${EXPIRE}
+    WHERE intent_id IN (SELECT intent_id FROM intents WHERE status = 'authorized' AND expires_at <= @now ORDER BY expires_at, intent_id LIMIT @limit)
+    RETURNING key_id, max_amount`);
+  /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0). */
+  const unreserve = db.prepare<{ key_id: string; max: bigint; final: bigint }, KeyRow>(
+    "UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = budget_used + @final WHERE key_id = @key_id RETURNING *",
+  );
+  const reserveOnKey = db.prepare<{ key_id: string; amount: bigint; now: number }, KeyRow>(`
+    UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now
+    WHERE key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - budget_used - budget_reserved >= @amount
+    RETURNING *`);
+  const chargeOnKey = db.prepare<{ key_id: string; amount: bigint; now: number }, KeyRow>(`
+    UPDATE keys SET budget_used = budget_used + @amount, last_used_at = @now
+    WHERE key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - budget_used - budget_reserved >= @amount
+    RETURNING *`);
+  const insertIntent = db.prepare<Record<string, unknown>, IntentRow>(`
+    INSERT INTO intents (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at)
+    VALUES (@intent_id, @key_id, @owner, @chain_id, 'authorized', @max_amount, @idempotency_key, @fingerprint, @request, @created_at, @expires_at)
+    RETURNING *`);
+  const settleIntent = db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, IntentRow>(`
+    UPDATE intents SET status = 'settled', final_amount = @final, released_amount = max_amount - @final, result = @result, finished_at = @now
+    WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now AND max_amount >= @final
+    RETURNING *`);
+  const abortIntent = db.prepare<{ intent_id: string; reason: string; result: string | null; now: number }, IntentRow>(`
+    UPDATE intents SET status = 'aborted', released_amount = max_amount, reason = @reason, result = @result, finished_at = @now
+    WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now
+    RETURNING *`);
+  const insertCharge = db.prepare(`
+    INSERT INTO charges (charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at)
+    VALUES (@charge_id, @intent_id, @key_id, @owner, @chain_id, @amount, @status, @created_at, @tx_hash, @error, @batch_id, @lease_until, @settled_at)`);
+
+  /** Gives the reservations of just-expired intents back to their keys. */
+  function release(rows: readonly Released[]): number {
+    const perKey = new Map<string, bigint>();
+    for (const r of rows) perKey.set(r.key_id, (perKey.get(r.key_id) ?? 0n) + r.max_amount);
+    for (const [key_id, max] of perKey) unreserve.run({ key_id, max, final: 0n });
+    return rows.length;
+  }
+
+  function queueCharge(charge: ChargeRecord | undefined): void {
+    if (charge && charge.amount > 0n) insertCharge.run(chargeParams(charge));
+  }
+
+  /** Why a key that exists refused an amount: the guard of the conditional UPDATE, restated. */
+  function guardReason(key: KeyRecord, now: number): KeyGuardReason {
+    if (key.revokedAt !== undefined) return "key_revoked";
+    if (key.expiresAt <= now) return "key_expired";
+    return "budget_exhausted";
+  }
+
+  const mustKey = (keyId: string): KeyRecord => toKey(keyById.get(keyId) as KeyRow);
+
+  /** The answer of settle/abort when its conditional UPDATE changed nothing. */
+  function finishMiss(intentId: string, now: number): FinishResult {
+    const row = intentById.get(intentId);
+    if (!row) return { ok: false, reason: "not_found" };
+    if (row.status !== "authorized") return { ok: false, reason: "invalid_state", intent: toIntent(row) };
+    if (row.expires_at <= now) {
+      release(expireOne.all({ now, intent_id: intentId }));
+      return { ok: false, reason: "expired", intent: toIntent(intentById.get(intentId) as IntentRow) };
+    }
+    return { ok: false, reason: "exceeds_reservation", intent: toIntent(row) };
+  }
+
+  const reserveTx = db.transaction((intent: NewIntent, now: number): ReserveResult => {
+    const found = keyById.get(intent.keyId);
+    if (!found) return { ok: false, reason: "key_not_found" };
+    release(expireDueOfKey.all({ now, key_id: intent.keyId }));
+    if (intent.idempotencyKey !== undefined) {
+      const existing = intentByIdempotency.get(intent.keyId, intent.idempotencyKey);
+      if (existing) return { ok: false, reason: "idempotent_replay", intent: toIntent(existing), key: mustKey(intent.keyId) };
+    }
+    // Above 2^63-1 nothing can fit any budget: a guard miss, without binding the amount.
+    const keyRow = intent.maxAmount <= MAX_INT64 ? reserveOnKey.get({ key_id: intent.keyId, amount: intent.maxAmount, now }) : undefined;
+    if (!keyRow) {
+      const key = mustKey(intent.keyId);
+      return { ok: false, reason: guardReason(key, now), key };
+    }
+    const row = insertIntent.get({
+      intent_id: intent.intentId,
+      key_id: intent.keyId,
+      owner: keyRow.owner,
+      chain_id: keyRow.chain_id,
+      max_amount: intent.maxAmount,
+      idempotency_key: intent.idempotencyKey ?? null,
+      fingerprint: intent.fingerprint,
+      request: toJson(intent.request ?? null),
+      created_at: intent.createdAt,
+      expires_at: intent.expiresAt,
+    }) as IntentRow;
+    return { ok: true, intent: toIntent(row), key: toKey(keyRow) };
+  });
+
+  const settleTx = db.transaction((intentId: string, final: bigint, result: string | null, now: number, charge: ChargeRecord | undefined): FinishResult => {
+    const row = final <= MAX_INT64 ? settleIntent.get({ intent_id: intentId, final, result, now }) : undefined;
+    if (!row) return finishMiss(intentId, now);
+    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final }) as KeyRow;
+    queueCharge(charge);
+    return { ok: true, intent: toIntent(row), key: toKey(key) };
+  });
+
+  const abortTx = db.transaction((intentId: string, reason: string, result: string | null, now: number): FinishResult => {
+    const row = abortIntent.get({ intent_id: intentId, reason, result, now });
+    if (!row) return finishMiss(intentId, now);
+    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final: 0n }) as KeyRow;
+    return { ok: true, intent: toIntent(row), key: toKey(key) };
+  });
+
+  const chargeTx = db.transaction((keyId: string, amount: bigint, now: number, charge: ChargeRecord | undefined) => {
+    if (!keyById.get(keyId)) return { ok: false as const, reason: "key_not_found" as const };
+    release(expireDueOfKey.all({ now, key_id: keyId }));
+    const keyRow = amount <= MAX_INT64 ? chargeOnKey.get({ key_id: keyId, amount, now }) : undefined;
+    if (!keyRow) {
+      const key = mustKey(keyId);
+      return { ok: false as const, reason: guardReason(key, now), key };
+    }
+    queueCharge(charge);
+    return { ok: true as const, key: toKey(keyRow) };
+  });
+
+  const sweepTx = db.transaction((now: number, limit: number) => release(expireDue.all({ now, limit })));
+  const expireOneTx = db.transaction((intentId: string, now: number) => release(expireOne.all({ now, intent_id: intentId })));
+
+  return {
+    async reserve({ intent, now }) {
+      checkAmount(intent.maxAmount, "maxAmount", false);
+      return reserveTx.immediate(intent, now);
+    },
+
+    async settle({ intentId, finalAmount, result, now, charge }) {
+      checkAmount(finalAmount, "finalAmount", false);
+      return settleTx.immediate(intentId, finalAmount, toJson(result), now, charge);
+    },
+
+    async abort({ intentId, reason, result, now }) {
+      return abortTx.immediate(intentId, reason, toJson(result), now);
+    },
+
+    async chargeDirect({ keyId, amount, now, charge }) {
+      checkAmount(amount, "amount", false);
+      return chargeTx.immediate(keyId, amount, now, charge);
+    },
+
+    async expireIntents(now, limit) {
+      return sweepTx.immediate(now, Math.max(0, Math.floor(limit)));
+    },
+
+    async getIntent(intentId, now) {
+      const row = intentById.get(intentId);
+      if (!row) return null;
+      if (now === undefined || row.status !== "authorized" || row.expires_at > now) return toIntent(row);
+      // Release on read; the conditional UPDATE re-checks the state under the write lock.
+      expireOneTx.immediate(intentId, now);
+      return toIntent(intentById.get(intentId) as IntentRow);
+    },
+  };
+}

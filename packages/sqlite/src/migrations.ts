@@ -1,0 +1,102 @@
+/**
+ * Versioned schema migrations. Applied versions are recorded in `schema_migrations(version,
+ * applied_at)`; each migration runs once, inside its own `BEGIN IMMEDIATE` transaction that
+ * re-checks the table, so several processes opening one new file at once apply it exactly once.
+ * Append new migrations at the end; never edit an applied one.
+ */
+import type Database from "better-sqlite3";
+
+/** One schema step. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "keys, intents, charges",
+    // STRICT tables: an INTEGER column never silently holds text or a float. The CHECKs restate
+    // invariant 1 of DESIGN.md, so even a faulty statement cannot break it.
+    sql: `
+      CREATE TABLE keys (
+        key_id          TEXT PRIMARY KEY,
+        token_hash      TEXT NOT NULL UNIQUE,
+        owner           TEXT NOT NULL,
+        chain_id        INTEGER NOT NULL,
+        purpose         TEXT NOT NULL CHECK (purpose IN ('session', 'api')),
+        name            TEXT,
+        budget_limit    INTEGER NOT NULL CHECK (budget_limit >= 0),
+        budget_used     INTEGER NOT NULL CHECK (budget_used >= 0),
+        budget_reserved INTEGER NOT NULL CHECK (budget_reserved >= 0),
+        created_at      INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        revoked_at      INTEGER,
+        last_used_at    INTEGER,
+        CHECK (budget_used <= budget_limit - budget_reserved)
+      ) STRICT;
+      CREATE INDEX keys_by_owner ON keys (owner, created_at DESC, key_id DESC);
+      CREATE INDEX keys_active_session ON keys (owner, chain_id) WHERE purpose = 'session' AND revoked_at IS NULL;
+
+      CREATE TABLE intents (
+        intent_id       TEXT PRIMARY KEY,
+        key_id          TEXT NOT NULL REFERENCES keys (key_id),
+        owner           TEXT NOT NULL,
+        chain_id        INTEGER NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('authorized', 'settled', 'aborted', 'expired')),
+        max_amount      INTEGER NOT NULL CHECK (max_amount >= 0),
+        final_amount    INTEGER CHECK (final_amount >= 0 AND final_amount <= max_amount),
+        released_amount INTEGER CHECK (released_amount >= 0 AND released_amount <= max_amount),
+        idempotency_key TEXT,
+        fingerprint     TEXT NOT NULL,
+        request         TEXT NOT NULL,
+        result          TEXT,
+        reason          TEXT,
+        created_at      INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        finished_at     INTEGER
+      ) STRICT;
+      CREATE UNIQUE INDEX intents_idempotency ON intents (key_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX intents_due ON intents (expires_at, intent_id) WHERE status = 'authorized';
+      CREATE INDEX intents_due_by_key ON intents (key_id, expires_at) WHERE status = 'authorized';
+
+      CREATE TABLE charges (
+        charge_id   TEXT PRIMARY KEY,
+        intent_id   TEXT REFERENCES intents (intent_id),
+        key_id      TEXT NOT NULL REFERENCES keys (key_id),
+        owner       TEXT NOT NULL,
+        chain_id    INTEGER NOT NULL,
+        amount      INTEGER NOT NULL CHECK (amount >= 0),
+        status      TEXT NOT NULL CHECK (status IN ('queued', 'settled', 'failed')),
+        created_at  INTEGER NOT NULL,
+        tx_hash     TEXT,
+        error       TEXT,
+        batch_id    TEXT,
+        lease_until INTEGER,
+        settled_at  INTEGER
+      ) STRICT;
+      CREATE INDEX charges_queued ON charges (created_at, charge_id) WHERE status = 'queued';
+      CREATE INDEX charges_pending ON charges (owner, chain_id) WHERE status = 'queued';
+    `,
+  },
+];
+
+/**
+ * Applies every migration of `migrations` not yet recorded, in version order.
+ * @returns the versions it applied.
+ */
+export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT");
+  const isApplied = db.prepare<[number], { version: bigint }>("SELECT version FROM schema_migrations WHERE version = ?");
+  const record = db.prepare<[number, number]>("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
+  const applied: number[] = [];
+  const applyOne = db.transaction((m: Migration) => {
+    if (isApplied.get(m.version)) return;
+    db.exec(m.sql);
+    record.run(m.version, Date.now());
+    applied.push(m.version);
+  });
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) applyOne.immediate(m);
+  return applied;
+}

@@ -1,0 +1,36 @@
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runStoreConformance } from "@tollgate/core/testing";
+import Database from "better-sqlite3";
+import { afterAll, expect, it } from "vitest";
+import { migrate } from "./migrations.js";
+import { createSqliteStore } from "./store.js";
+
+// A fresh file per test, in a nested directory that the store must create.
+const dir = join(tmpdir(), `tollgate-sqlite-${process.pid}-${Date.now()}`);
+let n = 0;
+const file = () => join(dir, "nested", `store-${++n}.db`);
+
+runStoreConformance("sqlite", { create: async () => createSqliteStore({ filename: file() }) });
+
+it("sqlite: data survives reopening, migrations apply once, options are checked", async () => {
+  const filename = file();
+  const store = createSqliteStore({ filename, durability: "full" });
+  const key = { keyId: "key_a", tokenHash: "cd".repeat(32), owner: "0xaa", chainId: 1, purpose: "api" as const, budgetLimit: 2n ** 62n, budgetUsed: 0n, budgetReserved: 0n, createdAt: 1, expiresAt: 2 };
+  await store.insertKey(key);
+  await store.close();
+  await store.close();
+  const reopened = createSqliteStore({ filename });
+  expect(await reopened.getKeyById("key_a")).toEqual(key);
+  await reopened.close();
+  const db = new Database(filename);
+  expect(migrate(db)).toEqual([]);
+  expect(db.prepare("SELECT version FROM schema_migrations").all()).toEqual([{ version: 1 }]);
+  expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+  db.close();
+  expect(() => createSqliteStore({ filename: "" })).toThrow(TypeError);
+  expect(() => createSqliteStore({ filename, durability: "fast" as "full" })).toThrow(TypeError);
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
