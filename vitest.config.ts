@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"] } },
   test: {
-    projects: ["packages/*"],
+    projects: ["packages/*", "examples/*"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

@@ -7,5 +7,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
-  external: ["vitest"],
+  external: ["vitest", "fast-check"],
 });

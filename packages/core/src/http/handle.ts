@@ -68,6 +68,7 @@ export async function readJsonBody(req: GatewayRequest, limit: number): Promise<
 }
 
 async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req: GatewayRequest, requestId: string, ctx: GatewayContext): Promise<GatewayResponse> {
+  const auth: unknown = route.authenticate ? await route.authenticate(req, ctx) : undefined;
   const params = route.params ? parseWith(route.params, rawParams, "path") : rawParams;
   const q = queryObject(req.query);
   const query = route.query ? parseWith(route.query, q, "query") : q;
@@ -79,7 +80,7 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
     if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
     body = parseWith(route.body, raw, "body");
   }
-  return route.handle({ request: req, params, query, body, requestId, gateway: ctx });
+  return route.handle({ request: req, auth, params, query, body, requestId, gateway: ctx });
 }
 
 /** Builds the `handle` function of a gateway over a router. */

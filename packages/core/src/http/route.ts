@@ -14,8 +14,10 @@ export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type BodyLimitKind = "json" | "media";
 
 /** What a handler receives: the parsed, validated inputs plus the gateway context. */
-export interface RouteContext<P, Q, B> {
+export interface RouteContext<P, Q, B, A = undefined> {
   readonly request: GatewayRequest;
+  /** What the route's `authenticate` returned (its credential), resolved before any input parsing. */
+  readonly auth: A;
   readonly params: P;
   readonly query: Q;
   readonly body: B;
@@ -24,7 +26,7 @@ export interface RouteContext<P, Q, B> {
 }
 
 /** The declaration of one route. Path segments `:name` match one segment, `:name+` one or more. */
-export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
+export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, A = undefined> {
   readonly method: RouteMethod;
   readonly path: string;
   /** One line for the generated API docs. */
@@ -39,15 +41,20 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   readonly bodyFromQuery?: boolean;
   /** @default "json" */
   readonly bodyLimit?: BodyLimitKind;
-  handle(ctx: RouteContext<P, Q, B>): Promise<GatewayResponse> | GatewayResponse;
+  /**
+   * Resolves the route's credential before params, query and body are parsed, so a request
+   * without a valid credential gets its 401/403 rather than a 400 about its body.
+   */
+  readonly authenticate?: (request: GatewayRequest, gateway: GatewayContext) => Promise<A> | A;
+  handle(ctx: RouteContext<P, Q, B, A>): Promise<GatewayResponse> | GatewayResponse;
 }
 
 /** A route with its types erased, as the router stores it. */
-export type AnyRoute = RouteDefinition<any, any, any>;
+export type AnyRoute = RouteDefinition<any, any, any, any>;
 
 /** Declares a route; the generics are inferred from the zod schemas. */
-export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
-  definition: RouteDefinition<P, Q, B>,
-): RouteDefinition<P, Q, B> {
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined, A = undefined>(
+  definition: RouteDefinition<P, Q, B, A>,
+): RouteDefinition<P, Q, B, A> {
   return definition;
 }

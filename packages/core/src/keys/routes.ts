@@ -33,8 +33,8 @@ export function keyRoutes(): AnyRoute[] {
       tag: "keys",
       summary: "Create a service key for the wallet in x-session-user-address; the token is returned once.",
       body: createBody,
-      handle: async ({ request, body, gateway }) => {
-        const owner = sessionAddress(request);
+      authenticate: sessionAddress,
+      handle: async ({ auth: owner, body, gateway }) => {
         const { key, token } = await gateway.services.keys.create({
           owner,
           chainId: (body.networkId ?? body.chainId)!,
@@ -53,8 +53,8 @@ export function keyRoutes(): AnyRoute[] {
       tag: "keys",
       summary: "List the keys of the wallet in x-session-user-address, newest first (limit, cursor).",
       query: z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500) }),
-      handle: async ({ request, query, gateway }) => {
-        const owner = sessionAddress(request);
+      authenticate: sessionAddress,
+      handle: async ({ auth: owner, query, gateway }) => {
         const page = await gateway.services.keys.list(owner, query);
         const now = gateway.clock.now();
         return json({ keys: page.keys.map((k) => keyView(k, now)), next_cursor: page.nextCursor });
@@ -66,9 +66,9 @@ export function keyRoutes(): AnyRoute[] {
       tag: "keys",
       summary: "Legacy: charge an amount to the bearer key at once (reserve and settle in one step).",
       body: z.object({ amount: amount() }),
-      handle: async ({ request, body, gateway }) => {
-        const keys = gateway.services.keys;
-        const key = await keys.chargeDirect(await keys.authenticate(request.headers.authorization), body.amount);
+      authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      handle: async ({ auth, body, gateway }) => {
+        const key = await gateway.services.keys.chargeDirect(auth, body.amount);
         return json(
           { success: true, keyId: key.keyId, amount: body.amount.toString(), budgetRemaining: remainingOf(key).toString() },
           { headers: budgetHeaders(key) },

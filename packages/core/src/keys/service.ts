@@ -8,7 +8,7 @@ import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyCursor, KeyPurpose, KeyRecord, Store } from "../store/types.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken } from "./token.js";
-import { remainingOf } from "./view.js";
+import { budgetHeaders, remainingOf } from "./view.js";
 
 /** What creating a key needs (validated by the route). */
 export interface CreateKeyInput {
@@ -68,6 +68,7 @@ export function assertUsable(key: KeyRecord, now: number): void {
 export function budgetExhausted(key: KeyRecord, amount: bigint): GatewayError {
   return new GatewayError("budget_exhausted", `Key ${key.keyId} has ${remainingOf(key)} remaining; ${amount} is needed.`, {
     details: { keyId: key.keyId, budgetRemaining: remainingOf(key).toString(), required: amount.toString() },
+    headers: budgetHeaders(key),
   });
 }
 

@@ -59,13 +59,16 @@ export function ledgerRoutes(): AnyRoute[] {
       tag: "payments",
       summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter) before work.",
       body: prepareBody,
-      handle: async ({ request, body, gateway }) => {
-        const key = await gateway.services.keys.authenticate(request.headers.authorization);
+      authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      handle: async ({ request, auth: key, body, gateway }) => {
         const chainId = requestChainId(request);
         if (chainId === undefined) throw invalidRequest("The x-network-id header (chain id of the intent) is required.", "x-network-id");
         const headerKey = request.headers["x-idempotency-key"];
-        const idem = body.idempotencyKey ?? (headerKey === undefined ? undefined : idempotencyKey.safeParse(headerKey).data);
-        if (headerKey !== undefined && idem === undefined) throw invalidRequest("x-idempotency-key must be 1..255 characters", "x-idempotency-key");
+        const fromHeader = headerKey === undefined ? undefined : idempotencyKey.safeParse(headerKey).data;
+        if (headerKey !== undefined && fromHeader === undefined) throw invalidRequest("x-idempotency-key must be 1..255 characters", "x-idempotency-key");
+        if (fromHeader !== undefined && body.idempotencyKey !== undefined && fromHeader !== body.idempotencyKey)
+          throw invalidRequest("x-idempotency-key and body idempotencyKey differ; send one", "idempotencyKey");
+        const idem = body.idempotencyKey ?? fromHeader;
         const { intent, key: after, replay } = await gateway.services.ledger.prepare({
           key,
           chainId,
@@ -90,8 +93,8 @@ export function ledgerRoutes(): AnyRoute[] {
       tag: "payments",
       summary: "Settle an authorized intent with finalAmountWei or a meter (at most the reservation; the rest is released).",
       body: settleBody,
-      handle: async ({ request, body, gateway }) => {
-        const bearer = await gateway.services.keys.identify(request.headers.authorization);
+      authenticate: (request, gateway) => gateway.services.keys.identify(request.headers.authorization),
+      handle: async ({ auth: bearer, body, gateway }) => {
         const { view, key, replay } = await gateway.services.ledger.settle({
           intentId: body.paymentIntentId,
           finalAmount: body.finalAmountWei,
@@ -107,8 +110,8 @@ export function ledgerRoutes(): AnyRoute[] {
       tag: "payments",
       summary: "Abort an authorized intent; its whole reservation is released.",
       body: abortBody,
-      handle: async ({ request, body, gateway }) => {
-        const bearer = await gateway.services.keys.identify(request.headers.authorization);
+      authenticate: (request, gateway) => gateway.services.keys.identify(request.headers.authorization),
+      handle: async ({ auth: bearer, body, gateway }) => {
         const { view, key, replay } = await gateway.services.ledger.abort({ intentId: body.paymentIntentId, reason: body.reason || undefined, bearer });
         return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
       },

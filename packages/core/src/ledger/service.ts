@@ -89,6 +89,11 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
     return intent;
   };
 
+  const keyOf = async (intent: IntentRecord): Promise<{ key?: KeyRecord }> => {
+    const key = await store.getKeyById(intent.keyId);
+    return key ? { key } : {};
+  };
+
   const stateError = (intent: IntentRecord, action: string) =>
     new GatewayError("invalid_state", `Payment intent ${intent.intentId} is ${intent.status}; it cannot be ${action}.`, { details: { status: intent.status } });
 
@@ -170,7 +175,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
           details: { maxAmountWei: result.intent.maxAmount.toString(), finalAmountWei: finalAmount.toString() },
         });
       const intent = result.intent;
-      if (intent.status === "settled" && intent.finalAmount === finalAmount && intent.result) return { view: intent.result as FinishView, replay: true };
+      if (intent.status === "settled" && intent.finalAmount === finalAmount && intent.result)
+        return { view: intent.result as FinishView, replay: true, ...(await keyOf(intent)) };
       if (intent.status === "settled")
         throw new GatewayError("invalid_state", `Payment intent ${intent.intentId} was already settled with ${intent.finalAmount}.`, {
           details: { status: "settled", finalAmountWei: String(intent.finalAmount) },
@@ -186,7 +192,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
       if (result.ok) return { view, key: result.key, replay: false };
       if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
-      if (result.intent.status === "aborted" && result.intent.result) return { view: result.intent.result as FinishView, replay: true };
+      if (result.intent.status === "aborted" && result.intent.result) return { view: result.intent.result as FinishView, replay: true, ...(await keyOf(result.intent)) };
       throw stateError(result.intent, "aborted");
     },
 

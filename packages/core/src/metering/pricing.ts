@@ -67,8 +67,11 @@ export function priceLineFor(card: ModelCard, key: string, selection: Selection)
   }
   if (!best) {
     const variants = lines.map((l) => JSON.stringify(l.when ?? {})).join(", ");
-    const wanted = Object.keys(lines[0]!.when ?? {}).map((k) => `${k}=${selection[k] ?? "(unset)"}`).join(", ");
-    throw invalidRequest(`${card.provider}:${card.modelId} has no "${key}" price for ${wanted}; priced variants: ${variants}`, Object.keys(lines[0]!.when ?? {})[0]);
+    const names = [...new Set(lines.flatMap((l) => Object.keys(l.when ?? {})))];
+    const wanted = names.map((k) => `${k}=${selection[k] ?? "(unset)"}`).join(", ");
+    // Name the param whose value no variant prices (e.g. size=512x512), else the first one.
+    const param = names.find((k) => !lines.some((l) => l.when?.[k] !== undefined && l.when[k] === selection[k])) ?? names[0];
+    throw invalidRequest(`${card.provider}:${card.modelId} has no "${key}" price for ${wanted}; priced variants: ${variants}`, param);
   }
   return best;
 }

@@ -95,6 +95,7 @@ export function createMemoryStore(): Store {
       checkAmount(key.budgetLimit, "budgetLimit");
       checkAmount(key.budgetUsed, "budgetUsed");
       checkAmount(key.budgetReserved, "budgetReserved");
+      if (key.budgetUsed + key.budgetReserved > key.budgetLimit) throw new Error("memory store: budgetUsed + budgetReserved exceeds budgetLimit");
       if (keys.has(key.keyId)) throw new Error(`memory store: duplicate keyId ${key.keyId}`);
       if (keyIdByToken.has(key.tokenHash)) throw new Error("memory store: duplicate tokenHash");
       const superseded: string[] = [];

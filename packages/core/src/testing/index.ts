@@ -6,3 +6,8 @@ export { runStoreConformance, storeConformanceGroups } from "./store-conformance
 export type { StoreConformanceOptions, StoreConformanceTestName } from "./store-conformance.js";
 export type { StoreTest } from "./store-fixtures.js";
 export type { Store } from "../store/types.js";
+export { runKeyRouteSuite } from "./gateway-suite-keys.js";
+export { runPaymentRouteSuite } from "./gateway-suite-payments.js";
+export type { GatewaySuiteOptions } from "./gateway-suite-fixtures.js";
+export { connectDirect, runCatalogRouteSuite, type Connect, type TestClient } from "./catalog-route-suite.js";
+export { generateCards, prng } from "./card-fixtures.js";

@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runKeyRouteSuite } from "../testing/index.js";
+
+runKeyRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,0 +1,218 @@
+/**
+ * The payment-intent route suite (CONTRACT.md "Payment intents"): prepare, idempotency, settle
+ * and abort through `gateway.fetch` on a real store. Expiry, the sweeper, ownership and races are
+ * in gateway-suite-payments-lifecycle.ts; {@link runPaymentRouteSuite} registers both.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  bearer,
+  budgetOf,
+  CHAIN,
+  expectBudget,
+  expectError,
+  PREPARE,
+  UNKNOWN_TOKEN,
+  withGateway,
+  type GatewaySuiteOptions,
+  type Harness,
+} from "./gateway-suite-fixtures.js";
+import { registerPaymentLifecycleTests } from "./gateway-suite-payments-lifecycle.js";
+
+const TTL = 15 * 60_000;
+
+/** Registers the payment-intent route suite for the store `name` in the current vitest file. */
+export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions): void {
+  const test = (title: string, fn: (h: Harness) => Promise<void>) => it(title, () => withGateway(options, fn));
+
+  describe(`payment routes: ${name}`, () => {
+    describe("prepare", () => {
+      test("200 {paymentIntentId, status, maxAmountWei, expiresAt} with the intent and budget headers", async (h) => {
+        const key = await h.createKey();
+        const r = await h.prepare(key.token, { ...PREPARE, method: "post", runId: "run-1" });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body).toEqual({ paymentIntentId: expect.stringMatching(/^pi_/), status: "authorized", maxAmountWei: "300", expiresAt: h.clock.now() + TTL });
+        expect(r.headers.get("x-payment-intent-id")).toBe(r.body.paymentIntentId);
+        expect(r.headers.get("x-idempotent-replay")).toBeNull();
+        expect(budgetOf(r)).toEqual({ limit: "1000", used: "0", reserved: "300", remaining: "700" });
+        const view = await h.inspect(key.token, key.keyId);
+        expectBudget(view, { limit: "1000", used: "0", reserved: "300" });
+        expect(view.lastUsedAt).toBe(h.clock.now());
+        // A JSON-number amount and a bare token work too.
+        const n = await h.call("POST", "/api/payments/prepare", { headers: { authorization: key.token, "x-network-id": String(CHAIN) }, body: { ...PREPARE, maxAmountWei: 200 } });
+        expect(n.status).toBe(200);
+        expect(n.body.maxAmountWei).toBe("200");
+        expect(n.body.paymentIntentId).not.toBe(r.body.paymentIntentId);
+      });
+
+      test("chain header: missing → 400; x-chain-id alias works; another chain → 409 chain_mismatch", async (h) => {
+        const key = await h.createKey();
+        const noChain = await h.call("POST", "/api/payments/prepare", { headers: bearer(key.token), body: PREPARE });
+        expectError(noChain, 400, "invalid_request", "x-network-id");
+        expectError(await h.prepare(key.token, PREPARE, { "x-network-id": "abc" }), 400, "invalid_request", "x-network-id");
+        expectError(await h.prepare(key.token, PREPARE, { "x-network-id": "0" }), 400, "invalid_request", "x-network-id");
+        expectError(await h.prepare(key.token, PREPARE, { "x-network-id": "10" }), 409, "chain_mismatch");
+        const alias = await h.call("POST", "/api/payments/prepare", { headers: { ...bearer(key.token), "x-chain-id": String(CHAIN) }, body: PREPARE });
+        expect(alias.status).toBe(200);
+        expectError(await h.call("POST", "/api/payments/prepare", { headers: { ...bearer(key.token), "x-chain-id": "10" }, body: PREPARE }), 409, "chain_mismatch");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+      });
+
+      test("body and credential errors → 400/401 naming the param; nothing reserved", async (h) => {
+        const key = await h.createKey();
+        const { maxAmountWei: _m, ...noAmount } = PREPARE;
+        const meter = { modelId: "gpt-4o", modality: "text", usage: { promptTokens: 10 } };
+        const cases: Array<[string, Record<string, unknown>]> = [
+          ["maxAmountWei", noAmount],
+          ["maxAmountWei", { ...PREPARE, meter }],
+          ["maxAmountWei", { ...PREPARE, maxAmountWei: "0" }],
+          ["maxAmountWei", { ...PREPARE, maxAmountWei: "-1" }],
+          ["maxAmountWei", { ...PREPARE, maxAmountWei: "1.5" }],
+          ["service", { ...PREPARE, service: undefined }],
+          ["service", { ...PREPARE, service: "  " }],
+          ["action", { ...PREPARE, action: undefined }],
+          ["resource", { ...PREPARE, resource: undefined }],
+          ["method", { ...PREPARE, method: undefined }],
+        ];
+        for (const [param, body] of cases) {
+          const r = await h.prepare(key.token, JSON.parse(JSON.stringify(body)));
+          expect({ body, status: r.status, param: r.body.error?.param }).toEqual({ body, status: 400, param });
+          expectError(r, 400, "invalid_request", param);
+        }
+        expectError(await h.call("POST", "/api/payments/prepare", { headers: { ...bearer(key.token), "x-network-id": "8453" }, raw: "{nope" }), 400, "invalid_request");
+        expectError(await h.call("POST", "/api/payments/prepare", { headers: { "x-network-id": "8453" }, body: PREPARE }), 401, "authentication_required");
+        expectError(await h.prepare(UNKNOWN_TOKEN), 401, "invalid_key");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "0" });
+      });
+
+      test("budget too small → 402 budget_exhausted and nothing reserved; the exact remainder fits", async (h) => {
+        const key = await h.createKey();
+        expect((await h.prepare(key.token, { ...PREPARE, maxAmountWei: "600" })).status).toBe(200);
+        const e = expectError(await h.prepare(key.token, { ...PREPARE, maxAmountWei: "401" }), 402, "budget_exhausted");
+        expect(e.type).toBe("insufficient_quota");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "600" });
+        const exact = await h.prepare(key.token, { ...PREPARE, maxAmountWei: "400" });
+        expect(exact.status).toBe(200);
+        expect(budgetOf(exact).remaining).toBe("0");
+        expectError(await h.prepare(key.token, { ...PREPARE, maxAmountWei: "1" }), 402, "budget_exhausted");
+      });
+
+      for (const via of ["body", "header"] as const) {
+        test(`idempotency key in the ${via}: a repeat replays the intent, reserved once; other params → 409`, async (h) => {
+          const key = await h.createKey();
+          const send = (fields: Record<string, unknown>, idem = "order-17") =>
+            via === "body" ? h.prepare(key.token, { ...fields, idempotencyKey: idem }) : h.prepare(key.token, fields, { "x-idempotency-key": idem });
+          const first = await send(PREPARE);
+          expect(first.status).toBe(200);
+          const again = await send(PREPARE);
+          expect(again.status).toBe(200);
+          expect(again.body).toEqual(first.body);
+          expect(again.headers.get("x-idempotent-replay")).toBe("true");
+          expect(again.headers.get("x-payment-intent-id")).toBe(first.body.paymentIntentId);
+          expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+          for (const changed of [{ ...PREPARE, maxAmountWei: "301" }, { ...PREPARE, resource: "https://elsewhere" }, { ...PREPARE, action: "embed" }]) {
+            const e = expectError(await send(changed), 409, "idempotency_conflict");
+            expect(e.details?.paymentIntentId ?? first.body.paymentIntentId).toBe(first.body.paymentIntentId);
+          }
+          expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+          // Another idempotency key is another intent; the key is scoped to the service key.
+          expect((await send(PREPARE, "order-18")).body.paymentIntentId).not.toBe(first.body.paymentIntentId);
+          const other = await h.createKey();
+          const elsewhere = await h.prepare(other.token, { ...PREPARE, idempotencyKey: "order-17" });
+          expect(elsewhere.status).toBe(200);
+          expect(elsewhere.body.paymentIntentId).not.toBe(first.body.paymentIntentId);
+        });
+      }
+    });
+
+    describe("settle", () => {
+      test("a final amount within the reservation is charged and the rest released (queued)", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        const r = await h.settle({ paymentIntentId: id, finalAmountWei: "120" });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body).toEqual({ paymentIntentId: id, status: "settled", maxAmountWei: "300", finalAmountWei: "120", releasedWei: "180", settlement: { status: "queued" } });
+        expect(budgetOf(r)).toEqual({ limit: "1000", used: "120", reserved: "0", remaining: "880" });
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "120", reserved: "0" });
+      });
+
+      test("0 is allowed: off_chain, everything released", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        const r = await h.settle({ paymentIntentId: id, finalAmountWei: 0 });
+        expect(r.status).toBe(200);
+        expect(r.body).toMatchObject({ status: "settled", finalAmountWei: "0", releasedWei: "300", settlement: { status: "off_chain" } });
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "0" });
+      });
+
+      test("the same settle again replays (no double charge); another amount → 409 invalid_state", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        const first = await h.settle({ paymentIntentId: id, finalAmountWei: "250" });
+        h.clock.advance(1000);
+        const again = await h.settle({ paymentIntentId: id, finalAmountWei: 250 });
+        expect(again.status).toBe(200);
+        expect(again.body).toEqual(first.body);
+        expect(again.headers.get("x-idempotent-replay")).toBe("true");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "250", reserved: "0" });
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "100" }), 409, "invalid_state");
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "0" }), 409, "invalid_state");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "250", reserved: "0" });
+      });
+
+      test("above the reservation → 409 amount_exceeds_reservation, intent unchanged; a smaller amount then settles", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        const e = expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "301" }), 409, "amount_exceeds_reservation", "finalAmountWei");
+        expect(e.type).toBe("conflict_error");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+        const ok = await h.settle({ paymentIntentId: id, finalAmountWei: "300" });
+        expect(ok.body).toMatchObject({ status: "settled", finalAmountWei: "300", releasedWei: "0" });
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "300", reserved: "0" });
+      });
+
+      test("body errors → 400; unknown intent → 404 intent_not_found", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        expectError(await h.settle({ finalAmountWei: "1" }), 400, "invalid_request", "paymentIntentId");
+        expectError(await h.settle({ paymentIntentId: id }), 400, "invalid_request", "finalAmountWei");
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "1", meter: { modelId: "gpt-4o", modality: "text", usage: { promptTokens: 1 } } }), 400, "invalid_request", "finalAmountWei");
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "-1" }), 400, "invalid_request", "finalAmountWei");
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "1e3" }), 400, "invalid_request", "finalAmountWei");
+        expectError(await h.settle({ paymentIntentId: "pi_doesnotexist", finalAmountWei: "1" }), 404, "intent_not_found");
+        expectError(await h.abort({ paymentIntentId: "pi_doesnotexist" }), 404, "intent_not_found");
+        expectError(await h.abort({}), 400, "invalid_request", "paymentIntentId");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+      });
+    });
+
+    describe("abort", () => {
+      test("200 {status:aborted, reason, releasedWei}; a repeat gives the same 200; settle after → 409", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        const r = await h.abort({ paymentIntentId: id, reason: "client went away" });
+        expect(r.status).toBe(200);
+        expect(r.body).toEqual({ paymentIntentId: id, status: "aborted", reason: "client went away", releasedWei: "300" });
+        expect(budgetOf(r)).toEqual({ limit: "1000", used: "0", reserved: "0", remaining: "1000" });
+        h.clock.advance(1000);
+        const again = await h.abort({ paymentIntentId: id, reason: "another reason" });
+        expect(again.status).toBe(200);
+        expect(again.body).toEqual(r.body);
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "1" }), 409, "invalid_state");
+        expectError(await h.settle({ paymentIntentId: id, finalAmountWei: "0" }), 409, "invalid_state");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "0" });
+        const plain = (await h.prepare(key.token)).body.paymentIntentId;
+        expect((await h.abort({ paymentIntentId: plain })).body).toEqual({ paymentIntentId: plain, status: "aborted", reason: expect.any(String), releasedWei: "300" });
+      });
+
+      test("abort after settle → 409 invalid_state, the charge stands", async (h) => {
+        const key = await h.createKey();
+        const id = (await h.prepare(key.token)).body.paymentIntentId;
+        expect((await h.settle({ paymentIntentId: id, finalAmountWei: "10" })).status).toBe(200);
+        expectError(await h.abort({ paymentIntentId: id }), 409, "invalid_state");
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "10", reserved: "0" });
+      });
+    });
+
+    registerPaymentLifecycleTests(options);
+  });
+}
