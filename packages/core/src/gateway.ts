@@ -18,10 +18,24 @@ import { createKeyService } from "./keys/service.js";
 import { keyRoutes } from "./keys/routes.js";
 import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
+import type { CapabilityDeps } from "./capability.js";
+import { createFeedbackService } from "./feedback/service.js";
+import { feedbackRoutes } from "./feedback/routes.js";
+import { createAgentsService } from "./agents/service.js";
+import { agentsRoutes } from "./agents/routes.js";
+import { createDispenserService } from "./dispenser/service.js";
+import { dispenserRoutes } from "./dispenser/routes.js";
+import { createSettlementService } from "./settlement/service.js";
+import { settlementRoutes } from "./settlement/routes.js";
+import { createMediaService } from "./media/service.js";
+import { mediaRoutes } from "./media/routes.js";
+import { createVideoService } from "./video/service.js";
+import { videoRoutes } from "./video/routes.js";
+
 
 /** Every route of the gateway, in table order. */
 export function gatewayRoutes(): AnyRoute[] {
-  return [...catalogRoutes(), ...keyRoutes(), ...ledgerRoutes()];
+  return [...catalogRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
 }
 
 /**
@@ -40,20 +54,45 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const clock = o.clock ?? systemClock;
   const ids = o.ids ?? randomIds;
   const feeBps = o.feeBps ?? 100;
+  const http = o.http ?? createFetchHttpClient();
+  const keys = createKeyService({ store, clock, ids, compat: o.compat });
+  const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs: o.intentTtlMs ?? 15 * 60_000, feeBps } });
+  const closers: (() => Promise<void> | void)[] = [];
+  const descriptions: (() => string)[] = [];
+  const deps: CapabilityDeps = {
+    store,
+    catalog,
+    clock,
+    ids,
+    http,
+    options: o,
+    keys,
+    ledger,
+    feeBps,
+    compat: o.compat,
+    onClose: (fn) => void closers.push(fn),
+    describe: (line) => void descriptions.push(line),
+  };
   const services: GatewayServices = {
     catalog,
     extendedCatalog,
     modelsService: o.modelsService,
     store,
     feeBps,
-    keys: createKeyService({ store, clock, ids, compat: o.compat }),
-    ledger: createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs: o.intentTtlMs ?? 15 * 60_000, feeBps } }),
+    keys,
+    ledger,
+    feedback: createFeedbackService(deps),
+    agents: createAgentsService(deps),
+    dispenser: createDispenserService(deps),
+    settlement: createSettlementService(deps),
+    media: createMediaService(deps),
+    video: createVideoService(deps),
   };
   const ctx: GatewayContext = {
     services,
     clock,
     ids,
-    http: o.http ?? createFetchHttpClient(),
+    http,
     limits: { jsonBodyBytes: o.jsonBodyBytes, mediaBodyBytes: o.mediaBodyBytes },
     compat: o.compat,
   };
@@ -73,11 +112,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       `extended catalog (/v1/models/all): ${o.extendedCards ? `${extendedCatalog.size} models` : "not configured, serving the native catalog"}`,
       `models service (/api/models): ${o.modelsService ? o.modelsService.url : "not configured, serving the native catalog"}`,
       `keys and payment intents: on (intent TTL ${(o.intentTtlMs ?? 900_000) / 1000} s, platform fee ${feeBps} bps)`,
+      ...descriptions.map((d) => d()),
       `cors: ${o.cors ? (o.cors.origins === "*" ? "any origin" : o.cors.origins.join(", ")) : "off"}`,
     ],
     close: () => {
       if (sweeper) clearInterval(sweeper);
-      return (closed ??= store.close());
+      return (closed ??= (async () => {
+        for (const fn of closers) await fn();
+        await store.close();
+      })());
     },
   };
 }

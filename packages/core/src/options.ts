@@ -8,6 +8,13 @@ import type { Clock } from "./clock.js";
 import type { HttpClient } from "./http/client.js";
 import type { IdGenerator } from "./ids.js";
 import type { Store } from "./store/types.js";
+import { feedbackOptionsSchema } from "./feedback/options.js";
+import { agentsOptionsSchema } from "./agents/options.js";
+import { dispenserOptionsSchema } from "./dispenser/options.js";
+import { settlementOptionsSchema } from "./settlement/options.js";
+import { mediaOptionsSchema } from "./media/options.js";
+import { videoOptionsSchema } from "./video/options.js";
+
 
 /** Thrown by `createGateway` when its options are invalid; `issues` holds one line per problem. */
 export class GatewayOptionsError extends Error {
@@ -69,6 +76,12 @@ export const gatewayOptionsSchema = z.strictObject({
   feeBps: z.number().int().min(0).max(10_000).optional(),
   /** How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still applies). @default 60000 */
   sweepIntervalMs: z.number().int().min(0).max(3_600_000).optional(),
+  feedback: feedbackOptionsSchema,
+  agents: agentsOptionsSchema,
+  dispenser: dispenserOptionsSchema,
+  settlement: settlementOptionsSchema,
+  media: mediaOptionsSchema,
+  video: videoOptionsSchema,
 });
 
 /** Options of `createGateway`. */

@@ -3,6 +3,13 @@ import type { ModelsServiceOptions } from "./catalog/models-service.js";
 import type { KeyService } from "./keys/service.js";
 import type { LedgerService } from "./ledger/service.js";
 import type { Store } from "./store/types.js";
+import type { FeedbackService } from "./feedback/service.js";
+import type { AgentsService } from "./agents/service.js";
+import type { DispenserService } from "./dispenser/service.js";
+import type { SettlementService } from "./settlement/service.js";
+import type { MediaService } from "./media/service.js";
+import type { VideoService } from "./video/service.js";
+
 
 /** The domain services of a gateway, exposed as `gateway.services` for use from application code. */
 export interface GatewayServices {
@@ -20,4 +27,11 @@ export interface GatewayServices {
   readonly ledger: LedgerService;
   /** Platform fee in basis points applied by the pricing function. */
   readonly feeBps: number;
+  readonly feedback: FeedbackService;
+  readonly agents: AgentsService;
+  readonly dispenser: DispenserService;
+  readonly settlement: SettlementService;
+  readonly media: MediaService;
+  readonly video: VideoService;
+
 }

@@ -5,6 +5,11 @@
  * Append new migrations at the end; never edit an applied one.
  */
 import type Database from "better-sqlite3";
+import { VIDEO_MIGRATIONS } from "./video.js";
+import { FEEDBACK_MIGRATIONS } from "./feedback.js";
+import { AGENTS_MIGRATIONS } from "./agents.js";
+import { DISPENSER_MIGRATIONS } from "./dispenser.js";
+import { X402_MIGRATIONS } from "./x402.js";
 
 /** One schema step. */
 export interface Migration {
@@ -13,7 +18,8 @@ export interface Migration {
   readonly sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [
+/** The ledger schema (keys, intents, charges). Later capabilities add theirs beside their ops. */
+const LEDGER_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "keys, intents, charges",
@@ -80,6 +86,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX charges_pending ON charges (owner, chain_id) WHERE status = 'queued';
     `,
   },
+];
+
+/**
+ * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
+ * 5 dispenser, 6 x402 nonces; each capability keeps its own next to its operations.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  ...LEDGER_MIGRATIONS,
+  ...VIDEO_MIGRATIONS,
+  ...FEEDBACK_MIGRATIONS,
+  ...AGENTS_MIGRATIONS,
+  ...DISPENSER_MIGRATIONS,
+  ...X402_MIGRATIONS,
 ];
 
 /**

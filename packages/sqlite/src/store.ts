@@ -1,5 +1,10 @@
 /** `createSqliteStore`: the embedded default Store, on better-sqlite3. */
 import { mkdirSync } from "node:fs";
+import { createFeedbackOps } from "./feedback.js";
+import { createAgentOps } from "./agents.js";
+import { createDispenserOps } from "./dispenser.js";
+import { createVideoOps } from "./video.js";
+import { createPaymentNonceOps } from "./x402.js";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
@@ -54,6 +59,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createKeyOps(db),
     ...createLedgerOps(db),
     ...createChargeOps(db),
+    ...createFeedbackOps(db),
+    ...createAgentOps(db),
+    ...createDispenserOps(db),
+    ...createVideoOps(db),
+    ...createPaymentNonceOps(db),
     async close() {
       if (db.open) db.close();
     },

@@ -15,5 +15,10 @@ export type {
   NewIntent,
   ReserveResult,
   Store,
+  FeedbackStore,
+  AgentStore,
+  DispenserStore,
+  VideoStore,
+  PaymentNonceStore,
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";

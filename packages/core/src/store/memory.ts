@@ -4,6 +4,11 @@
  * them), which is what makes it atomic on the one JavaScript thread.
  */
 import { invalidRequest } from "../errors.js";
+import { createMemoryFeedbackStore } from "./memory-feedback.js";
+import { createMemoryAgentStore } from "./memory-agents.js";
+import { createMemoryDispenserStore } from "./memory-dispenser.js";
+import { createMemoryVideoStore } from "./memory-video.js";
+import { createMemoryPaymentNonceStore } from "./memory-x402.js";
 import { MAX_AMOUNT } from "../money.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -285,6 +290,11 @@ export function createMemoryStore(): Store {
       return { amount, count };
     },
 
+    ...createMemoryFeedbackStore(),
+    ...createMemoryAgentStore(),
+    ...createMemoryDispenserStore(),
+    ...createMemoryVideoStore(),
+    ...createMemoryPaymentNonceStore(),
     async close() {},
   };
 }

@@ -9,6 +9,17 @@
  * addresses are lower-case strings. Records returned are copies; mutating them changes nothing.
  */
 
+import type { FeedbackStore } from "./feedback-types.js";
+import type { AgentStore } from "./agents-types.js";
+import type { DispenserStore } from "./dispenser-types.js";
+import type { VideoStore } from "./video-types.js";
+import type { PaymentNonceStore } from "./x402-types.js";
+export type { FeedbackStore } from "./feedback-types.js";
+export type { AgentStore } from "./agents-types.js";
+export type { DispenserStore } from "./dispenser-types.js";
+export type { VideoStore } from "./video-types.js";
+export type { PaymentNonceStore } from "./x402-types.js";
+
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";
 
@@ -240,7 +251,7 @@ export interface ChargeStore {
  * Everything the gateway persists. Later capabilities (feedback, agents, dispenser, video) are
  * added as further sub-interfaces.
  */
-export interface Store extends KeyStore, LedgerStore, ChargeStore {
+export interface Store extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore {
   /**
    * The largest amount (budget limit, reservation, charge) this store keeps exactly; larger
    * budgets are refused by `insertKey` with `invalid_request`. Memory: uint256 max. SQLite: 2^63-1.

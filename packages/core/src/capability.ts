@@ -1,0 +1,29 @@
+import type { Catalog } from "./catalog/catalog.js";
+import type { Clock } from "./clock.js";
+import type { HttpClient } from "./http/client.js";
+import type { IdGenerator } from "./ids.js";
+import type { KeyService } from "./keys/service.js";
+import type { LedgerService } from "./ledger/service.js";
+import type { ResolvedOptions } from "./options.js";
+import type { Store } from "./store/types.js";
+
+/**
+ * What every capability's service factory receives. Each capability reads its own validated
+ * sub-object of `options` (e.g. `options.feedback`), whose schema lives in its folder.
+ */
+export interface CapabilityDeps {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly http: HttpClient;
+  readonly options: ResolvedOptions;
+  readonly keys: KeyService;
+  readonly ledger: LedgerService;
+  readonly feeBps: number;
+  readonly compat: "compose" | undefined;
+  /** Registers cleanup (stop pollers, timers) run by `gateway.close()` before the store closes. */
+  readonly onClose: (fn: () => Promise<void> | void) => void;
+  /** Registers a start-up line ("what is enabled") for `gateway.describe()`. */
+  readonly describe: (line: () => string) => void;
+}

@@ -1,0 +1,5 @@
+/** The video part of the Store. */
+
+/** video persistence. Every guarded method is a single native atomic operation. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface VideoStore {}
