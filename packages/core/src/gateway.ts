@@ -19,6 +19,7 @@ import { keyRoutes } from "./keys/routes.js";
 import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
 import type { CapabilityDeps } from "./capability.js";
+import { createX402Service } from "./x402/service.js";
 import { createFeedbackService } from "./feedback/service.js";
 import { feedbackRoutes } from "./feedback/routes.js";
 import { createAgentsService } from "./agents/service.js";
@@ -81,6 +82,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     feeBps,
     keys,
     ledger,
+    x402: createX402Service(deps),
     feedback: createFeedbackService(deps),
     agents: createAgentsService(deps),
     dispenser: createDispenserService(deps),

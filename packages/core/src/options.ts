@@ -4,6 +4,8 @@
  */
 import { z } from "zod";
 import { catalogSchema, formatIssues, type ModelCard } from "./catalog/card.js";
+import { chainsOptionsSchema } from "./chain/options.js";
+import { x402OptionsSchema } from "./x402/options.js";
 import type { Clock } from "./clock.js";
 import type { HttpClient } from "./http/client.js";
 import type { IdGenerator } from "./ids.js";
@@ -76,6 +78,9 @@ export const gatewayOptionsSchema = z.strictObject({
   feeBps: z.number().int().min(0).max(10_000).optional(),
   /** How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still applies). @default 60000 */
   sweepIntervalMs: z.number().int().min(0).max(3_600_000).optional(),
+  /** EVM chains (RPC URL and USDC address per chain id) used by x402, the dispenser and settlement. */
+  chains: chainsOptionsSchema,
+  x402: x402OptionsSchema,
   feedback: feedbackOptionsSchema,
   agents: agentsOptionsSchema,
   dispenser: dispenserOptionsSchema,

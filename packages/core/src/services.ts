@@ -3,6 +3,7 @@ import type { ModelsServiceOptions } from "./catalog/models-service.js";
 import type { KeyService } from "./keys/service.js";
 import type { LedgerService } from "./ledger/service.js";
 import type { Store } from "./store/types.js";
+import type { X402Service } from "./x402/service.js";
 import type { FeedbackService } from "./feedback/service.js";
 import type { AgentsService } from "./agents/service.js";
 import type { DispenserService } from "./dispenser/service.js";
@@ -27,6 +28,7 @@ export interface GatewayServices {
   readonly ledger: LedgerService;
   /** Platform fee in basis points applied by the pricing function. */
   readonly feeBps: number;
+  readonly x402: X402Service;
   readonly feedback: FeedbackService;
   readonly agents: AgentsService;
   readonly dispenser: DispenserService;

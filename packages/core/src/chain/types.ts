@@ -1,0 +1,67 @@
+/**
+ * The Chain port: the few USDC operations the gateway performs on an EVM chain. Implemented with
+ * viem (`createViemChain`); tested against a real anvil node with the test USDC token
+ * (`packages/core/contracts/TestUSDC.sol`, EIP-3009 capable).
+ */
+
+/** A 0x-prefixed, checksummed or lower-case address. */
+export type Address = `0x${string}`;
+/** A 0x-prefixed hex string. */
+export type Hex = `0x${string}`;
+
+/** An EIP-3009 `transferWithAuthorization` authorization (the x402 `exact` EVM scheme payload). */
+export interface TransferAuthorization {
+  readonly from: Address;
+  readonly to: Address;
+  /** Atomic units. */
+  readonly value: bigint;
+  /** Unix seconds. */
+  readonly validAfter: bigint;
+  /** Unix seconds. */
+  readonly validBefore: bigint;
+  /** 32-byte random nonce. */
+  readonly nonce: Hex;
+}
+
+/** The EIP-712 domain of the USDC token (needed to sign or verify an authorization). */
+export interface TokenDomain {
+  readonly name: string;
+  readonly version: string;
+  readonly chainId: number;
+  readonly verifyingContract: Address;
+}
+
+/** Thrown when a transaction reverts or the node refuses it; `reason` is the revert reason when known. */
+export class ChainError extends Error {
+  readonly reason: string | undefined;
+  constructor(message: string, reason?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ChainError";
+    this.reason = reason;
+  }
+}
+
+/**
+ * One chain with one USDC token and (optionally) one signing wallet. Write methods send a
+ * transaction from the wallet, wait for its receipt, and resolve with the transaction hash;
+ * they reject with {@link ChainError} on revert. Without a wallet, write methods reject.
+ */
+export interface Chain {
+  readonly chainId: number;
+  /** The USDC token address (lower-case). */
+  readonly usdc: Address;
+  /** The signing wallet's address (lower-case), when one is configured. */
+  readonly account: Address | undefined;
+  /** The token's EIP-712 domain (name and version read from the contract once, then cached). */
+  tokenDomain(): Promise<TokenDomain>;
+  balanceOf(owner: Address): Promise<bigint>;
+  allowance(owner: Address, spender: Address): Promise<bigint>;
+  /** Whether an EIP-3009 nonce of `authorizer` has been used (or cancelled) on-chain. */
+  authorizationUsed(authorizer: Address, nonce: Hex): Promise<boolean>;
+  /** `transfer(to, amount)` from the wallet. */
+  transfer(to: Address, amount: bigint): Promise<Hex>;
+  /** `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance). */
+  transferFrom(from: Address, to: Address, amount: bigint): Promise<Hex>;
+  /** Submits `transferWithAuthorization` (the wallet pays gas; the funds move from `auth.from`). */
+  transferWithAuthorization(auth: TransferAuthorization, signature: Hex): Promise<Hex>;
+}

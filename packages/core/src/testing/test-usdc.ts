@@ -1,0 +1,91 @@
+/**
+ * Compiles `packages/core/contracts/TestUSDC.sol` with the bundled solc-js compiler (never a
+ * remote download). Test-only: the run-time gateway needs only `USDC_ABI` (chain/usdc-abi.ts).
+ *
+ * The result is cached in `os.tmpdir()/tollgate-solc-<sha256(source + solc version)>.json`, so only
+ * the first run on a machine pays the (multi-second) compile; later runs read a small JSON file.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Abi, Hex } from "viem";
+
+export interface CompiledContract {
+  readonly abi: Abi;
+  /** Creation bytecode, 0x-prefixed. */
+  readonly bytecode: Hex;
+}
+
+const require = createRequire(import.meta.url);
+let memo: CompiledContract | undefined;
+
+/** Finds `contracts/TestUSDC.sol` by walking up from this module (works from src/ and from dist/). */
+export function testUsdcSourcePath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, "contracts", "TestUSDC.sol");
+    if (existsSync(candidate)) return candidate;
+    const parent = resolve(dir, "..");
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new Error("TestUSDC.sol not found (expected packages/core/contracts/TestUSDC.sol)");
+}
+
+/** Compiles TestUSDC (memoized in-process, cached on disk across processes). */
+export function compileTestUsdc(): CompiledContract {
+  if (memo) return memo;
+  const source = readFileSync(testUsdcSourcePath(), "utf8");
+  const solcVersion = (require("solc/package.json") as { version: string }).version;
+  const key = createHash("sha256").update(source).update("\0").update(solcVersion).digest("hex");
+  const cacheFile = join(tmpdir(), `tollgate-solc-${key}.json`);
+
+  if (existsSync(cacheFile)) {
+    try {
+      const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CompiledContract;
+      if (Array.isArray(cached.abi) && typeof cached.bytecode === "string" && cached.bytecode.startsWith("0x")) {
+        memo = cached;
+        return cached;
+      }
+    } catch {
+      // corrupt cache file: recompile and overwrite
+    }
+  }
+
+  // solc-js is CommonJS and loads an ~8 MB emscripten module: require it only on a cache miss.
+  const solc = require("solc") as { compile(input: string): string };
+  const input = {
+    language: "Solidity",
+    sources: { "TestUSDC.sol": { content: source } },
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      evmVersion: "cancun",
+      outputSelection: { "TestUSDC.sol": { TestUSDC: ["abi", "evm.bytecode.object"] } },
+    },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
+  if (errors.length > 0) {
+    throw new Error(`TestUSDC.sol failed to compile:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
+  }
+  const contract = output.contracts?.["TestUSDC.sol"]?.["TestUSDC"];
+  if (!contract) throw new Error("solc produced no TestUSDC contract");
+  const compiled: CompiledContract = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+
+  // Write atomically (tmp + rename) so parallel vitest workers never read a half-written file.
+  const tmp = `${cacheFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    writeFileSync(tmp, JSON.stringify(compiled));
+    renameSync(tmp, cacheFile);
+  } catch {
+    // caching is best-effort
+  }
+  memo = compiled;
+  return compiled;
+}
