@@ -7,5 +7,6 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: "node20",
-  external: ["vitest", "fast-check"],
+  external: ["vitest", "fast-check", "solc"],
+  shims: true,
 });

@@ -20,6 +20,7 @@ import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
 import type { CapabilityDeps } from "./capability.js";
 import { createX402Service } from "./x402/service.js";
+import type { X402Port } from "./media/billing.js";
 import { createFeedbackService } from "./feedback/service.js";
 import { feedbackRoutes } from "./feedback/routes.js";
 import { createAgentsService } from "./agents/service.js";
@@ -74,6 +75,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     onClose: (fn) => void closers.push(fn),
     describe: (line) => void descriptions.push(line),
   };
+  const x402 = createX402Service(deps);
+  const media = createMediaService(deps, x402 as unknown as X402Port);
   const services: GatewayServices = {
     catalog,
     extendedCatalog,
@@ -82,13 +85,13 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     feeBps,
     keys,
     ledger,
-    x402: createX402Service(deps),
+    x402,
     feedback: createFeedbackService(deps),
     agents: createAgentsService(deps),
     dispenser: createDispenserService(deps),
     settlement: createSettlementService(deps),
-    media: createMediaService(deps),
-    video: createVideoService(deps),
+    media,
+    video: createVideoService(deps, media.upstreams),
   };
   const ctx: GatewayContext = {
     services,

@@ -37,3 +37,4 @@ export { createCatalog, DEFAULT_PROVIDER_PRIORITY, type Catalog, type CatalogOpt
 export { NATIVE_CATALOG, NATIVE_CATALOG_VERSION } from "./catalog/generated/native-catalog.js";
 export type { ModelsServiceOptions } from "./catalog/models-service.js";
 export * from "./store/index.js";
+export * from "./chain/index.js";

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { GatewayError, invalidRequest, toErrorEnvelope } from "../errors.js";
 import type { GatewayContext } from "../context.js";
 import { randomIds } from "../ids.js";
+import { parseMultipart } from "../providers/multipart.js";
 import type { CorsOptions } from "./cors.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
 import { empty, json } from "./respond.js";
@@ -46,12 +47,17 @@ export function queryObject(query: URLSearchParams): Record<string, string> {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads and parses a JSON body under `limit` bytes. An empty body is `{}`. */
-export async function readJsonBody(req: GatewayRequest, limit: number): Promise<unknown> {
+/** Reads and parses a JSON body under `limit` bytes (or a multipart form when allowed). An empty body is `{}`. */
+export async function readJsonBody(req: GatewayRequest, limit: number, multipart = false): Promise<unknown> {
   const body = req.body;
   if (!body) return {};
   if (body.kind === "parsed") return body.value ?? {};
   const bytes = await body.read(limit);
+  const type = req.headers["content-type"] ?? "";
+  if (multipart && /^multipart\/form-data/i.test(type)) {
+    const form = parseMultipart(bytes, type);
+    return { ...form.fields, ...form.files };
+  }
   if (bytes.byteLength === 0) return {};
   let text: string;
   try {
@@ -75,7 +81,7 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
   let body: unknown;
   if (route.body) {
     const limit = route.bodyLimit === "media" ? ctx.limits.mediaBodyBytes : ctx.limits.jsonBodyBytes;
-    let raw = await readJsonBody(req, limit);
+    let raw = await readJsonBody(req, limit, route.multipart ?? false);
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidRequest("The body must be a JSON object.");
     if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
     body = parseWith(route.body, raw, "body");

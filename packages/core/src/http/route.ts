@@ -42,6 +42,11 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, A = unde
   /** @default "json" */
   readonly bodyLimit?: BodyLimitKind;
   /**
+   * Also accept `multipart/form-data` (the OpenAI SDK uploads files so): text parts become string
+   * fields, file parts `{ filename?, contentType?, data: Uint8Array }`.
+   */
+  readonly multipart?: boolean;
+  /**
    * Resolves the route's credential before params, query and body are parsed, so a request
    * without a valid credential gets its 401/403 rather than a 400 about its body.
    */

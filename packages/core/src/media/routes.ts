@@ -1,7 +1,251 @@
-/** The routes of the media capability. */
-import type { AnyRoute } from "../http/route.js";
+/** The paid media and embedding routes of SPEC.md "Media and embeddings" (video lives in ../video). */
+import { z } from "zod";
+import { GatewayError, invalidRequest } from "../errors.js";
+import { bytes } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { priceUsage } from "../metering/usage.js";
+import { audioSeconds } from "../providers/wav.js";
+import type { InferenceProvider } from "../providers/types.js";
+import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
+import { withReceipt } from "./service.js";
+
+const imageFields = {
+  ...modelFields,
+  prompt: z.string().trim().min(1, "is required").max(32_000),
+  n: intInput(1, 10).optional(),
+  size: z.string().max(32).optional(),
+  quality: z.string().max(32).optional(),
+  response_format: z.enum(["b64_json", "url"]).optional(),
+};
+
+const imagesBody = z.object({ ...imageFields, style: z.string().max(32).optional(), background: z.string().max(32).optional() });
+const editsBody = z.object({ ...imageFields, image: fileInput.optional(), image_url: z.string().optional(), mask: fileInput.optional() });
+const speechBody = z.object({
+  ...modelFields,
+  input: z.string().min(1, "is required").max(4096),
+  voice: z.string().max(64).optional(),
+  response_format: z.enum(["mp3", "wav", "pcm", "opus", "flac", "aac"]).optional(),
+  speed: numberInput(0.25, 4).optional(),
+});
+const transcriptionBody = z.object({
+  ...modelFields,
+  file: fileInput,
+  language: z.string().max(16).optional(),
+  prompt: z.string().max(4000).optional(),
+  response_format: z.enum(["json", "text", "verbose_json"]).optional(),
+});
+const embeddingsBody = z.object({
+  ...modelFields,
+  input: z.union([z.string().min(1, "must not be empty").max(100_000), z.array(z.string().min(1).max(100_000)).min(1, "must not be empty").max(2048)]),
+  dimensions: intInput(1, 8192).optional(),
+  encoding_format: z.enum(["float", "base64"]).optional(),
+});
+
+/** The provider method a route needs, or 503 naming the provider that lacks it. */
+function method<K extends keyof InferenceProvider>(provider: { name: string; provider: InferenceProvider }, key: K): NonNullable<InferenceProvider[K]> {
+  const fn = provider.provider[key];
+  if (!fn) throw new GatewayError("not_configured", `Provider "${provider.name}" does not serve ${String(key)}; route the model to one that does in options.media.`);
+  return fn.bind(provider.provider) as NonNullable<InferenceProvider[K]>;
+}
+
+const encoder = new TextEncoder();
 
 /** Builds the media route table. */
 export function mediaRoutes(): AnyRoute[] {
-  return [];
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/v1/images/generations",
+      tag: "media",
+      summary: "Generate images from a prompt (billed per image by size/quality; service key or x402).",
+      body: imagesBody,
+      bodyLimit: "media",
+      handle: ({ request, requestId, body, gateway }) => {
+        const media = gateway.services.media;
+        const card = media.cardFor(body.model, body.provider, "image", "generation");
+        const generate = method(media.upstreams.inference(card), "generateImages");
+        const n = body.n ?? 1;
+        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
+        const extra = { ...(body.style ? { style: body.style } : {}), ...(body.background ? { background: body.background } : {}) };
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "images.generations",
+            mimeType: "application/json",
+            quote: priceUsage(card, undefined, { images: n, ...variant }, gateway.services.feeBps),
+            run: (signal) =>
+              generate({ model: card.modelId, prompt: body.prompt, n, ...variant, ...(body.response_format ? { responseFormat: body.response_format } : {}), extra, ...(signal ? { signal } : {}) }),
+            meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, gateway.services.feeBps),
+          },
+          (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
+        );
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v1/images/edits",
+      tag: "media",
+      summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image).",
+      body: editsBody,
+      bodyLimit: "media",
+      multipart: true,
+      handle: ({ request, requestId, body, gateway }) => {
+        const source = body.image ?? (body.image_url?.startsWith("data:") ? body.image_url : undefined);
+        if (source === undefined)
+          throw invalidRequest(body.image_url ? "image_url must be a data: URL (the gateway does not fetch remote images); or send image" : "image is required", body.image_url ? "image_url" : "image");
+        const image = decodeFile(source, body.image ? "image" : "image_url");
+        const mask = body.mask === undefined ? undefined : decodeFile(body.mask, "mask");
+        const media = gateway.services.media;
+        const card = media.cardFor(body.model, body.provider, "image", "edit");
+        const edit = method(media.upstreams.inference(card), "editImages");
+        const n = body.n ?? 1;
+        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "images.edits",
+            mimeType: "application/json",
+            quote: priceUsage(card, undefined, { images: n, ...variant }, gateway.services.feeBps),
+            run: (signal) =>
+              edit({
+                model: card.modelId,
+                prompt: body.prompt,
+                image: image.data,
+                ...(image.contentType ? { imageMime: image.contentType } : {}),
+                ...(mask ? { mask: mask.data } : {}),
+                n,
+                ...variant,
+                ...(signal ? { signal } : {}),
+              }),
+            meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, gateway.services.feeBps),
+          },
+          (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
+        );
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v1/audio/speech",
+      tag: "media",
+      summary: "Generate speech audio bytes from text (billed per character).",
+      body: speechBody,
+      bodyLimit: "media",
+      handle: ({ request, requestId, body, gateway }) => {
+        const media = gateway.services.media;
+        const card = media.cardFor(body.model, body.provider, "audio", "speech");
+        const speak = method(media.upstreams.inference(card), "speech");
+        const characters = [...body.input].length;
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "audio.speech",
+            mimeType: "audio/*",
+            quote: priceUsage(card, undefined, { characters, seconds: Math.ceil(characters * 0.08) }, gateway.services.feeBps),
+            run: (signal) =>
+              speak({
+                model: card.modelId,
+                input: body.input,
+                ...(body.voice ? { voice: body.voice } : {}),
+                ...(body.response_format ? { responseFormat: body.response_format } : {}),
+                ...(body.speed === undefined ? {} : { speed: body.speed }),
+                ...(signal ? { signal } : {}),
+              }),
+            meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: Math.ceil(r.characters * 0.08) }, gateway.services.feeBps),
+          },
+          (r, _receipt, headers) => bytes(r.audio, r.contentType, { headers }),
+        );
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v1/audio/transcriptions",
+      tag: "media",
+      summary: "Transcribe audio (file as base64, data URL or multipart; billed per second of audio).",
+      body: transcriptionBody,
+      bodyLimit: "media",
+      multipart: true,
+      handle: ({ request, requestId, body, gateway }) => {
+        const file = decodeFile(body.file, "file");
+        const media = gateway.services.media;
+        const card = media.cardFor(body.model, body.provider, "audio", "transcription");
+        const transcribe = method(media.upstreams.inference(card), "transcribe");
+        const seconds = audioSeconds(file.data).seconds;
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "audio.transcriptions",
+            mimeType: "application/json",
+            quote: priceUsage(card, undefined, { seconds }, gateway.services.feeBps),
+            run: (signal) =>
+              transcribe({
+                model: card.modelId,
+                file: file.data,
+                ...(file.filename ? { filename: file.filename } : {}),
+                ...(file.contentType ? { mime: file.contentType } : {}),
+                ...(body.language ? { language: body.language } : {}),
+                ...(body.prompt ? { prompt: body.prompt } : {}),
+                ...(signal ? { signal } : {}),
+              }),
+            meter: (r) => priceUsage(card, undefined, { seconds: r.durationSeconds }, gateway.services.feeBps),
+          },
+          (r, receipt, headers) =>
+            body.response_format === "text" ? bytes(encoder.encode(r.text), "text/plain; charset=utf-8", { headers }) : withReceipt({ text: r.text }, receipt, headers),
+        );
+      },
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/v1/embeddings",
+      tag: "media",
+      summary: "Embed text (billed per input token; the reservation is the UTF-8 byte count, settled on the upstream's usage).",
+      body: embeddingsBody,
+      bodyLimit: "media",
+      handle: ({ request, requestId, body, gateway }) => {
+        const media = gateway.services.media;
+        const card = media.cardFor(body.model, body.provider, "embedding", "embedding");
+        const embed = method(media.upstreams.inference(card), "embeddings");
+        const inputs = Array.isArray(body.input) ? body.input : [body.input];
+        // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill.
+        const bound = inputs.reduce((n, s) => n + encoder.encode(s).length, 0);
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "embeddings",
+            mimeType: "application/json",
+            quote: priceUsage(card, { promptTokens: bound }, undefined, gateway.services.feeBps),
+            run: (signal) =>
+              embed({
+                model: card.modelId,
+                input: body.input,
+                ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }),
+                ...(body.encoding_format ? { encodingFormat: body.encoding_format } : {}),
+                ...(signal ? { signal } : {}),
+              }),
+            meter: (r) => priceUsage(card, { promptTokens: Math.max(1, r.usage.promptTokens) }, undefined, gateway.services.feeBps),
+          },
+          (r, receipt, headers) =>
+            withReceipt(
+              {
+                object: "list",
+                data: r.data.map((embedding, index) => ({ object: "embedding", embedding, index })),
+                model: card.modelId,
+                usage: { prompt_tokens: r.usage.promptTokens, total_tokens: r.usage.totalTokens },
+              },
+              receipt,
+              headers,
+            ),
+        );
+      },
+    }),
+  ];
 }

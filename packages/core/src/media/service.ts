@@ -1,10 +1,57 @@
-/** The media service. */
+/** The media service: upstream routing, the paid-call pipeline and the card checks of the media routes. */
 import type { CapabilityDeps } from "../capability.js";
+import type { ModelCard } from "../catalog/card.js";
+import { invalidRequest } from "../errors.js";
+import { json } from "../http/respond.js";
+import type { GatewayRequest, GatewayResponse } from "../http/types.js";
+import { createBilling, type Billing, type PaidCall, type X402Port } from "./billing.js";
+import type { Receipt } from "./receipt.js";
+import { createUpstreams, type Upstreams } from "./upstreams.js";
 
 /** What the media capability offers to routes and application code. */
-export type MediaService = Record<string, never>;
+export interface MediaService {
+  readonly upstreams: Upstreams;
+  readonly billing: Billing;
+  /**
+   * The card for a media request: 404 `model_not_found` when unknown (before any payment), 400
+   * when the model does not serve `modality`/`operation`.
+   */
+  cardFor(modelId: string, provider: string | undefined, modality: string, operation: string): ModelCard;
+  /** Runs a paid call and builds the answer from its result and receipt (or the 402 answer). */
+  serve<T>(
+    request: GatewayRequest,
+    requestId: string,
+    call: PaidCall<T>,
+    answer: (result: T, receipt: Receipt, headers: Record<string, string>) => GatewayResponse | Promise<GatewayResponse>,
+  ): Promise<GatewayResponse>;
+}
 
-/** Creates the media service. */
-export function createMediaService(_deps: CapabilityDeps): MediaService {
-  return {};
+/** Creates the media service. `x402` is the gateway's x402 service. */
+export function createMediaService(deps: CapabilityDeps, x402: X402Port): MediaService {
+  const upstreams = createUpstreams(deps.options.media, { http: deps.http, clock: deps.clock });
+  const billing = createBilling(deps, x402);
+  deps.describe(() => `media: providers ${upstreams.registry.names().join(", ")} (default ${deps.options.media?.defaultProvider ?? "local"}); x402 ${x402.enabled ? "on" : "off"}`);
+  return {
+    upstreams,
+    billing,
+    cardFor(modelId, provider, modality, operation) {
+      const card = deps.catalog.get(modelId, provider);
+      if (!card.operations.some((o) => o.modality === modality && o.operation === operation))
+        throw invalidRequest(
+          `${card.provider}:${card.modelId} does not serve ${modality} ${operation} (it serves ${card.operations.map((o) => `${o.modality} ${o.operation}`).join(", ")})`,
+          "model",
+        );
+      return card;
+    },
+    async serve(request, requestId, call, answer) {
+      const outcome = await billing.run(request, requestId, call);
+      if (outcome.kind === "respond") return outcome.response;
+      return answer(outcome.result, outcome.receipt, outcome.headers);
+    },
+  };
+}
+
+/** A JSON answer with the receipt as a field and the payment headers. */
+export function withReceipt(body: Record<string, unknown>, receipt: Receipt, headers: Record<string, string>, status = 200): GatewayResponse {
+  return json({ ...body, receipt }, { status, headers });
 }

@@ -1,7 +1,49 @@
-/** The video part of the memory store. */
-import type { VideoStore } from "./video-types.js";
+/** The video-job part of the memory store. */
+import type { VideoJobRecord, VideoStore } from "./video-types.js";
 
-/** In-memory video operations (synchronous inside each method: that is their atomicity). */
+const terminal = (s: string) => s === "completed" || s === "failed";
+
+/** In-memory video jobs (synchronous inside each method: that is their atomicity). */
 export function createMemoryVideoStore(): VideoStore {
-  return {};
+  const jobs = new Map<string, VideoJobRecord>();
+  const copy = (j: VideoJobRecord): VideoJobRecord => ({ ...j });
+  return {
+    async insertVideoJob(job) {
+      if (jobs.has(job.id)) throw new Error(`video job ${job.id} already exists`);
+      jobs.set(job.id, copy(job));
+    },
+    async getVideoJob(id) {
+      const j = jobs.get(id);
+      return j ? copy(j) : null;
+    },
+    async leaseVideoJob({ id, owner, now, leaseMs }) {
+      const j = jobs.get(id);
+      if (!j || terminal(j.status)) return false;
+      if (j.leaseOwner !== undefined && j.leaseOwner !== owner && (j.leaseUntil ?? 0) > now) return false;
+      j.leaseOwner = owner;
+      j.leaseUntil = now + leaseMs;
+      return true;
+    },
+    async updateVideoJob({ id, owner, now, status, progress, url, error }) {
+      const j = jobs.get(id);
+      if (!j || terminal(j.status) || j.leaseOwner !== owner) return null;
+      j.status = status;
+      j.updatedAt = now;
+      if (progress !== undefined) j.progress = progress;
+      if (url !== undefined) j.url = url;
+      if (error !== undefined) j.error = error;
+      if (terminal(status)) {
+        delete j.leaseOwner;
+        delete j.leaseUntil;
+      }
+      return copy(j);
+    },
+    async listPendingVideoJobs({ now, limit }) {
+      return [...jobs.values()]
+        .filter((j) => !terminal(j.status) && (j.leaseOwner === undefined || (j.leaseUntil ?? 0) <= now))
+        .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
+        .slice(0, limit)
+        .map(copy);
+    },
+  };
 }

@@ -10,11 +10,16 @@
  */
 import { describe, it } from "vitest";
 import type { Store } from "../store/types.js";
+import { agentTests } from "./store-suite-agents.js";
 import { chargeTests } from "./store-suite-charges.js";
+import { feedbackTests } from "./store-suite-feedback.js";
 import { keyTests } from "./store-suite-keys.js";
 import { ledgerTests } from "./store-suite-ledger.js";
 import { propertyTests } from "./store-suite-property.js";
 import { raceTests } from "./store-suite-races.js";
+import { dispenserTests } from "./store-suite-dispenser.js";
+import { x402Tests } from "./store-suite-x402.js";
+import { videoTests } from "./store-suite-video.js";
 
 /** The tests, grouped by capability (each group becomes a `describe`). */
 export const storeConformanceGroups = {
@@ -23,6 +28,11 @@ export const storeConformanceGroups = {
   races: raceTests,
   charges: chargeTests,
   property: propertyTests,
+  feedback: feedbackTests,
+  agents: agentTests,
+  dispenser: dispenserTests,
+  x402: x402Tests,
+  video: videoTests,
 } as const;
 
 type Groups = typeof storeConformanceGroups;

@@ -1,7 +1,124 @@
-/** The routes of the video capability. */
-import type { AnyRoute } from "../http/route.js";
+/** The video routes: paid submission, status (not billed), and the SSE status stream. */
+import { z } from "zod";
+import { priceUsage } from "../metering/usage.js";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { sseResponse } from "../http/sse.js";
+import { decodeFile, fileInput, modelFields, numberInput } from "../media/inputs.js";
+import type { ModelCard } from "../catalog/card.js";
+import { jobView, STREAM_LIMITS } from "./service.js";
+
+const submitBody = z.object({
+  ...modelFields,
+  prompt: z.string().trim().min(1, "is required").max(32_000),
+  seconds: numberInput(1, 600).optional(),
+  size: z.string().max(32).optional(),
+  resolution: z.string().max(32).optional(),
+  ratio: z.string().max(32).optional(),
+  image: fileInput.optional(),
+});
+
+const idParams = z.object({ id: z.string().min(1).max(100) });
+
+/** A stream query number: non-numeric → default, else clamped (CONTRACT.md). */
+function streamNumber(limits: { def: number; min: number; max: number }) {
+  return z
+    .string()
+    .optional()
+    .transform((v) => {
+      const n = v === undefined || !/^\d+(\.\d+)?$/.test(v.trim()) ? limits.def : Math.trunc(Number(v));
+      return Math.min(limits.max, Math.max(limits.min, n));
+    });
+}
+
+/** The clip length a request asks for: `seconds`, else the card's default duration parameter, else 4. */
+function secondsFor(card: ModelCard, asked: number | undefined): number {
+  if (asked !== undefined) return asked;
+  for (const name of ["seconds", "duration", "duration_seconds"]) {
+    const d = card.params?.[name]?.default;
+    const n = typeof d === "number" ? d : typeof d === "string" ? Number.parseFloat(d) : NaN;
+    if (Number.isFinite(n) && n > 0) return n;
+  }
+  return 4;
+}
 
 /** Builds the video route table. */
 export function videoRoutes(): AnyRoute[] {
-  return [];
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/v1/videos/generations",
+      tag: "media",
+      summary: "Submit a video generation (billed at submission per second of video) → 202 with the job.",
+      body: submitBody,
+      bodyLimit: "media",
+      handle: ({ request, requestId, body, gateway }) => {
+        const { media, video, feeBps } = gateway.services;
+        const card = media.cardFor(body.model, body.provider, "video", "generation");
+        const upstream = media.upstreams.video(card);
+        const image = body.image === undefined ? undefined : decodeFile(body.image, "image");
+        const seconds = secondsFor(card, body.seconds);
+        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.resolution ? { resolution: body.resolution } : {}), ...(body.ratio ? { ratio: body.ratio } : {}) };
+        const price = priceUsage(card, undefined, { seconds, ...variant }, feeBps);
+        return media.serve(
+          request,
+          requestId,
+          {
+            card,
+            action: "videos.generations",
+            mimeType: "application/json",
+            quote: price,
+            run: (signal) =>
+              upstream.provider.createVideo({
+                model: card.modelId,
+                prompt: body.prompt,
+                seconds,
+                ...(body.size ? { size: body.size } : {}),
+                ...(image ? { image: image.data } : {}),
+                ...(signal ? { signal } : {}),
+              }),
+            meter: () => price,
+          },
+          async (created, receipt, headers) => {
+            const now = gateway.clock.now();
+            const job = {
+              id: gateway.ids.next("vid"),
+              model: card.modelId,
+              provider: card.provider,
+              upstream: upstream.name,
+              upstreamId: created.upstreamId,
+              status: created.status,
+              ...(created.progress === undefined ? {} : { progress: created.progress }),
+              receipt,
+              createdAt: now,
+              updatedAt: now,
+            };
+            await video.insert(job);
+            return json({ id: job.id, object: "video.generation", status: job.status, created: Math.floor(now / 1000), model: card.modelId, receipt }, { status: 202, headers });
+          },
+        );
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/v1/videos/:id",
+      tag: "media",
+      summary: "Poll a video job (not billed).",
+      params: idParams,
+      handle: async ({ request, params, gateway }) => json(jobView(await gateway.services.video.get(params.id, request.signal))),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/v1/videos/:id/stream",
+      tag: "media",
+      summary: "Stream video.status events until a terminal state (pollIntervalMs 500..30000, timeoutMs 5000..3600000), then [DONE].",
+      params: idParams,
+      query: z.object({ pollIntervalMs: streamNumber(STREAM_LIMITS.pollIntervalMs), timeoutMs: streamNumber(STREAM_LIMITS.timeoutMs) }),
+      handle: async ({ request, params, query, gateway }) => {
+        const video = gateway.services.video;
+        await video.get(params.id, request.signal); // 404 before the stream starts
+        return sseResponse(video.stream(params.id, { ...query, ...(request.signal ? { signal: request.signal } : {}) }));
+      },
+    }),
+  ];
 }

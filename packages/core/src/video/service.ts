@@ -1,10 +1,140 @@
-/** The video service. */
+/**
+ * Video jobs: submission (billed once, at submission), refresh from the upstream under a lease
+ * (one poller per job at a time, across processes sharing a store), and the SSE status stream.
+ */
 import type { CapabilityDeps } from "../capability.js";
+import { GatewayError } from "../errors.js";
+import { sseFrame } from "../http/sse.js";
+import type { SseFrame } from "../http/types.js";
+import { toHex, randomBytes } from "../ids.js";
+import type { VideoJobRecord } from "../store/video-types.js";
+import type { Upstreams } from "../media/upstreams.js";
+import type { Sleep } from "./options.js";
+
+/** Stream limits of CONTRACT.md "Media and embeddings" (ms). */
+export const STREAM_LIMITS = { pollIntervalMs: { def: 2000, min: 500, max: 30_000 }, timeoutMs: { def: 600_000, min: 5000, max: 3_600_000 } } as const;
+
+/** The public view of a job (`GET /v1/videos/{id}`). */
+export function jobView(job: VideoJobRecord) {
+  return {
+    id: job.id,
+    object: "video.generation",
+    status: job.status,
+    ...(job.progress === undefined ? {} : { progress: job.progress }),
+    ...(job.url === undefined ? {} : { url: job.url }),
+    ...(job.error === undefined ? {} : { error: job.error }),
+  };
+}
 
 /** What the video capability offers to routes and application code. */
-export type VideoService = Record<string, never>;
+export interface VideoService {
+  /** The job, refreshed from its upstream when it is pending and this instance wins the lease. 404 `job_not_found`. */
+  get(id: string, signal?: AbortSignal): Promise<VideoJobRecord>;
+  /** Stores a submitted job. */
+  insert(job: VideoJobRecord): Promise<void>;
+  /** SSE frames until a terminal state, the timeout, or `signal` (client gone: polling stops). */
+  stream(id: string, options: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal }): AsyncIterable<SseFrame>;
+  /** Refreshes up to `limit` pending jobs once (the background poller's tick). */
+  pollPending(limit?: number): Promise<number>;
+}
 
-/** Creates the video service. */
-export function createVideoService(_deps: CapabilityDeps): VideoService {
-  return {};
+const defaultSleep: Sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+
+/** Creates the video service over the media upstreams. */
+export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): VideoService {
+  const options = deps.options.video ?? {};
+  const owner = `gw_${toHex(randomBytes(8))}`;
+  const leaseMs = options.leaseMs ?? 15_000;
+  const sleep = options.sleep ?? defaultSleep;
+  const events = deps.compat === "compose" ? { status: "compose.video.status", error: "compose.error" } : { status: "video.status", error: "svc.error" };
+
+  async function refresh(job: VideoJobRecord, signal?: AbortSignal): Promise<VideoJobRecord> {
+    if (job.status === "completed" || job.status === "failed") return job;
+    const now = deps.clock.now();
+    if (!(await deps.store.leaseVideoJob({ id: job.id, owner, now, leaseMs }))) return job;
+    let state;
+    try {
+      state = await upstreams.videoByName(job.upstream).getVideo(job.upstreamId, signal);
+    } catch (error) {
+      // A failed poll leaves the job as it was; the next poll tries again.
+      if (!(error instanceof GatewayError)) console.error(`[tollgate] video ${job.id}: poll failed:`, error);
+      return job;
+    }
+    const updated = await deps.store.updateVideoJob({
+      id: job.id,
+      owner,
+      now: deps.clock.now(),
+      status: state.status,
+      ...(state.progress === undefined ? {} : { progress: state.progress }),
+      ...(state.url === undefined ? {} : { url: state.url }),
+      ...(state.error === undefined ? {} : { error: state.error }),
+    });
+    return updated ?? ((await deps.store.getVideoJob(job.id)) as VideoJobRecord);
+  }
+
+  const service: VideoService = {
+    async get(id, signal) {
+      const job = await deps.store.getVideoJob(id);
+      if (!job) throw new GatewayError("job_not_found", `Video job ${id} does not exist.`, { param: "id" });
+      return refresh(job, signal);
+    },
+    insert: (job) => deps.store.insertVideoJob(job),
+    async *stream(id, { pollIntervalMs, timeoutMs, signal }) {
+      const deadline = deps.clock.now() + timeoutMs;
+      let last = "";
+      for (;;) {
+        if (signal?.aborted) return;
+        const job = await service.get(id, signal);
+        const { id: jobId, object: _object, ...state } = jobView(job);
+        const text = JSON.stringify({ jobId, ...state });
+        if (text !== last) {
+          last = text;
+          yield sseFrame({ event: events.status, data: text });
+        }
+        if (job.status === "failed") {
+          yield sseFrame({ event: events.error, data: { code: "video_failed", message: job.error ?? "The video job failed." } });
+          break;
+        }
+        if (job.status === "completed") break;
+        const left = deadline - deps.clock.now();
+        if (left <= 0) {
+          yield sseFrame({ event: events.error, data: { code: "stream_timeout", message: `The job was not finished within ${timeoutMs} ms; poll GET /v1/videos/${id}.` } });
+          break;
+        }
+        await sleep(Math.min(pollIntervalMs, left), signal);
+      }
+      if (!signal?.aborted) yield "data: [DONE]\n\n";
+    },
+    async pollPending(limit = 50) {
+      const jobs = await deps.store.listPendingVideoJobs({ now: deps.clock.now(), limit });
+      for (const job of jobs) await refresh(job);
+      return jobs.length;
+    },
+  };
+
+  const every = options.pollerIntervalMs ?? 5000;
+  if (every > 0) {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      service
+        .pollPending()
+        .catch((e: unknown) => console.error("[tollgate] video poller failed:", e))
+        .finally(() => (running = false));
+    }, every);
+    (timer as { unref?: () => void }).unref?.();
+    deps.onClose(() => clearInterval(timer));
+  }
+  return service;
 }

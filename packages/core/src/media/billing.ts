@@ -1,0 +1,137 @@
+/**
+ * The paid-call pipeline of every media route (CONTRACT.md "Media and embeddings"): after the
+ * fields and the model are checked, pay (service key: reserve the quote; x402: verify the
+ * signature and claim its nonce), call upstream, meter the real output, then settle. Any failure
+ * between payment and settlement releases the payment: the reservation is aborted, the x402
+ * nonce released, so nothing is charged for a failed upstream call (invariant 6).
+ */
+import type { ModelCard } from "../catalog/card.js";
+import { GatewayError, toErrorEnvelope } from "../errors.js";
+import { json } from "../http/respond.js";
+import type { GatewayRequest, GatewayResponse } from "../http/types.js";
+import type { KeyRecord } from "../store/types.js";
+import { budgetHeaders } from "../keys/view.js";
+import type { CapabilityDeps } from "../capability.js";
+import type { Priced } from "../metering/pricing.js";
+import { makeReceipt, receiptHeader, type Receipt } from "./receipt.js";
+
+/** The part of the x402 service the pipeline uses. */
+export interface X402Port {
+  readonly enabled: boolean;
+  challenge(input: { amount: bigint; resourceUrl: string; description: string; mimeType: string; error: string }): Promise<{ body: unknown; header: string }>;
+  verify(input: { header: string; amount: bigint; resourceUrl: string; description: string; mimeType: string; requestId: string }): Promise<
+    { ok: true; payment: unknown } | { ok: false; reason: string; message: string }
+  >;
+  settle(payment: never): Promise<{ header: string; response: { transaction?: string; network?: string; payer?: string } }>;
+  release(payment: never): Promise<void>;
+}
+
+/** One paid call. */
+export interface PaidCall<T> {
+  readonly card: ModelCard;
+  /** Short action name, e.g. "images.generations". */
+  readonly action: string;
+  /** MIME type of the answer, for the x402 resource description. */
+  readonly mimeType: string;
+  /** The price from the request: the key reservation and the x402 price. */
+  readonly quote: Priced;
+  /** The upstream call. `signal` aborts when the client goes away. */
+  run(signal: AbortSignal | undefined): Promise<T>;
+  /** The price of the real output (usage reported by the upstream). */
+  meter(result: T): Priced;
+}
+
+/** The outcome: a payment answer to send as is (402), or the result with its receipt and headers. */
+export type PaidOutcome<T> = { kind: "respond"; response: GatewayResponse } | { kind: "paid"; result: T; receipt: Receipt; headers: Record<string, string> };
+
+/** Never charge more than was quoted (reserved or signed for). */
+function capped(metered: Priced, quote: Priced): Priced {
+  return metered.finalAmount <= quote.finalAmount ? metered : quote;
+}
+
+/** Creates the pipeline over the gateway's services. */
+export function createBilling(deps: CapabilityDeps, x402: X402Port) {
+  const resourceOf = (req: GatewayRequest) => `${req.origin ?? ""}${req.path}`;
+
+  async function challenge(req: GatewayRequest, call: PaidCall<unknown>, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
+    if (!x402.enabled) {
+      if (extra.envelope) return json(extra.envelope, { status: 402, headers: extra.headers ?? {} });
+      throw new GatewayError("payment_required", "Send a service key as Authorization: Bearer svc-… (x402 payments are not configured on this gateway).");
+    }
+    const c = await x402.challenge({ amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description: `${call.action} with ${call.card.modelId}`, mimeType: call.mimeType, error });
+    const body = extra.envelope ? { ...(extra.envelope as object), ...(c.body as object) } : c.body;
+    return json(body, { status: 402, headers: { ...extra.headers, "payment-required": c.header } });
+  }
+
+  async function withKey<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, key: KeyRecord): Promise<PaidOutcome<T>> {
+    let prepared;
+    try {
+      prepared = await deps.ledger.prepare({
+        key,
+        chainId: key.chainId,
+        service: "inference",
+        action: call.action,
+        resource: req.path,
+        method: "POST",
+        maxAmount: call.quote.finalAmount,
+      });
+    } catch (error) {
+      if (!(error instanceof GatewayError) || error.code !== "budget_exhausted" || !x402.enabled) throw error;
+      const envelope = toErrorEnvelope(error, requestId);
+      return { kind: "respond", response: await challenge(req, call, error.message, { envelope: envelope.body, headers: envelope.headers }) };
+    }
+    const intentId = prepared.intent.intentId;
+    let result: T;
+    try {
+      result = await call.run(req.signal);
+    } catch (error) {
+      await deps.ledger.abort({ intentId, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
+      throw error;
+    }
+    const priced = capped(call.meter(result), call.quote);
+    const settled = await deps.ledger.settle({ intentId, finalAmount: priced.finalAmount });
+    const settlement = (settled.view.settlement ?? { status: "queued" }) as Receipt["settlement"];
+    const receipt = makeReceipt(deps.ids.next("rcpt"), `${call.card.provider}:${call.card.modelId}`, priced, settlement, intentId);
+    return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
+  }
+
+  async function withSignature<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {
+    const description = `${call.action} with ${call.card.modelId}`;
+    const verified = await x402.verify({ header, amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description, mimeType: call.mimeType, requestId });
+    if (!verified.ok) return { kind: "respond", response: await challenge(req, call, verified.message) };
+    const payment = verified.payment as never;
+    let result: T;
+    try {
+      result = await call.run(req.signal);
+    } catch (error) {
+      await x402.release(payment);
+      throw error;
+    }
+    // The exact scheme moves the signed amount: the x402 price is the quote.
+    const settled = await x402.settle(payment);
+    const receipt = makeReceipt(deps.ids.next("rcpt"), `${call.card.provider}:${call.card.modelId}`, call.quote, {
+      status: "settled",
+      ...(settled.response.transaction ? { txHash: settled.response.transaction } : {}),
+      ...(settled.response.network ? { network: settled.response.network } : {}),
+      ...(settled.response.payer ? { payer: settled.response.payer } : {}),
+    });
+    return { kind: "paid", result, receipt, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receipt) } };
+  }
+
+  return {
+    /**
+     * Pays for and runs one call. A bearer key bills the key; else a `PAYMENT-SIGNATURE` pays with
+     * x402; else the answer is the 402 challenge. Throws the upstream's GatewayError after
+     * releasing the payment.
+     */
+    async run<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>): Promise<PaidOutcome<T>> {
+      if (req.headers.authorization) return withKey(req, requestId, call, await deps.keys.authenticate(req.headers.authorization));
+      const signature = req.headers["payment-signature"] ?? req.headers["x-payment"];
+      if (signature) return withSignature(req, requestId, call, signature);
+      return { kind: "respond", response: await challenge(req, call, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
+    },
+  };
+}
+
+/** The billing pipeline type. */
+export type Billing = ReturnType<typeof createBilling>;

@@ -1,0 +1,34 @@
+/** Receipts of paid media calls: the `receipt` field of JSON answers and the `X-Receipt` header. */
+import { toBase64Url } from "../encoding.js";
+import type { LineItem, Priced } from "../metering/pricing.js";
+
+/** What a paid call cost and how it was paid (CONTRACT.md "Media and embeddings"). */
+export interface Receipt {
+  readonly id: string;
+  readonly paymentIntentId?: string;
+  readonly subject: string;
+  readonly lineItems: readonly LineItem[];
+  readonly providerAmountWei: string;
+  readonly platformFeeWei: string;
+  readonly finalAmountWei: string;
+  readonly settlement: { readonly status: "queued" | "settled" | "off_chain"; readonly txHash?: string; readonly network?: string; readonly payer?: string };
+}
+
+/** Builds a receipt from a priced result. */
+export function makeReceipt(id: string, subject: string, priced: Priced, settlement: Receipt["settlement"], paymentIntentId?: string): Receipt {
+  return {
+    id,
+    ...(paymentIntentId === undefined ? {} : { paymentIntentId }),
+    subject,
+    lineItems: priced.lineItems,
+    providerAmountWei: priced.providerAmount.toString(),
+    platformFeeWei: priced.platformFee.toString(),
+    finalAmountWei: priced.finalAmount.toString(),
+    settlement,
+  };
+}
+
+/** The `X-Receipt` header value: base64url of the receipt JSON. */
+export function receiptHeader(receipt: Receipt): string {
+  return toBase64Url(JSON.stringify(receipt));
+}
