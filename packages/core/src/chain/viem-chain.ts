@@ -1,0 +1,206 @@
+/**
+ * The viem implementation of the {@link Chain} port.
+ *
+ * Writes run `simulateContract` (so a revert is reported with its reason and no gas is spent),
+ * then `writeContract`, then `waitForTransactionReceipt`. Reverts and node refusals become
+ * {@link ChainError} with the revert reason when viem can decode one.
+ */
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  parseSignature,
+  size,
+  type PrivateKeyAccount,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { ChainError, type Address, type Chain, type Hex, type TokenDomain, type TransferAuthorization } from "./types.js";
+import { USDC_ABI } from "./usdc-abi.js";
+
+export interface ViemChainOptions {
+  /** JSON-RPC endpoint (HTTP). */
+  readonly rpcUrl: string;
+  readonly chainId: number;
+  /** The USDC token address. */
+  readonly usdc: Address;
+  /** The signing wallet (pays gas; the `from` of `transfer`, the spender of `transferFrom`). */
+  readonly privateKey?: Hex;
+  /** Per-RPC-request timeout (default 10 000 ms). */
+  readonly timeoutMs?: number;
+  /** How long a write waits for its receipt (default 120 000 ms). */
+  readonly receiptTimeoutMs?: number;
+  /** Block / receipt polling interval (default 500 ms; anvil automines so receipts come at once). */
+  readonly pollingIntervalMs?: number;
+}
+
+export function createViemChain(options: ViemChainOptions): Chain {
+  const { rpcUrl, chainId } = options;
+  const usdc = options.usdc.toLowerCase() as Address;
+  const timeout = options.timeoutMs ?? 10_000;
+  const receiptTimeout = options.receiptTimeoutMs ?? 120_000;
+  const pollingInterval = options.pollingIntervalMs ?? 500;
+
+  // A minimal chain object so any chain id works (Base, Base Sepolia, anvil, ...).
+  const chain = defineChain({
+    id: chainId,
+    name: `chain-${chainId}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const transport = http(rpcUrl, { timeout, retryCount: 1 });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval });
+  const account: PrivateKeyAccount | undefined = options.privateKey ? privateKeyToAccount(options.privateKey) : undefined;
+  const walletClient = account ? createWalletClient({ chain, transport, account, pollingInterval }) : undefined;
+
+  /*
+   * Write queue. Every write from this wallet runs strictly one after another, and the next one
+   * starts only after the previous one's receipt. Why: viem picks the nonce of a new transaction
+   * with `eth_getTransactionCount(account, "pending")`; two concurrent writes would read the same
+   * count and the second would be rejected ("nonce too low") or replace the first. Waiting for the
+   * receipt (not just the send) also keeps us correct on load-balanced RPCs whose "pending" view
+   * lags. The cost is throughput (one write per block); callers that need more batch on-chain.
+   * Separate Chain instances sharing one key are NOT coordinated: use one instance per wallet.
+   */
+  let queue: Promise<unknown> = Promise.resolve();
+  function enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = queue.then(task, task);
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async function write(label: string, request: WriteRequest): Promise<Hex> {
+    if (!account || !walletClient) {
+      throw new ChainError(`Cannot ${label}: this chain has no signing wallet (no privateKey configured)`);
+    }
+    return enqueue(async () => {
+      let hash: Hex;
+      try {
+        const { request: prepared } = await publicClient.simulateContract({
+          account,
+          address: usdc,
+          abi: USDC_ABI,
+          ...request,
+        } as Parameters<typeof publicClient.simulateContract>[0]);
+        hash = await walletClient.writeContract(prepared as Parameters<typeof walletClient.writeContract>[0]);
+      } catch (error) {
+        throw toChainError(label, error);
+      }
+      let receipt;
+      try {
+        receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeout, pollingInterval });
+      } catch (error) {
+        throw toChainError(`${label} (waiting for receipt of ${hash})`, error);
+      }
+      if (receipt.status !== "success") {
+        throw new ChainError(`${label} reverted on-chain (transaction ${hash})`);
+      }
+      return hash;
+    });
+  }
+
+  async function read<T>(label: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw toChainError(label, error);
+    }
+  }
+
+  let domain: Promise<TokenDomain> | undefined;
+
+  return {
+    chainId,
+    usdc,
+    account: account ? (account.address.toLowerCase() as Address) : undefined,
+
+    tokenDomain() {
+      if (!domain) {
+        domain = read("read the token's EIP-712 domain", async () => {
+          const [name, version] = await Promise.all([
+            publicClient.readContract({ address: usdc, abi: USDC_ABI, functionName: "name" }),
+            publicClient.readContract({ address: usdc, abi: USDC_ABI, functionName: "version" }),
+          ]);
+          return { name, version, chainId, verifyingContract: usdc };
+        });
+        domain.catch(() => {
+          domain = undefined; // do not cache failures
+        });
+      }
+      return domain;
+    },
+
+    balanceOf(owner) {
+      return read("read balanceOf", () => publicClient.readContract({ address: usdc, abi: USDC_ABI, functionName: "balanceOf", args: [owner] }));
+    },
+
+    allowance(owner, spender) {
+      return read("read allowance", () => publicClient.readContract({ address: usdc, abi: USDC_ABI, functionName: "allowance", args: [owner, spender] }));
+    },
+
+    authorizationUsed(authorizer, nonce) {
+      return read("read authorizationState", () =>
+        publicClient.readContract({
+          address: usdc,
+          abi: USDC_ABI,
+          functionName: "authorizationState",
+          args: [authorizer, nonce],
+        }),
+      );
+    },
+
+    transfer(to, amount) {
+      return write("transfer", { functionName: "transfer", args: [to, amount] });
+    },
+
+    transferFrom(from, to, amount) {
+      return write("transferFrom", { functionName: "transferFrom", args: [from, to, amount] });
+    },
+
+    transferWithAuthorization(auth: TransferAuthorization, signature: Hex) {
+      const base = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce] as const;
+      // 65-byte EOA signatures use the (v, r, s) overload, which every FiatToken version has;
+      // anything else (EIP-1271 smart-wallet signatures) needs the `bytes signature` overload (v2.2+).
+      let args: readonly unknown[];
+      try {
+        if (size(signature) === 65) {
+          const { r, s, v, yParity } = parseSignature(signature);
+          args = [...base, Number(v ?? BigInt(yParity + 27)), r, s];
+        } else {
+          args = [...base, signature];
+        }
+      } catch (error) {
+        return Promise.reject(new ChainError("transferWithAuthorization: malformed signature", "invalid signature", { cause: error }));
+      }
+      return write("transferWithAuthorization", { functionName: "transferWithAuthorization", args });
+    },
+  };
+}
+
+interface WriteRequest {
+  readonly functionName: "transfer" | "transferFrom" | "transferWithAuthorization";
+  readonly args: readonly unknown[];
+}
+
+/** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
+export function toChainError(label: string, error: unknown): ChainError {
+  if (error instanceof ChainError) return error;
+  let reason: string | undefined;
+  let detail = error instanceof Error ? error.message : String(error);
+  if (error instanceof BaseError) {
+    detail = error.shortMessage || error.message;
+    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+    if (reverted instanceof ContractFunctionRevertedError) {
+      reason = reverted.reason ?? reverted.data?.errorName;
+    }
+  }
+  if (reason === undefined) {
+    const text = error instanceof Error ? error.message : String(error);
+    const match = /reverted with (?:the following )?reason(?: string)?:?\s*'?([^'\n]+)'?/i.exec(text) ?? /execution reverted:\s*([^\n]+)/i.exec(text);
+    reason = match?.[1]?.trim();
+  }
+  const message = reason !== undefined ? `${label} reverted: ${reason}` : `${label} failed: ${detail}`;
+  return new ChainError(message, reason, { cause: error });
+}
