@@ -38,3 +38,4 @@ export { NATIVE_CATALOG, NATIVE_CATALOG_VERSION } from "./catalog/generated/nati
 export type { ModelsServiceOptions } from "./catalog/models-service.js";
 export * from "./store/index.js";
 export * from "./chain/index.js";
+export * from "./providers/index.js";

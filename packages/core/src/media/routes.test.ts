@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runMediaRouteSuite } from "../testing/index.js";
+
+runMediaRouteSuite("memory", { createStore: () => createMemoryStore() });

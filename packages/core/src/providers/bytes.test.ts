@@ -1,0 +1,46 @@
+import { crc32 as nodeCrc32, inflateSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { base64Encode, base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
+import { zlibStored } from "./png.js";
+import { audioSeconds, encodeWav, parseWav } from "./wav.js";
+
+const sample = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 131 + 7) & 0xff);
+
+describe("provider byte codecs", () => {
+  it("base64Encode matches Buffer for every tail length", () => {
+    for (let n = 0; n < 20; n++) expect(base64Encode(sample(n))).toBe(Buffer.from(sample(n)).toString("base64"));
+    expect(base64Encode(sample(100_003))).toBe(Buffer.from(sample(100_003)).toString("base64"));
+  });
+
+  it("crc32 matches node:zlib, and zlibStored inflates back across block boundaries", () => {
+    for (const n of [0, 1, 65_535, 65_536, 200_000]) {
+      const data = sample(n);
+      expect(crc32(data)).toBe(nodeCrc32(data));
+      expect(Buffer.compare(inflateSync(zlibStored(data)), Buffer.from(data))).toBe(0); // checks Adler-32 too
+    }
+  });
+
+  it("float32 base64 round-trips and rejects ragged input", () => {
+    expect(base64ToFloat32(float32ToBase64([0.5, -2, 1e-3]))!.map((x) => Number(x.toFixed(6)))).toEqual([0.5, -2, 0.001]);
+    expect(base64ToFloat32("AAA=")).toBeNull();
+  });
+
+  it("indexOfBytes finds needles and reports misses", () => {
+    const hay = new TextEncoder().encode("abababcabc");
+    expect(indexOfBytes(hay, new TextEncoder().encode("ababc"))).toBe(2);
+    expect(indexOfBytes(hay, new TextEncoder().encode("abc"), 5)).toBe(7);
+    expect(indexOfBytes(hay, new TextEncoder().encode("abd"))).toBe(-1);
+  });
+
+  it("parseWav reads a header, clamps a streamed data size, and audioSeconds estimates other audio", () => {
+    const wav = encodeWav(new Int16Array(48_000), 48_000, 2, [{ id: "LIST", data: new Uint8Array(3) }]);
+    expect(parseWav(wav)).toMatchObject({ audioFormat: 1, channels: 2, sampleRate: 48_000, bitsPerSample: 16, dataBytes: 96_000, durationSeconds: 0.5 });
+    expect(parseWav(wav)!.chunks.get("LIST")!.length).toBe(3);
+    const streamed = new Uint8Array(wav.subarray(0, 44 + 1000));
+    new DataView(streamed.buffer).setUint32(40, 0xffffffff, true);
+    expect(parseWav(streamed)!.dataBytes).toBe(1000);
+    expect(parseWav(new Uint8Array(10))).toBeNull();
+    expect(audioSeconds(wav)).toEqual({ seconds: 0.5, estimated: false });
+    expect(audioSeconds(new Uint8Array(16_000))).toEqual({ seconds: 1, estimated: true });
+  });
+});

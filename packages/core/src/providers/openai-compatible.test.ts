@@ -1,0 +1,237 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { GatewayError } from "../errors.js";
+import { createFetchHttpClient } from "../http/client.js";
+import { float32ToBase64 } from "./bytes.js";
+import { parseMultipart } from "./multipart.js";
+import type { MultipartForm } from "./multipart.js";
+import { createOpenAICompatibleProvider } from "./openai-compatible.js";
+import { encodeWav } from "./wav.js";
+
+const API_KEY = "sk-test-secret-123";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  json?: Record<string, unknown>;
+  form?: MultipartForm;
+}
+
+let server: http.Server;
+let base: string;
+let seen: Seen[] = [];
+const videoPolls = new Map<string, number>();
+
+/** Answers like api.openai.com; the `model` selects a misbehaviour. */
+function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): void {
+  const s: Seen = { method: req.method!, url: req.url!, headers: req.headers };
+  const type = req.headers["content-type"] ?? "";
+  if (type.startsWith("application/json")) s.json = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+  if (type.startsWith("multipart/form-data")) s.form = parseMultipart(new Uint8Array(body), type);
+  seen.push(s);
+  const send = (status: number, value: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+  const model = String(s.json?.model ?? s.form?.fields.model ?? "");
+  if (model === "bad-model") return void send(400, { error: { message: `bad model; your key ${API_KEY} is fine`, type: "invalid_request_error" } });
+  if (model === "boom") return void res.writeHead(500, { "content-type": "text/html" }).end("<h1>oops</h1>");
+  if (model === "garbage") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
+  if (model === "wrong-shape") return void send(200, { data: "nope" });
+  if (model === "slow") return void setTimeout(() => send(200, {}), 1_500);
+
+  const url = req.url!;
+  if (url === "/v1/embeddings") {
+    const inputs = Array.isArray(s.json!.input) ? (s.json!.input as string[]) : [s.json!.input as string];
+    const data = inputs.map((_, index) => ({
+      object: "embedding",
+      index,
+      embedding: s.json!.encoding_format === "base64" ? float32ToBase64([index, 0.5]) : [index, 0.5],
+    }));
+    return void send(200, { object: "list", data: data.reverse(), model, usage: { prompt_tokens: 7, total_tokens: 7 } });
+  }
+  if (url === "/v1/images/generations" || url === "/v1/images/edits") {
+    const usage = { input_tokens: 10, output_tokens: 20, total_tokens: 30, input_tokens_details: { text_tokens: 10 } };
+    return void send(200, { created: 1_700_000_000, data: [{ b64_json: "aGVsbG8=" }, { url: "https://cdn.example/x.png", revised_prompt: "r" }], usage });
+  }
+  if (url === "/v1/audio/speech") return void res.writeHead(200, { "content-type": "audio/mpeg" }).end(Buffer.from([0xff, 0xfb, 1, 2, 3]));
+  if (url === "/v1/audio/transcriptions") {
+    const withDuration = s.form!.fields.prompt !== "no-duration";
+    return void send(200, { task: "transcribe", text: "hello there", ...(withDuration ? { duration: 2.5 } : {}) });
+  }
+  if (url === "/v1/videos" && req.method === "POST") {
+    const id = model === "fail-video" ? "video_fail" : `video_${seen.length}`;
+    return void send(200, { id, object: "video", status: "queued", progress: 0, model });
+  }
+  const poll = /^\/v1\/videos\/([^/]+)$/.exec(url);
+  if (poll && req.method === "GET") {
+    const id = decodeURIComponent(poll[1]!);
+    if (id === "missing") return void send(404, { error: { message: "Video not found", type: "invalid_request_error" } });
+    const n = (videoPolls.get(id) ?? 0) + 1;
+    videoPolls.set(id, n);
+    if (id === "video_fail") return void send(200, { id, status: "failed", error: { code: "moderation", message: "blocked by moderation" } });
+    const status = n === 1 ? "in_progress" : "completed";
+    return void send(200, { id, object: "video", status, progress: n === 1 ? 42 : 100 });
+  }
+  send(404, { error: { message: "no route" } });
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => stub(req, Buffer.concat(chunks), res));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+beforeEach(() => {
+  seen = [];
+});
+
+const provider = (timeoutMs?: number) =>
+  createOpenAICompatibleProvider({
+    baseUrl: `${base}/`,
+    apiKey: API_KEY,
+    http: createFetchHttpClient(),
+    headers: { "OpenAI-Organization": "org-1" },
+    ...(timeoutMs ? { timeoutMs } : {}),
+  });
+
+async function failure(p: Promise<unknown>): Promise<GatewayError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(GatewayError);
+  expect((e as Error).message).not.toContain(API_KEY);
+  return e as GatewayError;
+}
+
+describe("OpenAI-compatible provider", () => {
+  it("sends embeddings with the Authorization header and orders the answer by index", async () => {
+    const r = await provider().embeddings!({ model: "text-embedding-3-small", input: ["a", "b"], dimensions: 2 });
+    expect(r).toEqual({
+      data: [
+        [0, 0.5],
+        [1, 0.5],
+      ],
+      usage: { promptTokens: 7, totalTokens: 7 },
+    });
+    expect(seen[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(seen[0]!.headers["openai-organization"]).toBe("org-1");
+    expect(seen[0]!.json).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], dimensions: 2 });
+    const b = await provider().embeddings!({ model: "m", input: "a", encodingFormat: "base64" });
+    expect(b.data).toEqual([float32ToBase64([0, 0.5])]);
+  });
+
+  it("maps an OpenAI error answer to 502 with upstreamStatus and the scrubbed message", async () => {
+    const e = await failure(provider().embeddings!({ model: "bad-model", input: "x" }));
+    expect([e.status, e.code]).toEqual([502, "upstream_error"]);
+    expect(e.message).toContain("127.0.0.1");
+    expect(e.details).toEqual({ upstreamStatus: 400, upstreamMessage: "bad model; your key [redacted] is fine" });
+  });
+
+  it("maps a 500 to 502, malformed JSON and a wrong shape to 502 naming the host", async () => {
+    const e500 = await failure(provider().generateImages!({ model: "boom", prompt: "p", n: 1 }));
+    expect([e500.status, e500.details]).toEqual([502, { upstreamStatus: 500 }]);
+    const garbage = await failure(provider().embeddings!({ model: "garbage", input: "x" }));
+    expect([garbage.status, garbage.message]).toEqual([502, expect.stringMatching(/127\.0\.0\.1:\d+ answered malformed JSON/)]);
+    const shape = await failure(provider().embeddings!({ model: "wrong-shape", input: "x" }));
+    expect([shape.status, shape.message]).toEqual([502, expect.stringMatching(/unexpected shape \(data:/)]);
+  });
+
+  it("answers 504 when the upstream is slower than timeoutMs", async () => {
+    const started = performance.now();
+    const e = await failure(provider(200).embeddings!({ model: "slow", input: "x" }));
+    expect([e.status, e.code]).toEqual([504, "upstream_timeout"]);
+    expect(performance.now() - started).toBeLessThan(1_400);
+  });
+
+  it("rejects with the caller's abort reason mid-request", async () => {
+    const controller = new AbortController();
+    const reason = new Error("client disconnected");
+    setTimeout(() => controller.abort(reason), 100);
+    await expect(provider().embeddings!({ model: "slow", input: "x", signal: controller.signal })).rejects.toBe(reason);
+  });
+
+  it("answers 502 when the upstream cannot be reached", async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const p = createOpenAICompatibleProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: API_KEY, http: createFetchHttpClient() });
+    const e = await failure(p.embeddings!({ model: "m", input: "x" }));
+    expect([e.status, e.code]).toEqual([502, "upstream_error"]);
+  });
+
+  it("generates images with extra fields and reads usage", async () => {
+    const r = await provider().generateImages!({
+      model: "gpt-image-1",
+      prompt: "a fox",
+      n: 2,
+      size: "1024x1024",
+      quality: "high",
+      extra: { background: "transparent", model: "ignored" },
+    });
+    expect(seen[0]!.json).toEqual({ background: "transparent", model: "gpt-image-1", prompt: "a fox", n: 2, size: "1024x1024", quality: "high" });
+    expect(r).toEqual({
+      created: 1_700_000_000,
+      data: [{ b64_json: "aGVsbG8=" }, { url: "https://cdn.example/x.png" }],
+      usage: { inputTokens: 10, outputTokens: 20, totalTokens: 30 },
+    });
+  });
+
+  it("sends image edits as multipart that parses at the upstream, bytes intact", async () => {
+    const image = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 13, 10, 45, 45, 255]);
+    const mask = Uint8Array.from([1, 2, 3, 13, 10]);
+    await provider().editImages!({ model: "gpt-image-1", prompt: "add a hat", image, mask, n: 1, size: "512x512" });
+    const form = seen[0]!.form!;
+    expect(form.fields).toEqual({ model: "gpt-image-1", prompt: "add a hat", n: "1", size: "512x512" });
+    expect(form.files.image).toEqual({ filename: "image.png", contentType: "image/png", data: image });
+    expect([...form.files.mask!.data]).toEqual([...mask]);
+    expect(seen[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it("returns speech bytes with the upstream's content type and counts characters", async () => {
+    const r = await provider().speech!({ model: "tts-1", input: "héllo 🌍", responseFormat: "mp3", speed: 1.5 });
+    expect(r).toEqual({ audio: Uint8Array.from([0xff, 0xfb, 1, 2, 3]), contentType: "audio/mpeg", characters: 7 });
+    expect(seen[0]!.json).toEqual({ model: "tts-1", input: "héllo 🌍", voice: "alloy", response_format: "mp3", speed: 1.5 });
+  });
+
+  it("sends transcriptions as multipart verbose_json and falls back to the WAV header for duration", async () => {
+    const wav = encodeWav(new Int16Array(24_000 * 3), 24_000);
+    const r = await provider().transcribe!({ model: "whisper-1", file: wav, language: "en" });
+    expect(r).toEqual({ text: "hello there", durationSeconds: 2.5 });
+    const form = seen[0]!.form!;
+    expect(form.fields).toEqual({ model: "whisper-1", response_format: "verbose_json", language: "en" });
+    expect(form.files.file!.filename).toBe("audio.wav");
+    expect(Buffer.compare(Buffer.from(form.files.file!.data), Buffer.from(wav))).toBe(0);
+    const noDuration = await provider().transcribe!({ model: "whisper-1", file: wav, prompt: "no-duration" });
+    expect(noDuration.durationSeconds).toBe(3);
+  });
+
+  it("creates and polls a video job through the /videos API", async () => {
+    const p = provider();
+    const job = await p.createVideo({ model: "sora-2", prompt: "a boat", seconds: 4, size: "1280x720" });
+    expect(job).toEqual({ upstreamId: expect.stringMatching(/^video_/), status: "queued", progress: 0 });
+    expect(seen[0]!.json).toEqual({ model: "sora-2", prompt: "a boat", seconds: "4", size: "1280x720" });
+    expect(await p.getVideo(job.upstreamId)).toEqual({ status: "processing", progress: 42 });
+    expect(await p.getVideo(job.upstreamId)).toEqual({ status: "completed", progress: 100, url: `${base}/videos/${job.upstreamId}/content` });
+    const failed = await p.createVideo({ model: "fail-video", prompt: "x", image: Uint8Array.from([0xff, 0xd8, 0xff, 0]) });
+    expect(seen.at(-1)!.form!.files.input_reference!.contentType).toBe("image/jpeg");
+    expect(await p.getVideo(failed.upstreamId)).toEqual({ status: "failed", error: "blocked by moderation" });
+    const missing = await failure(p.getVideo("missing"));
+    expect([missing.status, missing.details?.upstreamStatus]).toEqual([502, 404]);
+  });
+
+  it("refuses a base URL that is not http(s)", () => {
+    expect(() => createOpenAICompatibleProvider({ baseUrl: "ftp://x", http: createFetchHttpClient() })).toThrow(TypeError);
+    expect(() => createOpenAICompatibleProvider({ baseUrl: "not a url", http: createFetchHttpClient() })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,367 @@
+/**
+ * The OpenAI-compatible HTTP provider (DESIGN.md "Providers and chains"): any base URL speaking
+ * OpenAI's REST shapes for embeddings, images, audio and the `/videos` job API, over the
+ * injectable {@link HttpClient} (undici on Node, `fetch` on the edge).
+ */
+import { z } from "zod";
+import { GatewayError } from "../errors.js";
+import { hostOf } from "../http/client.js";
+import type { HttpClient, HttpClientResponse } from "../http/client.js";
+import { base64ToFloat32, float32ToBase64 } from "./bytes.js";
+import { encodeMultipart } from "./multipart.js";
+import type { MultipartFile } from "./multipart.js";
+import type { EmbeddingsResult, ImageDatum, ImageResult, InferenceProvider, VideoJobState, VideoProvider, VideoStatus } from "./types.js";
+import { audioSeconds } from "./wav.js";
+
+/** Options of {@link createOpenAICompatibleProvider}. */
+export interface OpenAICompatibleProviderOptions {
+  /** The API root, e.g. `https://api.openai.com/v1` (a trailing slash is ignored). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; never appears in errors. */
+  apiKey?: string;
+  /** The HTTP client (`createUndiciHttpClient()` on Node, `createFetchHttpClient()` elsewhere). */
+  http: HttpClient;
+  /** Whole-request deadline in milliseconds. @default 60000 */
+  timeoutMs?: number;
+  /** Extra request headers (e.g. `OpenAI-Organization`); `Authorization` from `apiKey` wins. */
+  headers?: Record<string, string>;
+}
+
+const SPEECH_MIME: Record<string, string> = {
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  pcm: "audio/pcm",
+  opus: "audio/opus",
+  flac: "audio/flac",
+  aac: "audio/aac",
+};
+const MAX_UPSTREAM_MESSAGE = 500;
+
+const count = z.number().int().nonnegative();
+const embeddingsSchema = z.object({
+  data: z.array(z.object({ embedding: z.union([z.array(z.number()), z.string()]), index: count })),
+  usage: z.object({ prompt_tokens: count, total_tokens: count.optional() }),
+});
+const imagesSchema = z.object({
+  created: z.number().optional(),
+  data: z.array(z.object({ b64_json: z.string().nullish(), url: z.string().nullish() })).min(1),
+  usage: z.object({ input_tokens: count, output_tokens: count, total_tokens: count }).partial().nullish(),
+});
+const transcriptionSchema = z.object({
+  text: z.string(),
+  duration: z.union([z.number(), z.string()]).nullish(),
+  usage: z.object({ seconds: z.number().nullish() }).nullish(),
+});
+const videoSchema = z.object({
+  id: z.string().min(1),
+  status: z.string(),
+  progress: z.number().nullish(),
+  error: z.union([z.string(), z.object({ message: z.string().nullish(), code: z.string().nullish() })]).nullish(),
+});
+const errorBodySchema = z.object({
+  error: z.union([z.string(), z.object({ message: z.string().nullish() })]).nullish(),
+  message: z.string().nullish(),
+});
+
+const VIDEO_STATUS: Record<string, VideoStatus> = {
+  queued: "queued",
+  pending: "queued",
+  in_progress: "processing",
+  processing: "processing",
+  running: "processing",
+  completed: "completed",
+  succeeded: "completed",
+  failed: "failed",
+  cancelled: "failed",
+  canceled: "failed",
+  expired: "failed",
+};
+
+type Body = { json: unknown } | { multipart: { body: Uint8Array; contentType: string } };
+
+/**
+ * Creates a provider for an OpenAI-compatible API: `POST /embeddings`, `/images/generations`,
+ * `/images/edits` (multipart), `/audio/speech` (binary answer, the upstream's content type),
+ * `/audio/transcriptions` (multipart, `response_format: "verbose_json"` for `duration`), `POST
+ * /videos` and `GET /videos/{id}` (the completed url is `${baseUrl}/videos/{id}/content`, which
+ * needs the same Authorization to fetch). Speech without a `voice` sends `"alloy"` (OpenAI requires
+ * one); image `extra` fields are sent but never override the named fields.
+ * Errors (every method): a non-2xx answer → 502 `upstream_error` with `details: { upstreamStatus,
+ * upstreamMessage? }` (OpenAI's `error.message`, with the API key scrubbed); malformed JSON or an
+ * unexpected shape → 502 naming the host; connection failure → 502; deadline → 504
+ * `upstream_timeout`; caller abort → the signal's reason. Throws a `TypeError` at creation when
+ * `baseUrl` is not an http(s) URL.
+ */
+export function createOpenAICompatibleProvider(options: OpenAICompatibleProviderOptions): InferenceProvider & VideoProvider {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  let parsed: URL;
+  try {
+    parsed = new URL(base);
+  } catch {
+    throw new TypeError("baseUrl must be an absolute http(s) URL");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new TypeError("baseUrl must be an absolute http(s) URL");
+  const host = hostOf(base);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const fixedHeaders: Record<string, string> = { accept: "application/json" };
+  for (const [k, v] of Object.entries(options.headers ?? {})) fixedHeaders[k.toLowerCase()] = v;
+  if (options.apiKey) fixedHeaders.authorization = `Bearer ${options.apiKey}`;
+
+  const fail = (message: string, details?: Record<string, unknown>, cause?: unknown) =>
+    new GatewayError("upstream_error", message, { ...(details ? { details } : {}), ...(cause === undefined ? {} : { cause }) });
+  const rethrow = (error: unknown, signal: AbortSignal | undefined): unknown => {
+    if (signal?.aborted) return signal.reason;
+    if (error instanceof GatewayError) return error;
+    return fail(`${host} could not be reached`, undefined, error);
+  };
+  const scrub = (text: string) => {
+    const cut = text.slice(0, MAX_UPSTREAM_MESSAGE);
+    return options.apiKey ? cut.split(options.apiKey).join("[redacted]") : cut;
+  };
+
+  async function send(method: string, path: string, body: Body | undefined, signal: AbortSignal | undefined): Promise<HttpClientResponse> {
+    const headers = { ...fixedHeaders };
+    let payload: string | Uint8Array | undefined;
+    if (body && "json" in body) {
+      headers["content-type"] = "application/json";
+      payload = JSON.stringify(body.json);
+    } else if (body) {
+      headers["content-type"] = body.multipart.contentType;
+      payload = body.multipart.body;
+    }
+    let res: HttpClientResponse;
+    try {
+      res = await options.http({
+        method,
+        url: `${base}${path}`,
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
+        ...(signal ? { signal } : {}),
+        timeoutMs,
+      });
+    } catch (error) {
+      throw rethrow(error, signal);
+    }
+    if (res.status >= 200 && res.status < 300) return res;
+    const text = await read(() => res.text(), signal).catch((error: unknown) => {
+      if (signal?.aborted || (error instanceof GatewayError && error.code === "upstream_timeout")) throw error;
+      return "";
+    });
+    const upstreamMessage = errorMessageOf(text);
+    throw fail(`${host} answered HTTP ${res.status}`, { upstreamStatus: res.status, ...(upstreamMessage ? { upstreamMessage: scrub(upstreamMessage) } : {}) });
+  }
+
+  async function read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    try {
+      return await f();
+    } catch (error) {
+      throw rethrow(error, signal);
+    }
+  }
+
+  async function call<S extends z.ZodType>(
+    schema: S,
+    method: string,
+    path: string,
+    body: Body | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<S>> {
+    const res = await send(method, path, body, signal);
+    const text = await read(() => res.text(), signal);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw fail(`${host} answered malformed JSON`, { upstreamStatus: res.status });
+    }
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue && issue.path.length > 0 ? issue.path.join(".") : "body";
+      throw fail(`${host} answered an unexpected shape (${where}: ${issue?.message ?? "invalid"})`, { upstreamStatus: res.status });
+    }
+    return result.data;
+  }
+
+  const toImages = (r: z.output<typeof imagesSchema>): ImageResult => {
+    const data = r.data.map((d): ImageDatum => {
+      if (d.b64_json) return { b64_json: d.b64_json };
+      if (d.url) return { url: d.url };
+      throw fail(`${host} answered an image with neither b64_json nor url`);
+    });
+    const out: ImageResult = { created: r.created ?? Math.floor(Date.now() / 1000), data };
+    if (r.usage) {
+      const inputTokens = r.usage.input_tokens ?? 0;
+      const outputTokens = r.usage.output_tokens ?? 0;
+      out.usage = { inputTokens, outputTokens, totalTokens: r.usage.total_tokens ?? inputTokens + outputTokens };
+    }
+    return out;
+  };
+
+  const toVideo = (r: z.output<typeof videoSchema>): VideoJobState & { id: string } => {
+    const status = VIDEO_STATUS[r.status.toLowerCase()];
+    if (!status) throw fail(`${host} answered an unknown video status ${JSON.stringify(r.status.slice(0, 40))}`);
+    const out: VideoJobState & { id: string } = { id: r.id, status };
+    if (typeof r.progress === "number") out.progress = Math.min(100, Math.max(0, r.progress));
+    if (status === "completed") out.url = `${base}/videos/${encodeURIComponent(r.id)}/content`;
+    if (status === "failed") {
+      const msg = typeof r.error === "string" ? r.error : (r.error?.message ?? r.error?.code);
+      out.error = msg ? scrub(msg) : `the upstream video job ${r.status.toLowerCase()}`;
+    }
+    return out;
+  };
+
+  return {
+    async embeddings(req) {
+      const inputs = typeof req.input === "string" ? 1 : req.input.length;
+      const r = await call(
+        embeddingsSchema,
+        "POST",
+        "/embeddings",
+        {
+          json: {
+            model: req.model,
+            input: req.input,
+            ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }),
+            ...(req.encodingFormat === undefined ? {} : { encoding_format: req.encodingFormat }),
+          },
+        },
+        req.signal,
+      );
+      if (r.data.length !== inputs) throw fail(`${host} answered ${r.data.length} embeddings for ${inputs} inputs`);
+      const sorted = [...r.data].sort((a, b) => a.index - b.index);
+      const usage = { promptTokens: r.usage.prompt_tokens, totalTokens: r.usage.total_tokens ?? r.usage.prompt_tokens };
+      if (req.encodingFormat === "base64") {
+        return { data: sorted.map((d) => (typeof d.embedding === "string" ? d.embedding : float32ToBase64(d.embedding))), usage };
+      }
+      const data = sorted.map((d) => {
+        const v = typeof d.embedding === "string" ? base64ToFloat32(d.embedding) : d.embedding;
+        if (!v) throw fail(`${host} answered a malformed base64 embedding`);
+        return v;
+      });
+      return { data, usage } satisfies EmbeddingsResult;
+    },
+
+    async generateImages(req) {
+      const json = {
+        ...req.extra,
+        model: req.model,
+        prompt: req.prompt,
+        n: req.n,
+        ...(req.size === undefined ? {} : { size: req.size }),
+        ...(req.quality === undefined ? {} : { quality: req.quality }),
+        ...(req.responseFormat === undefined ? {} : { response_format: req.responseFormat }),
+      };
+      return toImages(await call(imagesSchema, "POST", "/images/generations", { json }, req.signal));
+    },
+
+    async editImages(req) {
+      const fields: Record<string, string> = { model: req.model, prompt: req.prompt, n: String(req.n) };
+      if (req.size !== undefined) fields.size = req.size;
+      if (req.quality !== undefined) fields.quality = req.quality;
+      const mime = req.imageMime ?? sniffImageMime(req.image);
+      const files: Record<string, MultipartFile> = { image: { filename: `image.${mime.split("/")[1] ?? "png"}`, contentType: mime, data: req.image } };
+      if (req.mask) files.mask = { filename: "mask.png", contentType: "image/png", data: req.mask };
+      return toImages(await call(imagesSchema, "POST", "/images/edits", { multipart: encodeMultipart(fields, files) }, req.signal));
+    },
+
+    async speech(req) {
+      const json = {
+        model: req.model,
+        input: req.input,
+        voice: req.voice ?? "alloy",
+        ...(req.responseFormat === undefined ? {} : { response_format: req.responseFormat }),
+        ...(req.speed === undefined ? {} : { speed: req.speed }),
+      };
+      const res = await send("POST", "/audio/speech", { json }, req.signal);
+      const audio = await read(() => res.bytes(), req.signal);
+      if (audio.length === 0) throw fail(`${host} answered empty audio`, { upstreamStatus: res.status });
+      const contentType = res.headers["content-type"] ?? SPEECH_MIME[req.responseFormat ?? "mp3"] ?? "application/octet-stream";
+      return { audio, contentType, characters: Array.from(req.input).length };
+    },
+
+    async transcribe(req) {
+      const fields: Record<string, string> = { model: req.model, response_format: "verbose_json" };
+      if (req.language !== undefined) fields.language = req.language;
+      if (req.prompt !== undefined) fields.prompt = req.prompt;
+      const ext = audioExtension(req.file, req.mime);
+      const file: MultipartFile = {
+        filename: req.filename ?? `audio.${ext}`,
+        contentType: req.mime ?? `audio/${ext === "mp3" ? "mpeg" : ext}`,
+        data: req.file,
+      };
+      const r = await call(transcriptionSchema, "POST", "/audio/transcriptions", { multipart: encodeMultipart(fields, { file }) }, req.signal);
+      const reported = r.duration ?? r.usage?.seconds;
+      const seconds = reported === undefined || reported === null ? NaN : Number(reported);
+      // No duration from the upstream: exact for WAV, else an estimate (see TranscriptionResult).
+      return { text: r.text, durationSeconds: Number.isFinite(seconds) && seconds >= 0 ? seconds : audioSeconds(req.file).seconds };
+    },
+
+    async createVideo(req) {
+      const fields: Record<string, string> = { model: req.model, prompt: req.prompt };
+      if (req.seconds !== undefined) fields.seconds = String(req.seconds);
+      if (req.size !== undefined) fields.size = req.size;
+      const body: Body = req.image
+        ? { multipart: encodeMultipart(fields, { input_reference: { filename: "reference", contentType: sniffImageMime(req.image), data: req.image } }) }
+        : { json: fields };
+      const v = toVideo(await call(videoSchema, "POST", "/videos", body, req.signal));
+      return { upstreamId: v.id, status: v.status, ...(v.progress === undefined ? {} : { progress: v.progress }) };
+    },
+
+    async getVideo(upstreamId, signal) {
+      const { id: _id, ...state } = toVideo(await call(videoSchema, "GET", `/videos/${encodeURIComponent(upstreamId)}`, undefined, signal));
+      return state;
+    },
+  };
+}
+
+/** OpenAI's `{error:{message}}`, `{error:"…"}` or `{message}`; undefined for anything else. */
+function errorMessageOf(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const r = errorBodySchema.safeParse(value);
+  if (!r.success) return undefined;
+  const e = r.data.error;
+  return (typeof e === "string" ? e : e?.message) ?? r.data.message ?? undefined;
+}
+
+/** The MIME type of PNG, JPEG, WebP or GIF bytes; `image/png` when unrecognised. */
+export function sniffImageMime(bytes: Uint8Array): string {
+  const b = (i: number) => bytes[i] ?? -1;
+  if (b(0) === 0xff && b(1) === 0xd8 && b(2) === 0xff) return "image/jpeg";
+  if (b(0) === 0x52 && b(1) === 0x49 && b(2) === 0x46 && b(3) === 0x46 && b(8) === 0x57 && b(9) === 0x45 && b(10) === 0x42 && b(11) === 0x50)
+    return "image/webp";
+  if (b(0) === 0x47 && b(1) === 0x49 && b(2) === 0x46) return "image/gif";
+  return "image/png";
+}
+
+/** A file extension OpenAI recognises for the audio, from its MIME type or its magic bytes; `wav` when unknown. */
+function audioExtension(bytes: Uint8Array, mime: string | undefined): string {
+  const byMime: Record<string, string> = {
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/ogg": "ogg",
+    "audio/flac": "flac",
+    "audio/webm": "webm",
+    "audio/mp4": "m4a",
+    "audio/m4a": "m4a",
+    "audio/x-m4a": "m4a",
+  };
+  const m = mime?.split(";")[0]?.trim().toLowerCase();
+  if (m && byMime[m]) return byMime[m];
+  const s = String.fromCharCode(...bytes.subarray(0, 12));
+  if (s.startsWith("RIFF") && s.slice(8, 12) === "WAVE") return "wav";
+  if (s.startsWith("ID3") || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) return "mp3";
+  if (s.startsWith("OggS")) return "ogg";
+  if (s.startsWith("fLaC")) return "flac";
+  if (s.slice(4, 8) === "ftyp") return "m4a";
+  if (bytes[0] === 0x1a && bytes[1] === 0x45 && bytes[2] === 0xdf && bytes[3] === 0xa3) return "webm";
+  return "wav";
+}

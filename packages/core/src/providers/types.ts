@@ -1,0 +1,208 @@
+/**
+ * The provider ports (DESIGN.md "Providers and chains"): upstream AI services sit behind
+ * {@link InferenceProvider} and {@link VideoProvider}; the media and video services look them up by
+ * a card's `provider` name in a {@link ProviderRegistry}.
+ *
+ * Error contract shared by every method below, unless its JSDoc says more:
+ * - 400 `invalid_request` (with `param`) when the request cannot be served as asked;
+ * - 502 `upstream_error` when the upstream answers a non-2xx status (`details: { upstreamStatus,
+ *   upstreamMessage? }`), answers malformed JSON or an unexpected shape, or cannot be reached;
+ * - 504 `upstream_timeout` when the upstream does not answer within the provider's deadline;
+ * - when the caller's `signal` aborts, the promise rejects with `signal.reason` (not wrapped).
+ * Error messages name the upstream host, never a credential.
+ */
+
+/** Request of {@link InferenceProvider.embeddings}. */
+export interface EmbeddingsRequest {
+  model: string;
+  /** One text or a batch; the answer's `data` has one entry per input, in order. */
+  input: string | string[];
+  /** Vector length, when the model supports choosing it. */
+  dimensions?: number;
+  /** `"float"` (default) → `number[][]`; `"base64"` → little-endian float32 bytes in base64, one string per input. */
+  encodingFormat?: "float" | "base64";
+  signal?: AbortSignal;
+}
+
+/** Answer of {@link InferenceProvider.embeddings}. */
+export interface EmbeddingsResult {
+  /** `number[][]` for `encodingFormat: "float"`, `string[]` for `"base64"`; one entry per input. */
+  data: number[][] | string[];
+  /** Tokens billed by the upstream. */
+  usage: { promptTokens: number; totalTokens: number };
+}
+
+/** Token usage some image models report (gpt-image-1); absent when the upstream bills per image. */
+export interface ImageUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** One generated image: inline base64 PNG/JPEG bytes, or a URL. */
+export type ImageDatum = { b64_json: string } | { url: string };
+
+/** Request of {@link InferenceProvider.generateImages}. */
+export interface ImageGenerationRequest {
+  model: string;
+  prompt: string;
+  /** Number of images, 1..10. */
+  n: number;
+  /** `"WxH"`, e.g. `"1024x1024"`. */
+  size?: string;
+  quality?: string;
+  /** Omitted → the upstream's default (OpenAI's gpt-image models always answer `b64_json`). */
+  responseFormat?: "b64_json" | "url";
+  /** Extra upstream body fields (model-specific parameters); never overrides the fields above. */
+  extra?: Record<string, unknown>;
+  signal?: AbortSignal;
+}
+
+/** Request of {@link InferenceProvider.editImages}. */
+export interface ImageEditRequest {
+  model: string;
+  prompt: string;
+  /** The source image's bytes (PNG, JPEG or WebP). */
+  image: Uint8Array;
+  /** MIME type of `image`; sniffed from its bytes when absent. */
+  imageMime?: string;
+  /** Optional PNG mask whose transparent pixels mark the area to edit. */
+  mask?: Uint8Array;
+  n: number;
+  size?: string;
+  quality?: string;
+  signal?: AbortSignal;
+}
+
+/** Answer of the image methods (OpenAI's `{created, data, usage?}`). */
+export interface ImageResult {
+  /** Unix seconds. */
+  created: number;
+  data: ImageDatum[];
+  usage?: ImageUsage;
+}
+
+/** Audio formats of {@link InferenceProvider.speech}. */
+export type SpeechFormat = "mp3" | "wav" | "pcm" | "opus" | "flac" | "aac";
+
+/** Request of {@link InferenceProvider.speech}. */
+export interface SpeechRequest {
+  model: string;
+  /** The text to speak. */
+  input: string;
+  voice?: string;
+  responseFormat?: SpeechFormat;
+  /** Playback speed, 0.25..4. */
+  speed?: number;
+  signal?: AbortSignal;
+}
+
+/** Answer of {@link InferenceProvider.speech}. */
+export interface SpeechResult {
+  audio: Uint8Array;
+  /** MIME type of `audio`, as the upstream declared it. */
+  contentType: string;
+  /** Characters (Unicode code points) of the input — the quantity `usd_per_1k_characters` bills. */
+  characters: number;
+}
+
+/** Request of {@link InferenceProvider.transcribe}. */
+export interface TranscriptionRequest {
+  model: string;
+  /** The audio file's bytes. */
+  file: Uint8Array;
+  filename?: string;
+  mime?: string;
+  /** ISO-639-1 language hint. */
+  language?: string;
+  /** Context hint for the model. */
+  prompt?: string;
+  signal?: AbortSignal;
+}
+
+/** Answer of {@link InferenceProvider.transcribe}. */
+export interface TranscriptionResult {
+  text: string;
+  /**
+   * Length of the audio in seconds — the quantity `usd_per_second`/`usd_per_minute` bill. Taken
+   * from the upstream when it reports it; else read from the WAV header when the file is a WAV;
+   * else ESTIMATED from the byte length at 128 kbit/s (see `estimateAudioSeconds`), which is
+   * only right for constant-bitrate audio near that rate.
+   */
+  durationSeconds: number;
+}
+
+/**
+ * An upstream serving inference. Every method is optional: a provider implements what it serves,
+ * and the caller answers 4xx for a card whose provider lacks the operation. See the module JSDoc
+ * for the error contract every method follows.
+ */
+export interface InferenceProvider {
+  /** Embeds one text or a batch. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `dimensions` / `input` when the provider cannot serve them. */
+  embeddings?(req: EmbeddingsRequest): Promise<EmbeddingsResult>;
+  /** Generates `n` images from a prompt. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `size` / `n`. */
+  generateImages?(req: ImageGenerationRequest): Promise<ImageResult>;
+  /** Edits an image with a prompt. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `image` / `size` / `n`. */
+  editImages?(req: ImageEditRequest): Promise<ImageResult>;
+  /** Speaks a text; answers audio bytes. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `response_format` / `speed` / `input`. */
+  speech?(req: SpeechRequest): Promise<SpeechResult>;
+  /** Transcribes audio. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `file` when the audio cannot be read. */
+  transcribe?(req: TranscriptionRequest): Promise<TranscriptionResult>;
+}
+
+/** States of a video job (CONTRACT.md "Media and embeddings"). */
+export type VideoStatus = "queued" | "processing" | "completed" | "failed";
+
+/** Request of {@link VideoProvider.createVideo}. */
+export interface VideoCreateRequest {
+  model: string;
+  prompt: string;
+  /** Clip length in seconds. */
+  seconds?: number;
+  /** `"WxH"`. */
+  size?: string;
+  /** Optional first frame / reference image bytes. */
+  image?: Uint8Array;
+  signal?: AbortSignal;
+}
+
+/** Answer of {@link VideoProvider.createVideo}. */
+export interface VideoCreateResult {
+  /** The upstream's job id; pass it to {@link VideoProvider.getVideo}. */
+  upstreamId: string;
+  status: VideoStatus;
+  /** 0..100. */
+  progress?: number;
+}
+
+/** Answer of {@link VideoProvider.getVideo}. */
+export interface VideoJobState {
+  status: VideoStatus;
+  /** 0..100. */
+  progress?: number;
+  /** Where the finished video can be fetched; set when `status` is `"completed"`. */
+  url?: string;
+  /** Why the job failed; set when `status` is `"failed"`. */
+  error?: string;
+}
+
+/** An upstream running asynchronous video jobs. */
+export interface VideoProvider {
+  /** Submits a job. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `seconds` / `size`. */
+  createVideo(req: VideoCreateRequest): Promise<VideoCreateResult>;
+  /**
+   * Reads a job's current state. An id the upstream does not know → 502 `upstream_error` with
+   * `details.upstreamStatus: 404`. Otherwise: Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts.
+   */
+  getVideo(upstreamId: string, signal?: AbortSignal): Promise<VideoJobState>;
+}
+
+/** Providers by name (a card's `provider`). */
+export interface ProviderRegistry {
+  /** The inference provider called `name`, or undefined. */
+  inference(name: string): InferenceProvider | undefined;
+  /** The video provider called `name`, or undefined (also when that provider serves no video). */
+  video(name: string): VideoProvider | undefined;
+  /** Every registered name, sorted. */
+  names(): string[];
+}

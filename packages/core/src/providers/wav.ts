@@ -1,0 +1,129 @@
+/**
+ * RIFF/WAVE writing and reading for the provider layer: 16-bit PCM output with optional extra
+ * chunks, and a header reader that yields the duration billing needs.
+ */
+import { concatBytes, hasAscii } from "./bytes.js";
+
+/** One RIFF chunk to write after `data`, e.g. `{ id: "tgtx", data: utf8 }`. `id` is 4 ASCII characters. */
+export interface RiffChunk {
+  id: string;
+  data: Uint8Array;
+}
+
+/** The fields of a WAV file the gateway uses. */
+export interface WavInfo {
+  /** 1 = integer PCM, 3 = float, 0xfffe = extensible, … */
+  audioFormat: number;
+  channels: number;
+  sampleRate: number;
+  bitsPerSample: number;
+  /** Bytes per second, from the `fmt ` chunk. */
+  byteRate: number;
+  /** Bytes of the `data` chunk actually present in the file. */
+  dataBytes: number;
+  /** Offset of the sample bytes. */
+  dataOffset: number;
+  /** `dataBytes / byteRate`. */
+  durationSeconds: number;
+  /** Every chunk other than `fmt ` and `data`, by id (the first of each id). */
+  chunks: Map<string, Uint8Array>;
+}
+
+/**
+ * Encodes mono or interleaved 16-bit little-endian PCM as a WAV file; `extra` chunks follow the
+ * `data` chunk (readers skip unknown chunks), each padded to an even length as RIFF requires.
+ */
+export function encodeWav(samples: Int16Array, sampleRate: number, channels = 1, extra: readonly RiffChunk[] = []): Uint8Array {
+  const dataBytes = samples.length * 2;
+  const header = new Uint8Array(44);
+  const v = new DataView(header.buffer);
+  const extras = extra.map((c) => riffChunk(c.id, c.data));
+  const extraBytes = extras.reduce((n, c) => n + c.length, 0);
+  const pad = dataBytes % 2;
+  writeAscii(header, 0, "RIFF");
+  v.setUint32(4, 36 + dataBytes + pad + extraBytes, true);
+  writeAscii(header, 8, "WAVE");
+  writeAscii(header, 12, "fmt ");
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, channels, true);
+  v.setUint32(24, sampleRate, true);
+  v.setUint32(28, sampleRate * channels * 2, true);
+  v.setUint16(32, channels * 2, true);
+  v.setUint16(34, 16, true);
+  writeAscii(header, 36, "data");
+  v.setUint32(40, dataBytes, true);
+  return concatBytes([header, pcmBytes(samples), new Uint8Array(pad), ...extras]);
+}
+
+/** Raw 16-bit little-endian PCM bytes of `samples` (OpenAI's `pcm` response format). */
+export function pcmBytes(samples: Int16Array): Uint8Array {
+  const out = new Uint8Array(samples.length * 2);
+  const v = new DataView(out.buffer);
+  for (let i = 0; i < samples.length; i++) v.setInt16(i * 2, samples[i]!, true);
+  return out;
+}
+
+/**
+ * Reads a WAV file's header; null when `bytes` is not a RIFF/WAVE file with a usable `fmt ` chunk
+ * (byte rate > 0) and a `data` chunk. A `data` size larger than the file (a streamed WAV with a
+ * placeholder size) is clamped to the bytes present.
+ */
+export function parseWav(bytes: Uint8Array): WavInfo | null {
+  if (bytes.length < 12 || !hasAscii(bytes, 0, "RIFF") || !hasAscii(bytes, 8, "WAVE")) return null;
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const chunks = new Map<string, Uint8Array>();
+  let fmt: Omit<WavInfo, "dataBytes" | "dataOffset" | "durationSeconds" | "chunks"> | undefined;
+  let data: { offset: number; size: number } | undefined;
+  for (let at = 12; at + 8 <= bytes.length;) {
+    const id = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
+    const declared = v.getUint32(at + 4, true);
+    const body = at + 8;
+    const size = Math.min(declared, bytes.length - body);
+    if (id === "fmt ") {
+      if (size < 16) return null;
+      fmt = {
+        audioFormat: v.getUint16(body, true),
+        channels: v.getUint16(body + 2, true),
+        sampleRate: v.getUint32(body + 4, true),
+        byteRate: v.getUint32(body + 8, true),
+        bitsPerSample: v.getUint16(body + 14, true),
+      };
+    } else if (id === "data") {
+      data ??= { offset: body, size };
+    } else if (!chunks.has(id)) {
+      chunks.set(id, bytes.subarray(body, body + size));
+    }
+    if (declared > bytes.length - body) break;
+    at = body + declared + (declared % 2);
+  }
+  if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0) return null;
+  return { ...fmt, dataBytes: data.size, dataOffset: data.offset, durationSeconds: data.size / fmt.byteRate, chunks };
+}
+
+/** Assumed bitrate of {@link estimateAudioSeconds}: 128 kbit/s. */
+export const ESTIMATE_BITS_PER_SECOND = 128_000;
+
+/**
+ * The length of an audio file in seconds: exact for WAV (from its header); otherwise an ESTIMATE
+ * from the byte length at {@link ESTIMATE_BITS_PER_SECOND} (right for 128 kbit/s CBR MP3, off for
+ * other bitrates and codecs). Never below 0.
+ */
+export function audioSeconds(bytes: Uint8Array): { seconds: number; estimated: boolean } {
+  const wav = parseWav(bytes);
+  if (wav) return { seconds: wav.durationSeconds, estimated: false };
+  return { seconds: (bytes.length * 8) / ESTIMATE_BITS_PER_SECOND, estimated: true };
+}
+
+function riffChunk(id: string, data: Uint8Array): Uint8Array {
+  if (!/^[\x20-\x7e]{4}$/.test(id)) throw new RangeError(`bad RIFF chunk id ${JSON.stringify(id)}`);
+  const out = new Uint8Array(8 + data.length + (data.length % 2));
+  writeAscii(out, 0, id);
+  new DataView(out.buffer).setUint32(4, data.length, true);
+  out.set(data, 8);
+  return out;
+}
+
+function writeAscii(out: Uint8Array, at: number, text: string): void {
+  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+}
