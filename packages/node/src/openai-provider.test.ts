@@ -1,13 +1,11 @@
 /**
  * The OpenAI-compatible provider over the pooled undici client (the Node hot path), against a
- * local stub of the OpenAI API. The provider is imported from core's sources until
- * `@tollgate/core` re-exports the provider layer.
+ * local stub of the OpenAI API.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError } from "@tollgate/core";
-import { createOpenAICompatibleProvider, encodeWav, parseMultipart } from "@tollgate/core";
+import { createOpenAICompatibleProvider, encodeWav, GatewayError, parseMultipart } from "@tollgate/core";
 import { createUndiciHttpClient } from "./http-client.js";
 
 let server: http.Server;
