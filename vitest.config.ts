@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
 
-// One run over every package. The "source" export condition makes workspace packages
+// One run over every package. The "tollgate-source" export condition makes workspace packages
 // resolve to their TypeScript sources, so tests never depend on a prior build.
 export default defineConfig({
-  resolve: { conditions: ["source"] },
-  ssr: { resolve: { conditions: ["source"] } },
+  resolve: { conditions: ["tollgate-source"] },
+  ssr: { resolve: { conditions: ["tollgate-source"] } },
   test: {
     projects: ["packages/*", "examples/*"],
     testTimeout: 20_000,

@@ -1,6 +1,6 @@
 /**
  * Renders docs/api.md from the route table and the error table, so the docs cannot drift from
- * the code. `npx tsx --conditions=source scripts/api-docs.ts` writes it; `--check` fails when
+ * the code. `npx tsx --conditions=tollgate-source scripts/api-docs.ts` writes it; `--check` fails when
  * the committed file is stale (a test runs the check too).
  */
 import { readFileSync, writeFileSync } from "node:fs";

@@ -8,7 +8,7 @@ const dir = mkdtempSync(join(tmpdir(), "tollgate-example-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it("serves the gateway under /gateway and the app's own routes beside it", async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=source", "server.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "server.ts"], {
     cwd: import.meta.dirname,
     env: { ...process.env, PORT: "0", DB: join(dir, "ex.db") },
     stdio: ["ignore", "pipe", "inherit"],

@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=source", "packages/node/src/cli.ts", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env, NODE_OPTIONS: "" },
     stdio: ["ignore", "pipe", "pipe"],

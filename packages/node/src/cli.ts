@@ -11,6 +11,7 @@ import { formatHelp, parseOptions, serveOptions } from "./config.js";
 import type { ConfigOf, OptionTable, ServeConfig } from "./config.js";
 import { createUndiciHttpClient } from "./http-client.js";
 import { serve } from "./server.js";
+import { runSettle } from "./settle-command.js";
 
 interface Command<T extends OptionTable> {
   readonly summary: string;
@@ -23,6 +24,7 @@ const command = <T extends OptionTable>(c: Command<T>): Command<T> => c;
 
 const commands: Record<string, Command<OptionTable>> = {
   serve: command({ summary: "Start the gateway HTTP server (the default command).", options: serveOptions, run: runServe }),
+  settle: command({ summary: "Run one settlement batch (same options as serve) and print its result as JSON.", options: serveOptions, run: (c) => runSettle(c, gatewayOptions(c)) }),
 };
 
 function usage(): string {
@@ -78,6 +80,7 @@ function fail(message: string, code = 2): number {
 function gatewayOptions(config: ServeConfig): GatewayOptions {
   const catalog = { ...(config.catalog ? { native: config.catalog } : {}), ...(config.extendedCatalog ? { extended: config.extendedCatalog } : {}) };
   return {
+    ...(config.config as GatewayOptions | undefined),
     ...(Object.keys(catalog).length > 0 ? { catalog } : {}),
     ...(config.modelsServiceUrl ? { modelsService: { url: config.modelsServiceUrl } } : {}),
     ...(config.corsOrigins ? { cors: { origins: config.corsOrigins } } : {}),

@@ -108,6 +108,22 @@ export const catalogFileSchema = z.string().transform((raw, ctx): ModelCard[] =>
   return z.NEVER;
 });
 
+/**
+ * A JSON file of gateway options (`chains`, `dispenser`, `settlement`, … — whatever JSON can hold),
+ * merged under the flags. Only its shape is checked here; `createGateway` validates the content.
+ */
+export const gatewayConfigFileSchema = z.string().transform((raw, ctx): Record<string, unknown> => {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(raw.trim(), "utf8"));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return invalid(ctx, raw, code ? `cannot be read: ${code}` : `is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return invalid(ctx, raw, "must hold a JSON object of gateway options such as { chains, dispenser, settlement }");
+  return json as Record<string, unknown>;
+});
+
 /** Options of `tollgate serve`. */
 export const serveOptions = {
   port: { flag: "port", env: "TOLLGATE_PORT", value: "<port>", description: "TCP port to listen on (0 picks a free port).", default: "8787", schema: portSchema },
@@ -117,6 +133,7 @@ export const serveOptions = {
   extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
   modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },
   corsOrigins: { flag: "cors-origins", env: "TOLLGATE_CORS_ORIGINS", value: "<list>", description: "Allowed browser origins: * or a comma-separated list.", schema: corsOriginsSchema },
+  config: { flag: "config", env: "TOLLGATE_CONFIG", value: "<file.json>", description: "JSON file of further gateway options (chains, dispenser, settlement, …); flags win.", schema: gatewayConfigFileSchema },
 } satisfies OptionTable;
 
 /** The validated configuration of `tollgate serve`. */

@@ -1,11 +1,108 @@
-/** {@link DispenserStore} on SQLite. */
+/**
+ * {@link DispenserStore} on SQLite. The (address, chain_id) primary key is what makes a claim
+ * unique; the guarded insert runs in one `BEGIN IMMEDIATE` transaction so the `maxClaims` count
+ * and the insert see the same state in every connection and process.
+ */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
 import type { DispenserStore } from "@tollgate/core";
+import { checkAmount } from "./rows.js";
 
-export function createDispenserOps(_db: Database.Database): DispenserStore {
-  return {};
+type ClaimRecord = Awaited<ReturnType<DispenserStore["listDispenserClaims"]>>[number];
+type BeginResult = Awaited<ReturnType<DispenserStore["beginDispenserClaim"]>>;
+
+interface ClaimRow {
+  address: string;
+  chain_id: bigint;
+  status: string;
+  amount: bigint;
+  created_at: bigint;
+  claimed_at: bigint | null;
+  tx_hash: string | null;
+}
+
+function toClaim(r: ClaimRow): ClaimRecord {
+  const claim: ClaimRecord = {
+    address: r.address,
+    chainId: Number(r.chain_id),
+    status: r.status as ClaimRecord["status"],
+    amount: r.amount,
+    createdAt: Number(r.created_at),
+  };
+  if (r.claimed_at !== null) claim.claimedAt = Number(r.claimed_at);
+  if (r.tx_hash !== null) claim.txHash = r.tx_hash;
+  return claim;
+}
+
+/** The dispenser operations over an open, migrated database. */
+export function createDispenserOps(db: Database.Database): DispenserStore {
+  const byPair = db.prepare<[string, number], ClaimRow>("SELECT * FROM dispenser_claims WHERE address = ? AND chain_id = ?");
+  const count = db.prepare<[number], { n: bigint }>("SELECT count(*) AS n FROM dispenser_claims WHERE chain_id = ?");
+  const insert = db.prepare<{ address: string; chain_id: number; amount: bigint; created_at: number }, ClaimRow>(`
+    INSERT INTO dispenser_claims (address, chain_id, status, amount, created_at)
+    VALUES (@address, @chain_id, 'pending', @amount, @created_at) RETURNING *`);
+  const complete = db.prepare<{ address: string; chain_id: number; tx_hash: string; now: number }, ClaimRow>(`
+    UPDATE dispenser_claims SET status = 'claimed', tx_hash = @tx_hash, claimed_at = @now
+    WHERE address = @address AND chain_id = @chain_id AND status = 'pending' RETURNING *`);
+  const release = db.prepare<[string, number]>("DELETE FROM dispenser_claims WHERE address = ? AND chain_id = ? AND status = 'pending'");
+  const byAddress = db.prepare<[string], ClaimRow>("SELECT * FROM dispenser_claims WHERE address = ? ORDER BY chain_id");
+
+  const begin = db.transaction((claim: { address: string; chainId: number; amount: bigint; createdAt: number }, maxClaims: number | undefined): BeginResult => {
+    const existing = byPair.get(claim.address, claim.chainId);
+    if (existing) return { ok: false, reason: "already_claimed", claim: toClaim(existing) };
+    if (maxClaims !== undefined) {
+      const n = Number(count.get(claim.chainId)?.n ?? 0n);
+      if (n >= maxClaims) return { ok: false, reason: "limit_reached", count: n };
+    }
+    const row = insert.get({ address: claim.address, chain_id: claim.chainId, amount: claim.amount, created_at: claim.createdAt });
+    if (!row) throw new Error("sqlite store: dispenser claim insert returned no row");
+    return { ok: true, claim: toClaim(row) };
+  });
+
+  return {
+    async beginDispenserClaim({ claim, maxClaims }) {
+      checkAmount(claim.amount, "amount");
+      return begin.immediate(claim, maxClaims);
+    },
+
+    async completeDispenserClaim({ address, chainId, txHash, now }) {
+      const row = complete.get({ address, chain_id: chainId, tx_hash: txHash, now });
+      return row ? toClaim(row) : null;
+    },
+
+    async releaseDispenserClaim({ address, chainId }) {
+      return release.run(address, chainId).changes > 0;
+    },
+
+    async listDispenserClaims(address) {
+      return byAddress.all(address).map(toClaim);
+    },
+
+    async countDispenserClaims(chainId) {
+      return Number(count.get(chainId)?.n ?? 0n);
+    },
+  };
 }
 
 /** Schema of this capability (migration version 5; add later changes as new versions). */
-export const DISPENSER_MIGRATIONS: readonly Migration[] = [];
+export const DISPENSER_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 5,
+    name: "dispenser claims",
+    // The primary key is invariant 5 of DESIGN.md: one claim per (address, chain), whatever the code does.
+    sql: `
+      CREATE TABLE dispenser_claims (
+        address    TEXT NOT NULL,
+        chain_id   INTEGER NOT NULL,
+        status     TEXT NOT NULL CHECK (status IN ('pending', 'claimed')),
+        amount     INTEGER NOT NULL CHECK (amount >= 0),
+        created_at INTEGER NOT NULL,
+        claimed_at INTEGER,
+        tx_hash    TEXT,
+        PRIMARY KEY (address, chain_id),
+        CHECK ((status = 'claimed') = (tx_hash IS NOT NULL))
+      ) STRICT;
+      CREATE INDEX dispenser_claims_by_chain ON dispenser_claims (chain_id);
+    `,
+  },
+];

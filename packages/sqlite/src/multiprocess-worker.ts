@@ -2,7 +2,7 @@
  * One process of the multi-process race (multiprocess.test.ts): opens its own connection to the
  * shared file, prints "ready", waits for "go" on stdin, then hammers one key with
  * reserve / settle / abort / direct charges and prints what it settled as JSON.
- * Usage: node --import tsx --conditions=source multiprocess-worker.ts <file> <keyId> <worker> <iterations>
+ * Usage: node --import tsx --conditions=tollgate-source multiprocess-worker.ts <file> <keyId> <worker> <iterations>
  */
 import { createInterface } from "node:readline";
 import { createSqliteStore } from "./store.js";

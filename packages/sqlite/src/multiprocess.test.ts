@@ -18,7 +18,7 @@ interface Stats { settled: string; charged: string; reserved: number; exhausted:
 
 /** Spawns one worker process; `go` releases it once every worker is ready. */
 function startWorker(args: string[]) {
-  const child = spawn(process.execPath, ["--import", tsx, "--conditions=source", workerFile, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", tsx, "--conditions=tollgate-source", workerFile, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   let out = "";
   let err = "";
   let onReady: () => void = () => {};

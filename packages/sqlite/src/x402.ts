@@ -1,11 +1,88 @@
-/** {@link PaymentNonceStore} on SQLite. */
+/** {@link PaymentNonceStore} on SQLite: one statement per operation (each atomic on its own). */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
 import type { PaymentNonceStore } from "@tollgate/core";
 
-export function createPaymentNonceOps(_db: Database.Database): PaymentNonceStore {
-  return {};
+type NonceRecord = NonNullable<Awaited<ReturnType<PaymentNonceStore["getPaymentNonce"]>>>;
+
+interface NonceRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  request_id: string;
+  status: string;
+  claimed_at: bigint;
+  expires_at: bigint;
+  tx_hash: string | null;
+  settled_at: bigint | null;
+}
+
+function toRecord(r: NonceRow): NonceRecord {
+  const record: NonceRecord = {
+    network: r.network,
+    payer: r.payer,
+    nonce: r.nonce,
+    requestId: r.request_id,
+    status: r.status as NonceRecord["status"],
+    claimedAt: Number(r.claimed_at),
+    expiresAt: Number(r.expires_at),
+  };
+  if (r.tx_hash !== null) record.txHash = r.tx_hash;
+  if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
+  return record;
+}
+
+const key = (k: { network: string; payer: string; nonce: string }) => ({ network: k.network, payer: k.payer.toLowerCase(), nonce: k.nonce.toLowerCase() });
+
+/** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
+export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore {
+  const claim = db.prepare(`
+    INSERT INTO x402_nonces (network, payer, nonce, request_id, status, claimed_at, expires_at)
+    VALUES (@network, @payer, @nonce, @request_id, 'claimed', @now, @expires_at)
+    ON CONFLICT (network, payer, nonce) DO NOTHING`);
+  const release = db.prepare(`
+    DELETE FROM x402_nonces
+    WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
+  const settle = db.prepare(`
+    UPDATE x402_nonces SET status = 'settled', tx_hash = @tx_hash, settled_at = @now
+    WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
+  const get = db.prepare<Record<string, unknown>, NonceRow>("SELECT * FROM x402_nonces WHERE network = @network AND payer = @payer AND nonce = @nonce");
+
+  return {
+    async claimPaymentNonce(input) {
+      return claim.run({ ...key(input), request_id: input.requestId, now: input.now, expires_at: input.expiresAt }).changes === 1;
+    },
+    async releasePaymentNonce(input) {
+      return release.run({ ...key(input), request_id: input.requestId }).changes === 1;
+    },
+    async markPaymentNonceSettled(input) {
+      return settle.run({ ...key(input), request_id: input.requestId, tx_hash: input.txHash, now: input.now }).changes === 1;
+    },
+    async getPaymentNonce(k) {
+      const row = get.get(key(k));
+      return row ? toRecord(row) : null;
+    },
+  };
 }
 
 /** Schema of this capability (migration version 6; add later changes as new versions). */
-export const X402_MIGRATIONS: readonly Migration[] = [];
+export const X402_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 6,
+    name: "x402 nonce claims",
+    sql: `
+      CREATE TABLE x402_nonces (
+        network     TEXT NOT NULL,
+        payer       TEXT NOT NULL,
+        nonce       TEXT NOT NULL,
+        request_id  TEXT NOT NULL,
+        status      TEXT NOT NULL CHECK (status IN ('claimed', 'settled')),
+        claimed_at  INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        tx_hash     TEXT,
+        settled_at  INTEGER,
+        PRIMARY KEY (network, payer, nonce)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
+];

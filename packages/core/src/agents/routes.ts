@@ -1,7 +1,103 @@
-/** The routes of the agents capability. */
-import type { AnyRoute } from "../http/route.js";
+/** The routes of SPEC.md "Agent discovery" (CONTRACT.md "Agents"). All public. */
+import { z } from "zod";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { clampedInt, optionalText } from "../http/schemas.js";
+import { agentCardView } from "./card.js";
+import { DIRECTORY_DIRECTIONS, DIRECTORY_SORTS, type DirectoryQuery } from "./directory.js";
+
+const blankIsAbsent = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+const searchQuery = z.object({ q: optionalText(500), query: optionalText(500), limit: clampedInt(8, 1, 50) }).transform((v, ctx) => {
+  const q = v.q ?? v.query;
+  if (q === undefined) {
+    ctx.addIssue({ code: "custom", path: ["q"], message: "is required (q, or its alias query)", input: v });
+    return z.NEVER;
+  }
+  return { q, limit: v.limit };
+});
+
+const directoryQuery = z
+  .object({
+    search: optionalText(500),
+    q: optionalText(500),
+    category: optionalText(200),
+    tags: optionalText(2000),
+    limit: clampedInt(30, 1, 100),
+    offset: z.preprocess(
+      blankIsAbsent,
+      z
+        .string()
+        .trim()
+        .regex(/^\d{1,9}$/, "must be a non-negative integer")
+        .transform(Number)
+        .optional(),
+    ),
+    sort: z.preprocess(blankIsAbsent, z.enum(DIRECTORY_SORTS).optional()),
+    direction: z.preprocess(blankIsAbsent, z.enum(DIRECTORY_DIRECTIONS).optional()),
+  })
+  .transform((v): DirectoryQuery => ({
+    search: v.search ?? v.q,
+    category: v.category,
+    tags: v.tags
+      ?.split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
+    limit: v.limit,
+    offset: v.offset ?? 0,
+    sort: v.sort,
+    direction: v.direction,
+  }));
+
+/** `/api/directory/agents` and its alias `/api/agentverse/agents` (CONTRACT.md "Aliases"). */
+function directoryRoute(path: string, summary: string) {
+  return defineRoute({
+    method: "GET",
+    path,
+    tag: "agents",
+    summary,
+    query: directoryQuery,
+    handle: async ({ query, request, gateway }) => json(await gateway.services.agents.searchDirectory(query, request.signal)),
+  });
+}
 
 /** Builds the agents route table. */
 export function agentsRoutes(): AnyRoute[] {
-  return [];
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/agents",
+      tag: "agents",
+      summary: "List the agent cards, oldest first: {agents, total}.",
+      handle: async ({ gateway }) => {
+        const cards = await gateway.services.agents.list();
+        return json({ agents: cards.map(agentCardView), total: cards.length });
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/agents/search",
+      tag: "agents",
+      summary:
+        "Rank agent cards by relevance to q (alias query) over name, skills, plugin names and description; limit 1..50, default 8; each card carries its score.",
+      query: searchQuery,
+      handle: async ({ query, gateway }) => {
+        const ranked = await gateway.services.agents.search(query.q, { limit: query.limit });
+        return json({ agents: ranked.map(({ score, ...card }) => ({ ...agentCardView(card), score })), total: ranked.length });
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/agent/:walletAddress",
+      tag: "agents",
+      summary: "One agent card by wallet address (400 on a malformed address, 404 agent_not_found when unknown).",
+      params: z.object({ walletAddress: z.string() }),
+      handle: async ({ params, gateway }) => json(agentCardView(await gateway.services.agents.get(params.walletAddress))),
+    }),
+    directoryRoute(
+      "/api/directory/agents",
+      "Search the configured external agent directory (search|q, category, tags comma-separated, limit 1..100 default 30, offset, sort, direction); 503 when not configured.",
+    ),
+    directoryRoute("/api/agentverse/agents", "Alias of /api/directory/agents."),
+  ];
 }

@@ -1,7 +1,67 @@
-/** The routes of the dispenser capability. */
-import type { AnyRoute } from "../http/route.js";
+/** The routes of SPEC.md "Dispenser" (CONTRACT.md "Dispenser"). No credential. */
+import { isAddress } from "viem";
+import { z } from "zod";
+import { GatewayError, toErrorEnvelope } from "../errors.js";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { chainIdInput } from "../http/schemas.js";
+
+const address = z
+  .string({ error: "is required (a 0x-prefixed 20-byte EVM address)" })
+  .trim()
+  .refine((v) => isAddress(v, { strict: false }), "must be a 0x-prefixed 20-byte EVM address")
+  .transform((v) => v.toLowerCase());
 
 /** Builds the dispenser route table. */
 export function dispenserRoutes(): AnyRoute[] {
-  return [];
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/api/dispenser/claim",
+      tag: "dispenser",
+      summary:
+        "Send the claim amount of test USDC to an address, once per (address, chain). 409 with alreadyClaimed on a repeat; 503 when the dispenser is off, paused or out of claims.",
+      body: z.object({ address, chainId: chainIdInput }),
+      // Not configured is a 503 whatever the body says.
+      authenticate: (_request, gateway) => gateway.services.dispenser.assertConfigured(),
+      handle: async ({ body, gateway, requestId }) => {
+        const outcome = await gateway.services.dispenser.claim(body.address, body.chainId);
+        if (outcome.ok) return json({ success: true, claimAmount: outcome.claimAmount, chainId: outcome.chainId, txHash: outcome.txHash });
+        // CONTRACT.md's body, whose `error` is the standard envelope object so envelope clients work too.
+        const { claim } = outcome;
+        const conflict = new GatewayError("already_claimed", `${claim.address} has already claimed on chain ${claim.chainId}.`, {
+          details: { address: claim.address, chainId: claim.chainId, status: claim.status, ...(claim.txHash ? { txHash: claim.txHash, claimedAt: claim.claimedAt } : {}) },
+        });
+        return json({ success: false, alreadyClaimed: true, claimAmount: outcome.claimAmount, error: toErrorEnvelope(conflict, requestId).body.error }, { status: 409 });
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/dispenser/status",
+      tag: "dispenser",
+      summary: "Status of every chain: dispenser wallet, live USDC balance, claims taken and left, paused.",
+      handle: async ({ gateway }) => json(await gateway.services.dispenser.status()),
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/dispenser/status/:chainId",
+      tag: "dispenser",
+      summary: "Status of one chain's dispenser: 200 {available:true, status}, or 404 {available:false, reason}.",
+      params: z.object({ chainId: chainIdInput }),
+      handle: async ({ params, gateway }) => {
+        const status = await gateway.services.dispenser.chainStatus(params.chainId);
+        if (status) return json({ available: true, status });
+        const reason = gateway.services.dispenser.configured ? `No dispenser is configured on chain ${params.chainId}.` : "The dispenser is not configured.";
+        return json({ available: false, reason }, { status: 404 });
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/dispenser/check/:address",
+      tag: "dispenser",
+      summary: "Whether an address has claimed, and its claims per chain.",
+      params: z.object({ address }),
+      handle: async ({ params, gateway }) => json(await gateway.services.dispenser.check(params.address)),
+    }),
+  ];
 }

@@ -1,10 +1,190 @@
-/** The dispenser service. */
+/**
+ * The test-funds dispenser: sends `claimAmount` USDC to an address, once per (address, chain).
+ * The claim is taken in the store (a guarded insert of a `pending` claim) BEFORE the transfer, so
+ * of any number of concurrent claims exactly one reaches the chain (DESIGN.md invariant 5); a
+ * failed transfer releases the pending claim so the address can try again.
+ */
 import type { CapabilityDeps } from "../capability.js";
+import type { Address } from "../chain/types.js";
+import { GatewayError, invalidRequest } from "../errors.js";
+import { GatewayOptionsError } from "../options.js";
+import { outcomeUnknown, resolveWalletChains, type WalletChain } from "../settlement/options.js";
+import type { DispenserClaimRecord } from "../store/dispenser-types.js";
+import { DEFAULT_CLAIM_AMOUNT } from "./options.js";
+
+/** One chain's dispenser as `GET /api/dispenser/status` shows it. */
+export interface DispenserChainStatus {
+  chainId: number;
+  chainName: string;
+  /** The dispenser wallet (lower-case), null when the chain has no dispenser. */
+  dispenserAddress: string | null;
+  usdcAddress: string;
+  /** The wallet's USDC balance read live from the chain (decimal string); null when unknown. */
+  balance: string | null;
+  /** Claims taken on this chain (pending and done). */
+  totalClaims: number;
+  /** The configured cap; null = unlimited. */
+  maxClaims: number | null;
+  /**
+   * Claims still possible: the smaller of `maxClaims - totalClaims` and `balance / claimAmount`
+   * (whichever are known); null when neither is; 0 when the chain has no dispenser.
+   */
+  remainingClaims: number | null;
+  isPaused: boolean;
+  isConfigured: boolean;
+  /** Why `balance` is null when the chain could not be read. */
+  error?: string;
+}
+
+/** The answer of `GET /api/dispenser/check/{address}`. */
+export interface DispenserCheck {
+  address: string;
+  /** True when the address holds a claim (done or in flight) on at least one chain. */
+  hasClaimed: boolean;
+  /** `status: "pending"` while a transfer is under way (then `claimedAt` and `txHash` are null). */
+  claims: { chainId: number; claimedAt: number | null; txHash: string | null; status: DispenserClaimRecord["status"] }[];
+}
+
+/** The outcome of a claim: a transfer, or the existing claim of the pair (an expected outcome, not an error). */
+export type DispenserClaimOutcome =
+  | { ok: true; chainId: number; claimAmount: number; txHash: string }
+  | { ok: false; alreadyClaimed: true; claimAmount: number; claim: DispenserClaimRecord };
 
 /** What the dispenser capability offers to routes and application code. */
-export type DispenserService = Record<string, never>;
+export interface DispenserService {
+  /** Whether `options.dispenser` is set. */
+  readonly configured: boolean;
+  /** USDC atomic units per claim. */
+  readonly claimAmount: number;
+  /** Throws 503 `not_configured` when the dispenser is off. */
+  assertConfigured(): void;
+  /**
+   * Claims for a lower-case `address` on `chainId`. Throws 503 `not_configured` (dispenser off,
+   * chain paused or out of claims), 400 `invalid_request` (no dispenser on that chain), 502
+   * `upstream_error` (the transfer failed; the address may claim again).
+   */
+  claim(address: string, chainId: number): Promise<DispenserClaimOutcome>;
+  /** Every chain of `options.chains` plus every dispenser chain, balances read live. */
+  status(): Promise<{ dispensers: DispenserChainStatus[]; claimAmount: number }>;
+  /** One chain's status, or null when it has no dispenser. */
+  chainStatus(chainId: number): Promise<DispenserChainStatus | null>;
+  /** The claims of a lower-case address. */
+  check(address: string): Promise<DispenserCheck>;
+}
 
-/** Creates the dispenser service. */
-export function createDispenserService(_deps: CapabilityDeps): DispenserService {
-  return {};
+type DispenserChainOptions = NonNullable<CapabilityDeps["options"]["dispenser"]>["chains"][number];
+
+/** Creates the dispenser service; throws `GatewayOptionsError` when a dispenser chain is not in `options.chains`. */
+export function createDispenserService(deps: CapabilityDeps): DispenserService {
+  const { store, clock, options } = deps;
+  const config = options.dispenser;
+  const claimAmount = config?.claimAmount ?? DEFAULT_CLAIM_AMOUNT;
+  const entries = new Map<number, DispenserChainOptions>((config?.chains ?? []).map((c) => [c.chainId, c]));
+  const { wallets, issues } = resolveWalletChains(options.chains, (config?.chains ?? []).map((c) => ({ chainId: c.chainId, privateKey: c.privateKey })), "dispenser.chains");
+  if (issues.length > 0) throw new GatewayOptionsError(issues);
+
+  deps.describe(() =>
+    config
+      ? `dispenser: on, ${(claimAmount / 1e6).toFixed(2)} USDC per claim on chains ${[...wallets.values()].map((w) => `${w.config.chainId} (wallet ${w.chain.account}${entries.get(w.config.chainId)?.paused ? ", paused" : ""})`).join(", ")}`
+      : "dispenser: off (set options.dispenser with a funded wallet per chain)",
+  );
+
+  const assertConfigured = () => {
+    if (!config) throw new GatewayError("not_configured", "The dispenser is not configured: set options.dispenser ({ chains: [{ chainId, privateKey }] }) and options.chains.");
+  };
+
+  const configuredIds = () => [...wallets.keys()].sort((a, b) => a - b);
+
+  async function statusOf(chainId: number, wallet: WalletChain | undefined): Promise<DispenserChainStatus> {
+    const chainConfig = wallet?.config ?? options.chains?.find((c) => c.chainId === chainId);
+    const entry = entries.get(chainId);
+    const totalClaims = await store.countDispenserClaims(chainId);
+    const base = {
+      chainId,
+      chainName: chainConfig?.name ?? `chain ${chainId}`,
+      usdcAddress: chainConfig?.usdc ?? "",
+      totalClaims,
+      isPaused: entry?.paused ?? false,
+    };
+    if (!wallet || !wallet.chain.account) return { ...base, dispenserAddress: null, balance: null, maxClaims: null, remainingClaims: 0, isConfigured: false };
+    let balance: bigint | null = null;
+    let error: string | undefined;
+    try {
+      balance = await wallet.chain.balanceOf(wallet.chain.account);
+    } catch (e) {
+      error = `balance unavailable: ${(e as Error).message}`;
+    }
+    const limits: number[] = [];
+    if (entry?.maxClaims !== undefined) limits.push(Math.max(0, entry.maxClaims - totalClaims));
+    if (balance !== null) limits.push(Number(balance / BigInt(claimAmount)));
+    return {
+      ...base,
+      dispenserAddress: wallet.chain.account,
+      balance: balance === null ? null : balance.toString(),
+      maxClaims: entry?.maxClaims ?? null,
+      remainingClaims: limits.length > 0 ? Math.min(...limits) : null,
+      isConfigured: true,
+      ...(error === undefined ? {} : { error }),
+    };
+  }
+
+  return {
+    configured: config !== undefined,
+    claimAmount,
+    assertConfigured,
+
+    async claim(address, chainId) {
+      assertConfigured();
+      const wallet = wallets.get(chainId);
+      if (!wallet) throw invalidRequest(`No dispenser on chain ${chainId}; configured chains: ${configuredIds().join(", ")}.`, "chainId", { chainIds: configuredIds() });
+      const entry = entries.get(chainId);
+      if (entry?.paused) throw new GatewayError("not_configured", `The dispenser on chain ${chainId} is paused.`, { details: { reason: "paused", chainId } });
+      const begun = await store.beginDispenserClaim({
+        claim: { address, chainId, amount: BigInt(claimAmount), createdAt: clock.now() },
+        ...(entry?.maxClaims === undefined ? {} : { maxClaims: entry.maxClaims }),
+      });
+      if (!begun.ok && begun.reason === "already_claimed") return { ok: false, alreadyClaimed: true, claimAmount, claim: begun.claim };
+      if (!begun.ok)
+        throw new GatewayError("not_configured", `The dispenser on chain ${chainId} has served its ${entry?.maxClaims} claims.`, {
+          details: { reason: "max_claims_reached", chainId, maxClaims: entry?.maxClaims },
+        });
+      let txHash: string;
+      try {
+        txHash = await wallet.chain.transfer(address as Address, BigInt(claimAmount));
+      } catch (error) {
+        // A transfer that surely failed frees the claim so the address can try again; one that
+        // was sent without a receipt may still land, so its claim stays pending (invariant 5).
+        const unknown = outcomeUnknown(error);
+        if (!unknown) await store.releaseDispenserClaim({ address, chainId });
+        const what = unknown ? "has an unknown outcome (the claim stays pending)" : "failed (the address may claim again)";
+        throw new GatewayError("upstream_error", `The dispenser transfer on chain ${chainId} ${what}: ${(error as Error).message}`, {
+          details: { chainId, outcomeUnknown: unknown },
+          cause: error,
+        });
+      }
+      const done = await store.completeDispenserClaim({ address, chainId, txHash, now: clock.now() });
+      if (!done) throw new GatewayError("internal_error", `The claim of ${address} on chain ${chainId} vanished while its transfer ${txHash} ran.`);
+      return { ok: true, chainId, claimAmount, txHash };
+    },
+
+    async status() {
+      const ids = new Set<number>([...(options.chains ?? []).map((c) => c.chainId), ...wallets.keys()]);
+      const dispensers = await Promise.all([...ids].map((id) => statusOf(id, wallets.get(id))));
+      return { dispensers, claimAmount };
+    },
+
+    async chainStatus(chainId) {
+      const wallet = wallets.get(chainId);
+      return wallet ? statusOf(chainId, wallet) : null;
+    },
+
+    async check(address) {
+      const claims = await store.listDispenserClaims(address);
+      return {
+        address,
+        hasClaimed: claims.length > 0,
+        claims: claims.map((c) => ({ chainId: c.chainId, claimedAt: c.claimedAt ?? null, txHash: c.txHash ?? null, status: c.status })),
+      };
+    },
+  };
 }

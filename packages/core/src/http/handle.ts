@@ -110,7 +110,8 @@ export function createRequestHandler(router: Router, ctx: GatewayContext, cors: 
         if (method === "HEAD") response = { ...response, body: { kind: "empty" } };
       }
     } catch (error) {
-      if (!(error instanceof GatewayError)) reportUnexpected(error, requestId);
+      // A client that went away aborts its upstream call with the signal's reason: not a bug to log.
+      if (!(error instanceof GatewayError) && !req.signal?.aborted) reportUnexpected(error, requestId);
       const envelope = toErrorEnvelope(error, requestId);
       response = json(envelope.body, { status: envelope.status, headers: envelope.headers });
     }

@@ -1,6 +1,76 @@
 /** Options of the settlement capability (`createGateway({ settlement: … })`). */
+import { isAddress } from "viem";
 import { z } from "zod";
+import { privateKeySchema, type ChainConfig } from "../chain/options.js";
+import type { Chain } from "../chain/types.js";
+import { createViemChain, type ViemChainOptions } from "../chain/viem-chain.js";
 
-/** The zod schema of `options.settlement`. */
-export const settlementOptionsSchema = z.strictObject({}).optional();
+/** One chain's spender wallet: wallets approve this address, and it pays the gas of `transferFrom`. */
+export const settlementChainSchema = z.strictObject({
+  /** Must be one of `options.chains` (where its RPC URL and USDC address come from). */
+  chainId: z.number().int().positive(),
+  spenderPrivateKey: privateKeySchema,
+});
+
+/** The zod schema of `options.settlement`. Cross-checks against `options.chains` run in the service. */
+export const settlementOptionsSchema = z
+  .strictObject({
+    /** The `x-internal-secret` of `POST /api/settlement/batch` (at least 16 characters). */
+    internalSecret: z.string().min(16, "must be at least 16 characters"),
+    /** Where the batched charges go. */
+    treasury: z
+      .string()
+      .refine((v) => isAddress(v, { strict: false }), "must be a 0x-prefixed 20-byte address")
+      .transform((v) => v.toLowerCase() as `0x${string}`),
+    chains: z.array(settlementChainSchema),
+    /** How long a batch holds the charges it claimed, in ms; a crashed batch's charges are free again after it. @default 120000 */
+    leaseMs: z.number().int().min(10_000).max(3_600_000).optional(),
+    /** Most charges one batch claims. @default 500 */
+    batchLimit: z.number().int().min(1).max(10_000).optional(),
+    /** Run a batch every `intervalMs` ms in the background (one at a time); unset = only on request. */
+    intervalMs: z.number().int().min(1000).max(86_400_000).optional(),
+  })
+  .optional();
 export type SettlementOptions = z.output<typeof settlementOptionsSchema>;
+
+/** One configured chain with a signing wallet, as the dispenser and settlement services use it. */
+export interface WalletChain {
+  readonly config: ChainConfig;
+  readonly chain: Chain;
+}
+
+/**
+ * Connects each `{chainId, privateKey}` entry to its `options.chains` entry with a viem
+ * {@link Chain} (no network traffic until used). Entries whose chain is not in `options.chains`,
+ * or listed twice, become one issue line each, prefixed with `path` (e.g. `dispenser.chains`).
+ */
+export function resolveWalletChains(
+  chains: readonly ChainConfig[] | undefined,
+  entries: readonly { chainId: number; privateKey: `0x${string}` }[],
+  path: string,
+  makeChain: (options: ViemChainOptions) => Chain = createViemChain,
+): { wallets: Map<number, WalletChain>; issues: string[] } {
+  const wallets = new Map<number, WalletChain>();
+  const issues: string[] = [];
+  entries.forEach((entry, i) => {
+    const config = chains?.find((c) => c.chainId === entry.chainId);
+    if (!config) issues.push(`${path}.${i}.chainId: chain ${entry.chainId} is not in options.chains (add { chainId, rpcUrl, usdc } there)`);
+    else if (wallets.has(entry.chainId)) issues.push(`${path}.${i}.chainId: chain ${entry.chainId} is listed twice`);
+    else wallets.set(entry.chainId, { config, chain: makeChain({ rpcUrl: config.rpcUrl, chainId: config.chainId, usdc: config.usdc, privateKey: entry.privateKey }) });
+  });
+  return { wallets, issues };
+}
+
+/**
+ * Whether a failed write may still land on-chain: the transaction was sent but its receipt never
+ * came (viem's receipt timeout, or the RPC failing while waiting). Such a failure must not be
+ * retried at once, or the funds could move twice. Recognised from the Chain port's message
+ * ("… waiting for receipt of 0x…") or viem's error names in the cause chain.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (/waiting for receipt/i.test(e.message)) return true;
+    if (e.name === "WaitForTransactionReceiptTimeoutError" || e.name === "TransactionReceiptNotFoundError") return true;
+  }
+  return false;
+}

@@ -1,7 +1,44 @@
-/** The routes of the settlement capability. */
-import type { AnyRoute } from "../http/route.js";
+/** The routes of SPEC.md "Settlement" (CONTRACT.md "Settlement"). */
+import { z } from "zod";
+import { invalidRequest } from "../errors.js";
+import { parseChainId, requestChainId, sessionAddress } from "../http/headers.js";
+import { json } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import type { GatewayRequest } from "../http/types.js";
+import type { GatewayContext } from "../context.js";
+
+/** The chain of a status request: `x-chain-id` (or `x-network-id`), else `?chainId`, else the default chain. */
+function statusChain(request: GatewayRequest, gateway: GatewayContext): number {
+  const fromHeader = requestChainId(request);
+  if (fromHeader !== undefined) return fromHeader;
+  const fromQuery = request.query.get("chainId");
+  if (fromQuery !== null) return parseChainId(fromQuery, "chainId");
+  const fallback = gateway.services.settlement.defaultChainId;
+  if (fallback === undefined) throw invalidRequest("Send the chain in x-chain-id (or ?chainId=): this gateway has no default chain (options.chains is empty).", "x-chain-id");
+  return fallback;
+}
 
 /** Builds the settlement route table. */
 export function settlementRoutes(): AnyRoute[] {
-  return [];
+  return [
+    defineRoute({
+      method: "GET",
+      path: "/api/settlement/status",
+      tag: "settlement",
+      summary:
+        "The active session budget of the wallet in x-session-user-address on the chain in x-chain-id (or ?chainId, else the default chain), with its charges waiting for settlement.",
+      query: z.object({ chainId: z.string().optional() }),
+      authenticate: (request, gateway) => ({ wallet: sessionAddress(request), chainId: statusChain(request, gateway) }),
+      handle: async ({ auth, gateway }) => json(await gateway.services.settlement.status(auth.wallet, auth.chainId)),
+    }),
+    defineRoute({
+      method: "POST",
+      path: "/api/settlement/batch",
+      tag: "settlement",
+      summary:
+        "Internal (x-internal-secret): settle queued charges on-chain, one transferFrom per (wallet, chain); failed groups stay queued. Safe to run concurrently.",
+      authenticate: (request, gateway) => gateway.services.settlement.authorize(request.headers["x-internal-secret"]),
+      handle: async ({ gateway }) => json(await gateway.services.settlement.runBatch()),
+    }),
+  ];
 }

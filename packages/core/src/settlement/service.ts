@@ -1,10 +1,239 @@
-/** The settlement service. */
+/**
+ * Deferred settlement: charges queued by settled payment intents are moved on-chain in batches,
+ * one USDC `transferFrom(wallet, treasury, sum)` per (wallet, chain) with the chain's spender
+ * wallet, against the allowance the wallet granted to it. A batch leases its charges in the store
+ * (`claimCharges`), so two batches at once never settle one charge twice; a failed group goes
+ * back to the queue with its error.
+ */
+import { sha256, stringToBytes } from "viem";
 import type { CapabilityDeps } from "../capability.js";
+import type { Address } from "../chain/types.js";
+import { GatewayError } from "../errors.js";
+import { GatewayOptionsError } from "../options.js";
+import type { ChargeRecord, KeyCursor, KeyRecord } from "../store/types.js";
+import { outcomeUnknown, resolveWalletChains } from "./options.js";
 
-/** What the settlement capability offers to routes and application code. */
-export type SettlementService = Record<string, never>;
+/** One (wallet, chain) group of a batch. */
+export interface SettlementGroupResult {
+  wallet: string;
+  chainId: number;
+  /** Sum of the group's charges (decimal string). */
+  amountWei: string;
+  /** How many charges (one per settled payment intent) the group holds. */
+  intentCount: number;
+  /** Set when the transfer succeeded. */
+  txHash?: string;
+  /** Set when it failed; the charges are back in the queue (or, if the outcome is unknown, stay leased). */
+  error?: string;
+}
 
-/** Creates the settlement service. */
-export function createSettlementService(_deps: CapabilityDeps): SettlementService {
-  return {};
+/** The answer of `POST /api/settlement/batch` and of {@link SettlementService.runBatch}. */
+export interface SettlementBatchResult {
+  runId: string;
+  startedAt: number;
+  finishedAt: number;
+  totalGroups: number;
+  totalIntents: number;
+  /** Sum over all groups, settled or not (decimal string). */
+  totalValueWei: string;
+  successCount: number;
+  failCount: number;
+  results: SettlementGroupResult[];
+}
+
+/** The answer of `GET /api/settlement/status`. Amounts are decimal strings. */
+export type SettlementStatus =
+  | { hasActiveBudget: false }
+  | {
+      hasActiveBudget: true;
+      budget: { keyId: string; totalWei: string; lockedWei: string; usedWei: string; availableWei: string; pendingWei: string; pendingIntents: number; expiresAt: number };
+    };
+
+/** What the settlement capability offers to routes, the CLI and application code. */
+export interface SettlementService {
+  /** Whether `options.settlement` is set. */
+  readonly configured: boolean;
+  /** The chain of a status request without one: the first of `options.chains`. */
+  readonly defaultChainId: number | undefined;
+  /** Throws 503 `not_configured` (settlement off) or 401 `unauthorized` (missing or wrong secret). Constant-time. */
+  authorize(secret: string | undefined): void;
+  /** Runs one batch now. Throws 503 `not_configured` when settlement is off. Safe to run concurrently. */
+  runBatch(): Promise<SettlementBatchResult>;
+  /** The active session budget of a lower-case wallet on a chain, with its queued charges. */
+  status(wallet: string, chainId: number): Promise<SettlementStatus>;
+  /** The spender address per configured chain (what wallets must approve). */
+  spenders(): { chainId: number; spender: string }[];
+}
+
+const digest = (text: string) => sha256(stringToBytes(text), "bytes");
+
+/** Compares two secrets in time independent of where they differ (both are hashed to 32 bytes first). */
+export function secretsEqual(a: string, b: string): boolean {
+  const x = digest(a);
+  const y = digest(b);
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}
+
+/** The newest usable `session` key of (owner, chainId), or null. */
+async function activeSessionKey(deps: CapabilityDeps, owner: string, chainId: number): Promise<KeyRecord | null> {
+  const now = deps.clock.now();
+  let cursor: KeyCursor | undefined;
+  for (;;) {
+    const page = await deps.store.listKeys(owner, { limit: 200, chainId, ...(cursor ? { cursor } : {}) });
+    const key = page.keys.find((k) => k.purpose === "session" && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now);
+    if (key) return key;
+    if (!page.nextCursor) return null;
+    cursor = page.nextCursor;
+  }
+}
+
+/** Creates the settlement service (and its schedule when `settlement.intervalMs` is set). */
+export function createSettlementService(deps: CapabilityDeps): SettlementService {
+  const { store, clock, ids, options } = deps;
+  const config = options.settlement;
+  const leaseMs = config?.leaseMs ?? 120_000;
+  const batchLimit = config?.batchLimit ?? 500;
+  const entries = (config?.chains ?? []).map((c) => ({ chainId: c.chainId, privateKey: c.spenderPrivateKey }));
+  const { wallets, issues } = resolveWalletChains(options.chains, entries, "settlement.chains");
+  // Two Chain instances of one wallet would race for nonces: one wallet, one role.
+  entries.forEach((e, i) => {
+    const twin = options.dispenser?.chains.find((d) => d.chainId === e.chainId && d.privateKey.toLowerCase() === e.privateKey.toLowerCase());
+    if (twin) issues.push(`settlement.chains.${i}.spenderPrivateKey: is also the dispenser wallet of chain ${e.chainId}; use another wallet`);
+  });
+  if (issues.length > 0) throw new GatewayOptionsError(issues);
+
+  const spenders = () => [...wallets.values()].map((w) => ({ chainId: w.config.chainId, spender: w.chain.account ?? "" }));
+  deps.describe(() =>
+    config
+      ? `settlement: on, treasury ${config.treasury}, spender ${spenders().map((s) => `${s.spender} on chain ${s.chainId}`).join(", ") || "on no chain"}, ${config.intervalMs ? `every ${config.intervalMs / 1000} s` : "on request"}`
+      : "settlement: off (set options.settlement with an internal secret, a treasury and a spender wallet per chain)",
+  );
+
+  const notConfigured = () =>
+    new GatewayError("not_configured", "Settlement is not configured: set options.settlement ({ internalSecret, treasury, chains: [{ chainId, spenderPrivateKey }] }).");
+
+  /** Settles one group; the charges end settled, re-queued, or (outcome unknown) still leased. */
+  async function settleGroup(runId: string, leaseUntil: number, charges: ChargeRecord[]): Promise<SettlementGroupResult> {
+    const first = charges[0]!;
+    const amount = charges.reduce((sum, c) => sum + c.amount, 0n);
+    const chargeIds = charges.map((c) => c.chargeId);
+    const result: SettlementGroupResult = { wallet: first.owner, chainId: first.chainId, amountWei: amount.toString(), intentCount: charges.length };
+    const fail = async (error: string) => {
+      await store.failCharges({ chargeIds, batchId: runId, error });
+      return { ...result, error };
+    };
+    const wallet = wallets.get(first.chainId);
+    if (!wallet) return fail(`No settlement spender is configured for chain ${first.chainId} (add it to settlement.chains); the charges stay queued.`);
+    // A transfer must finish well inside the lease, or another batch could take the same charges.
+    if (clock.now() >= leaseUntil - leaseMs / 2) return fail("The batch ran out of lease time before this group; the charges stay queued for the next batch.");
+    let txHash: string;
+    try {
+      txHash = await wallet.chain.transferFrom(first.owner as Address, config!.treasury, amount);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (outcomeUnknown(error))
+        return { ...result, error: `The transfer's outcome is unknown (${message}); the charges stay leased until ${new Date(leaseUntil).toISOString()} and are retried after that.` };
+      return fail(message);
+    }
+    await store.completeCharges({ chargeIds, batchId: runId, txHash, now: clock.now() });
+    return { ...result, txHash };
+  }
+
+  async function runBatch(): Promise<SettlementBatchResult> {
+    if (!config) throw notConfigured();
+    const runId = ids.next("run");
+    const startedAt = clock.now();
+    const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit });
+    const groups = new Map<string, ChargeRecord[]>();
+    for (const c of charges) {
+      const key = `${c.chainId}:${c.owner}`;
+      const group = groups.get(key);
+      if (group) group.push(c);
+      else groups.set(key, [c]);
+    }
+    // Chains run side by side; one chain's groups run one after another (its spender sends one transaction at a time anyway).
+    const byChain = new Map<number, ChargeRecord[][]>();
+    for (const group of groups.values()) byChain.set(group[0]!.chainId, [...(byChain.get(group[0]!.chainId) ?? []), group]);
+    const settled = new Map<ChargeRecord[], SettlementGroupResult>();
+    await Promise.all(
+      [...byChain.values()].map(async (chainGroups) => {
+        for (const group of chainGroups) settled.set(group, await settleGroup(runId, startedAt + leaseMs, group));
+      }),
+    );
+    const results = [...groups.values()].map((g) => settled.get(g)!);
+    const successCount = results.filter((r) => r.txHash !== undefined).length;
+    return {
+      runId,
+      startedAt,
+      finishedAt: clock.now(),
+      totalGroups: results.length,
+      totalIntents: charges.length,
+      totalValueWei: charges.reduce((sum, c) => sum + c.amount, 0n).toString(),
+      successCount,
+      failCount: results.length - successCount,
+      results,
+    };
+  }
+
+  if (config?.intervalMs) schedule(deps, config.intervalMs, runBatch);
+
+  return {
+    configured: config !== undefined,
+    defaultChainId: options.chains?.[0]?.chainId,
+    authorize(secret) {
+      if (!config) throw notConfigured();
+      if (!secret) throw new GatewayError("unauthorized", "The x-internal-secret header is required.", { param: "x-internal-secret" });
+      if (!secretsEqual(secret, config.internalSecret)) throw new GatewayError("unauthorized", "The x-internal-secret header is wrong.", { param: "x-internal-secret" });
+    },
+    runBatch,
+    async status(wallet, chainId) {
+      const key = await activeSessionKey(deps, wallet, chainId);
+      if (!key) return { hasActiveBudget: false };
+      const pending = await store.pendingChargeTotals(wallet, chainId);
+      return {
+        hasActiveBudget: true,
+        budget: {
+          keyId: key.keyId,
+          totalWei: key.budgetLimit.toString(),
+          lockedWei: key.budgetReserved.toString(),
+          usedWei: key.budgetUsed.toString(),
+          availableWei: (key.budgetLimit - key.budgetUsed - key.budgetReserved).toString(),
+          pendingWei: pending.amount.toString(),
+          pendingIntents: pending.count,
+          expiresAt: key.expiresAt,
+        },
+      };
+    },
+    spenders,
+  };
+}
+
+/** Runs `run` every `intervalMs` (the next run is timed from the end of the previous: one at a time); stopped by `gateway.close()`. */
+function schedule(deps: CapabilityDeps, intervalMs: number, run: () => Promise<SettlementBatchResult>): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const next = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = run()
+        .then((r) => {
+          if (r.failCount > 0) console.warn(`[tollgate] settlement batch ${r.runId}: ${r.failCount} of ${r.totalGroups} groups failed; they stay queued.`);
+        })
+        .catch((e: unknown) => console.error("[tollgate] settlement batch failed:", e))
+        .finally(() => {
+          running = undefined;
+          next();
+        });
+    }, intervalMs);
+    (timer as { unref?: () => void }).unref?.();
+  };
+  next();
+  deps.onClose(async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await running;
+  });
 }

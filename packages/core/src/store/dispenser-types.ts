@@ -1,5 +1,59 @@
 /** The dispenser part of the Store. */
 
-/** dispenser persistence. Every guarded method is a single native atomic operation. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface DispenserStore {}
+/**
+ * `pending`: the claim is taken and its transfer is under way (or its outcome is unknown after a
+ * crash); `claimed`: the transfer succeeded. A failed transfer deletes the pending claim.
+ */
+export type DispenserClaimStatus = "pending" | "claimed";
+
+/** One address's claim on one chain. At most one exists per (address, chainId). */
+export interface DispenserClaimRecord {
+  /** Lower-case address that receives the funds. */
+  address: string;
+  chainId: number;
+  status: DispenserClaimStatus;
+  /** Atomic USDC units sent (or being sent). */
+  amount: bigint;
+  /** When the claim was taken. */
+  createdAt: number;
+  /** When the transfer succeeded (status `claimed`). */
+  claimedAt?: number;
+  /** The transfer's transaction hash (status `claimed`). */
+  txHash?: string;
+}
+
+/** Outcome of {@link DispenserStore.beginDispenserClaim}. */
+export type BeginDispenserClaimResult =
+  | { ok: true; claim: DispenserClaimRecord }
+  /** The (address, chainId) already has a claim, pending or claimed: it is returned unchanged. */
+  | { ok: false; reason: "already_claimed"; claim: DispenserClaimRecord }
+  /** The chain already holds `maxClaims` claims (pending ones count). */
+  | { ok: false; reason: "limit_reached"; count: number };
+
+/** Dispenser claims: the store side of DESIGN.md money invariant 5 (one claim per address and chain). */
+export interface DispenserStore {
+  /**
+   * Takes the one claim of (address, chainId): inserts it as `pending` (`claimedAt` and `txHash`
+   * unset) when no claim of that pair exists and, if `maxClaims` is given, the chain holds fewer
+   * than `maxClaims` claims (pending and claimed). Single native atomic operation; returns
+   * `{ok:false, reason}` when the guard fails; of N concurrent calls for one pair exactly one
+   * wins, and of N concurrent calls for distinct addresses at most `maxClaims - count` win.
+   */
+  beginDispenserClaim(input: { claim: Pick<DispenserClaimRecord, "address" | "chainId" | "amount" | "createdAt">; maxClaims?: number }): Promise<BeginDispenserClaimResult>;
+  /**
+   * Marks the pending claim of (address, chainId) `claimed` with `txHash` and `claimedAt = now`.
+   * Single native atomic operation; returns the claimed record, or null when no pending claim of
+   * the pair exists (unknown, released, or already claimed).
+   */
+  completeDispenserClaim(input: { address: string; chainId: number; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
+  /**
+   * Deletes the PENDING claim of (address, chainId) so the address can claim again (its transfer
+   * failed). Single native atomic operation; a claimed claim is never deleted.
+   * @returns whether a pending claim was deleted.
+   */
+  releaseDispenserClaim(input: { address: string; chainId: number }): Promise<boolean>;
+  /** Every claim of `address` (pending and claimed), by chainId ascending. */
+  listDispenserClaims(address: string): Promise<DispenserClaimRecord[]>;
+  /** How many claims (pending and claimed) the chain holds. */
+  countDispenserClaims(chainId: number): Promise<number>;
+}

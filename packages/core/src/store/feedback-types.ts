@@ -1,5 +1,71 @@
 /** The feedback part of the Store. */
 
-/** feedback persistence. Every guarded method is a single native atomic operation. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface FeedbackStore {}
+/** How the reviewer of a feedback record was established (CONTRACT.md "Feedback"). */
+export type FeedbackVerification = "service_key" | "wallet_header" | "anonymous";
+
+/** One stored feedback record. Records are immutable once inserted. */
+export interface FeedbackRecord {
+  /** `fb_…`; unique. */
+  feedbackId: string;
+  targetType: string;
+  /** 1..512 characters. */
+  targetId: string;
+  category: string;
+  /** Integer 1..5, when given. */
+  rating?: number;
+  /** Trimmed, 1..4000 characters, when given. */
+  comment?: string;
+  /** At most 20 labels (the store keeps whatever it is given, in order). */
+  labels: string[];
+  verification: FeedbackVerification;
+  /**
+   * Lower-case wallet of the reviewer; absent when `anonymous`. Stored for moderation and abuse
+   * handling; the HTTP API never returns it.
+   */
+  reviewer?: string;
+  /** The service key that vouched for the reviewer (`service_key` only). */
+  keyId?: string;
+  /** The chain of that key, or of the `x-chain-id` paired with the wallet header. */
+  chainId?: number;
+  createdAt: number;
+}
+
+/** What feedback is about: a target type and an id within it. */
+export interface FeedbackTarget {
+  type: string;
+  id: string;
+}
+
+/** The aggregates of one target, as {@link FeedbackStore.summarizeFeedback} computes them. */
+export interface FeedbackAggregates {
+  /** Records of the target. */
+  count: number;
+  /** Records with a rating. */
+  ratingCount: number;
+  /** Sum of the ratings (an exact integer; the caller derives the average). */
+  ratingSum: number;
+  /** Records per rating: index 0 counts rating 1, …, index 4 rating 5. */
+  ratings: [number, number, number, number, number];
+  /** Records per category; only categories that occur. */
+  categories: Record<string, number>;
+  /** Records per verification mode; only modes that occur. */
+  verification: Partial<Record<FeedbackVerification, number>>;
+}
+
+/** Feedback persistence: append-only records with newest-first reads and per-target aggregates. */
+export interface FeedbackStore {
+  /** Inserts one record. Single native atomic operation; rejects on a duplicate `feedbackId`. */
+  insertFeedback(record: FeedbackRecord): Promise<void>;
+  /**
+   * Up to `limit` records of `target`, newest first: `createdAt` descending, and among equal
+   * `createdAt` the later insert first. Never scans other targets.
+   */
+  listFeedback(target: FeedbackTarget, options: { limit: number }): Promise<FeedbackRecord[]>;
+  /**
+   * The aggregates of `target` plus its `recentLimit` newest records (ordered as
+   * {@link listFeedback}), read from one consistent snapshot: a concurrent insert is either in
+   * both the aggregates and `recent`, or in neither. Computed without loading every record of the
+   * target (SQL aggregates over an index; running totals in memory).
+   */
+  summarizeFeedback(target: FeedbackTarget, options: { recentLimit: number }): Promise<FeedbackAggregates & { recent: FeedbackRecord[] }>;
+}

@@ -19,6 +19,10 @@ export type {
   AgentStore,
   DispenserStore,
   VideoStore,
+  VideoJobRecord,
+  VideoJobStatus,
   PaymentNonceStore,
+  PaymentNonceKey,
+  PaymentNonceRecord,
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";

@@ -1,7 +1,52 @@
 /** The dispenser part of the memory store. */
-import type { DispenserStore } from "./dispenser-types.js";
+import { invalidRequest } from "../errors.js";
+import type { DispenserClaimRecord, DispenserStore } from "./dispenser-types.js";
+
+const slot = (address: string, chainId: number) => `${chainId}\u0000${address}`;
+const copy = (c: DispenserClaimRecord): DispenserClaimRecord => ({ ...c });
 
 /** In-memory dispenser operations (synchronous inside each method: that is their atomicity). */
 export function createMemoryDispenserStore(): DispenserStore {
-  return {};
+  const claims = new Map<string, DispenserClaimRecord>();
+  const perChain = new Map<number, number>();
+
+  return {
+    async beginDispenserClaim({ claim, maxClaims }) {
+      if (claim.amount < 0n) throw invalidRequest("amount must not be negative", "amount");
+      const key = slot(claim.address, claim.chainId);
+      const existing = claims.get(key);
+      if (existing) return { ok: false, reason: "already_claimed", claim: copy(existing) };
+      const count = perChain.get(claim.chainId) ?? 0;
+      if (maxClaims !== undefined && count >= maxClaims) return { ok: false, reason: "limit_reached", count };
+      const record: DispenserClaimRecord = { address: claim.address, chainId: claim.chainId, amount: claim.amount, createdAt: claim.createdAt, status: "pending" };
+      claims.set(key, record);
+      perChain.set(claim.chainId, count + 1);
+      return { ok: true, claim: copy(record) };
+    },
+
+    async completeDispenserClaim({ address, chainId, txHash, now }) {
+      const record = claims.get(slot(address, chainId));
+      if (!record || record.status !== "pending") return null;
+      record.status = "claimed";
+      record.txHash = txHash;
+      record.claimedAt = now;
+      return copy(record);
+    },
+
+    async releaseDispenserClaim({ address, chainId }) {
+      const key = slot(address, chainId);
+      if (claims.get(key)?.status !== "pending") return false;
+      claims.delete(key);
+      perChain.set(chainId, (perChain.get(chainId) ?? 1) - 1);
+      return true;
+    },
+
+    async listDispenserClaims(address) {
+      return [...claims.values()].filter((c) => c.address === address).sort((a, b) => a.chainId - b.chainId).map(copy);
+    },
+
+    async countDispenserClaims(chainId) {
+      return perChain.get(chainId) ?? 0;
+    },
+  };
 }

@@ -1,7 +1,82 @@
 /** The feedback part of the memory store. */
-import type { FeedbackStore } from "./feedback-types.js";
+import type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget } from "./feedback-types.js";
 
-/** In-memory feedback operations (synchronous inside each method: that is their atomicity). */
+/** One target's records (oldest first, by createdAt then insert order) and its running totals. */
+interface Bucket {
+  readonly records: { record: FeedbackRecord; seq: number }[];
+  readonly totals: FeedbackAggregates;
+}
+
+const copy = (r: FeedbackRecord): FeedbackRecord => ({ ...r, labels: [...r.labels] });
+const slot = (t: FeedbackTarget): string => `${t.type}\u0000${t.id}`;
+
+function emptyTotals(): FeedbackAggregates {
+  return { count: 0, ratingCount: 0, ratingSum: 0, ratings: [0, 0, 0, 0, 0], categories: {}, verification: {} };
+}
+
+/**
+ * In-memory feedback operations (synchronous inside each method: that is their atomicity). Each
+ * target keeps running totals, so a summary costs O(recentLimit) whatever the number of records.
+ */
 export function createMemoryFeedbackStore(): FeedbackStore {
-  return {};
+  const buckets = new Map<string, Bucket>();
+  const ids = new Set<string>();
+  let seq = 0;
+
+  const newestFirst = (bucket: Bucket | undefined, limit: number): FeedbackRecord[] => {
+    if (!bucket) return [];
+    const out: FeedbackRecord[] = [];
+    const n = Math.max(0, Math.floor(limit));
+    for (let i = bucket.records.length - 1; i >= 0 && out.length < n; i--) out.push(copy(bucket.records[i]!.record));
+    return out;
+  };
+
+  return {
+    async insertFeedback(record) {
+      if (ids.has(record.feedbackId)) throw new Error(`memory store: duplicate feedbackId ${record.feedbackId}`);
+      ids.add(record.feedbackId);
+      const key = slot({ type: record.targetType, id: record.targetId });
+      let bucket = buckets.get(key);
+      if (!bucket) buckets.set(key, (bucket = { records: [], totals: emptyTotals() }));
+      // Records usually arrive in time order (append); a late createdAt is placed by binary search.
+      const { records } = bucket;
+      let lo = 0;
+      let hi = records.length;
+      if (hi > 0 && records[hi - 1]!.record.createdAt > record.createdAt) {
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (records[mid]!.record.createdAt <= record.createdAt) lo = mid + 1;
+          else hi = mid;
+        }
+      } else lo = hi;
+      records.splice(lo, 0, { record: copy(record), seq: ++seq });
+      const t = bucket.totals;
+      t.count += 1;
+      if (record.rating !== undefined) {
+        t.ratingCount += 1;
+        t.ratingSum += record.rating;
+        t.ratings[record.rating - 1] = (t.ratings[record.rating - 1] ?? 0) + 1;
+      }
+      t.categories[record.category] = (t.categories[record.category] ?? 0) + 1;
+      t.verification[record.verification] = (t.verification[record.verification] ?? 0) + 1;
+    },
+
+    async listFeedback(target, { limit }) {
+      return newestFirst(buckets.get(slot(target)), limit);
+    },
+
+    async summarizeFeedback(target, { recentLimit }) {
+      const bucket = buckets.get(slot(target));
+      const t = bucket?.totals ?? emptyTotals();
+      return {
+        count: t.count,
+        ratingCount: t.ratingCount,
+        ratingSum: t.ratingSum,
+        ratings: [...t.ratings],
+        categories: { ...t.categories },
+        verification: { ...t.verification },
+        recent: newestFirst(bucket, recentLimit),
+      };
+    },
+  };
 }

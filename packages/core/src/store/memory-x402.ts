@@ -1,7 +1,47 @@
 /** The x402 part of the memory store. */
-import type { PaymentNonceStore } from "./x402-types.js";
+import type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
+
+const keyOf = (k: PaymentNonceKey): string => `${k.network}|${k.payer.toLowerCase()}|${k.nonce.toLowerCase()}`;
 
 /** In-memory x402 operations (synchronous inside each method: that is their atomicity). */
 export function createMemoryPaymentNonceStore(): PaymentNonceStore {
-  return {};
+  const claims = new Map<string, PaymentNonceRecord>();
+  const held = (k: PaymentNonceKey & { requestId: string }): PaymentNonceRecord | undefined => {
+    const claim = claims.get(keyOf(k));
+    return claim && claim.status === "claimed" && claim.requestId === k.requestId ? claim : undefined;
+  };
+  return {
+    async claimPaymentNonce(input) {
+      const key = keyOf(input);
+      if (claims.has(key)) return false;
+      claims.set(key, {
+        network: input.network,
+        payer: input.payer.toLowerCase(),
+        nonce: input.nonce.toLowerCase(),
+        requestId: input.requestId,
+        status: "claimed",
+        claimedAt: input.now,
+        expiresAt: input.expiresAt,
+      });
+      return true;
+    },
+
+    async releasePaymentNonce(input) {
+      return held(input) ? claims.delete(keyOf(input)) : false;
+    },
+
+    async markPaymentNonceSettled(input) {
+      const claim = held(input);
+      if (!claim) return false;
+      claim.status = "settled";
+      claim.txHash = input.txHash;
+      claim.settledAt = input.now;
+      return true;
+    },
+
+    async getPaymentNonce(key) {
+      const claim = claims.get(keyOf(key));
+      return claim ? { ...claim } : null;
+    },
+  };
 }

@@ -17,8 +17,8 @@ import type { PaymentNonceStore } from "./x402-types.js";
 export type { FeedbackStore } from "./feedback-types.js";
 export type { AgentStore } from "./agents-types.js";
 export type { DispenserStore } from "./dispenser-types.js";
-export type { VideoStore } from "./video-types.js";
-export type { PaymentNonceStore } from "./x402-types.js";
+export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
+export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
 
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";

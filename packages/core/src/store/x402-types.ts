@@ -1,5 +1,70 @@
-/** The x402 part of the Store. */
+/**
+ * The x402 part of the Store: the claims that make DESIGN.md money invariant 5 hold ("an x402
+ * authorization nonce pays at most once").
+ *
+ * Life of a claim, keyed by (network, payer, nonce) — EIP-3009 nonces are per authorizer and per
+ * token, and the gateway accepts one token (USDC) per network:
+ *
+ * - `claimPaymentNonce` when a PAYMENT-SIGNATURE has been verified, BEFORE the upstream call. Of N
+ *   concurrent claims of one key exactly one wins; the others are refused (the replay loses).
+ * - `releasePaymentNonce` when the upstream call failed before settlement: nothing moved, so the
+ *   claim is deleted and the same signature may be presented again (the client does not have to
+ *   sign anew to retry). Only the claim's own request can release it, and never once settled.
+ * - `markPaymentNonceSettled` once the facilitator moved the funds on-chain.
+ * - A claim whose settlement failed is left `claimed` on purpose: the transfer may or may not have
+ *   landed, and the caller already returned the result, so the signature must never buy a second
+ *   result here. It stays until the operator inspects it; `expiresAt` (the authorization's
+ *   `validBefore`) says when the signature becomes worthless on-chain anyway.
+ *
+ * Payers and nonces are compared case-insensitively (stored lower-case).
+ */
+
+/** One claimed x402 authorization nonce. */
+export interface PaymentNonceRecord {
+  /** CAIP-2 network, e.g. `eip155:8453`. */
+  network: string;
+  /** Lower-case payer address (the authorization's `from`). */
+  payer: string;
+  /** Lower-case 0x-prefixed 32-byte nonce. */
+  nonce: string;
+  /** The request that holds the claim. */
+  requestId: string;
+  status: "claimed" | "settled";
+  claimedAt: number;
+  /** The authorization's `validBefore`, in ms: after it the signature cannot move funds. */
+  expiresAt: number;
+  /** Set when settled. */
+  txHash?: string;
+  settledAt?: number;
+}
+
+/** The key of a claim. */
+export interface PaymentNonceKey {
+  network: string;
+  payer: string;
+  nonce: string;
+}
 
 /** x402 persistence. Every guarded method is a single native atomic operation. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface PaymentNonceStore {}
+export interface PaymentNonceStore {
+  /**
+   * Claims a nonce for `requestId`. Single native atomic operation; returns false (and changes
+   * nothing) when the (network, payer, nonce) is already claimed or settled, whatever its
+   * `expiresAt`. Of N concurrent claims of one key exactly one returns true.
+   */
+  claimPaymentNonce(input: PaymentNonceKey & { requestId: string; now: number; expiresAt: number }): Promise<boolean>;
+  /**
+   * Deletes the claim if it is still `claimed` and held by `requestId` (after an upstream failure,
+   * so the signature can be presented again). Single native atomic operation.
+   * @returns whether a claim was released.
+   */
+  releasePaymentNonce(input: PaymentNonceKey & { requestId: string }): Promise<boolean>;
+  /**
+   * Marks the claim `settled` with `txHash` and `settledAt = now` if it is still `claimed` and held
+   * by `requestId`. Single native atomic operation.
+   * @returns whether it was marked.
+   */
+  markPaymentNonceSettled(input: PaymentNonceKey & { requestId: string; txHash: string; now: number }): Promise<boolean>;
+  /** The claim, or null if the nonce is not claimed. */
+  getPaymentNonce(key: PaymentNonceKey): Promise<PaymentNonceRecord | null>;
+}

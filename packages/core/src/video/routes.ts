@@ -26,7 +26,7 @@ function streamNumber(limits: { def: number; min: number; max: number }) {
     .string()
     .optional()
     .transform((v) => {
-      const n = v === undefined || !/^\d+(\.\d+)?$/.test(v.trim()) ? limits.def : Math.trunc(Number(v));
+      const n = v === undefined || !/^-?\d+(\.\d+)?$/.test(v.trim()) ? limits.def : Math.trunc(Number(v));
       return Math.min(limits.max, Math.max(limits.min, n));
     });
 }

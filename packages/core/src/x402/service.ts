@@ -1,10 +1,245 @@
-/** The x402 service. */
+/**
+ * The x402 service: the 402 challenge, verification of a PAYMENT-SIGNATURE before the upstream
+ * call, and settlement after it (CONTRACT.md "Media and embeddings").
+ *
+ * Money invariants (DESIGN.md):
+ * - 5 (a nonce pays at most once): `verify` claims the authorization's (network, payer, nonce) in
+ *   the store after the facilitator accepted it; a replay — concurrent or later — loses the claim
+ *   (or is refused on-chain once settled). A claim whose settlement failed is kept (see `settle`).
+ * - 6 (nothing charged when upstream fails): nothing moves until `settle`, which the caller runs
+ *   only after the upstream succeeded; after a failure it calls `release`.
+ */
+import { createViemChain } from "../chain/viem-chain.js";
+import type { Address, Chain, Hex } from "../chain/types.js";
 import type { CapabilityDeps } from "../capability.js";
+import { GatewayError } from "../errors.js";
+import { GatewayOptionsError } from "../options.js";
+import { decodeHeader, encodeHeader } from "./codec.js";
+import type { Facilitator } from "./facilitator.js";
+import { createHttpFacilitator } from "./http-facilitator.js";
+import { createLocalFacilitator } from "./local-facilitator.js";
+import { networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
+import { checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
+
+export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
+export type { RefusalReason } from "./verify.js";
+
+/** Default lifetime of an authorization the offers ask for. */
+export const DEFAULT_MAX_TIMEOUT_SECONDS = 300;
+
+/** What is being sold: the price and the resource it is for. */
+export interface PriceInput {
+  /** Atomic USDC units. */
+  amount: bigint;
+  resourceUrl: string;
+  description: string;
+  mimeType: string;
+}
+
+/** A payment that `verify` accepted and whose nonce it claimed; pass it to `settle` or `release`. */
+export interface VerifiedPayment {
+  readonly requestId: string;
+  /** `eip155:<chainId>`. */
+  readonly network: string;
+  readonly chainId: number;
+  /** Lower-case payer address (the authorization's `from`). */
+  readonly payer: Address;
+  /** Lower-case EIP-3009 nonce. */
+  readonly nonce: Hex;
+  /** The authorized value in atomic units (at least the price). */
+  readonly amount: bigint;
+  /** Unix seconds after which the authorization is void. */
+  readonly validBefore: bigint;
+  readonly payload: PaymentPayload;
+  /** The gateway's own requirement it was verified against. */
+  readonly requirements: PaymentRequirements;
+}
+
+/** An expected refusal of a payment (a value, not an exception). */
+export interface PaymentRefusal {
+  ok: false;
+  reason: RefusalReason;
+  message: string;
+}
 
 /** What the x402 capability offers to the media routes and application code. */
-export type X402Service = Record<string, never>;
+export interface X402Service {
+  /** True when options.x402 is configured. */
+  readonly enabled: boolean;
+  /**
+   * The requirements offered for a price (one per configured network): scheme "exact", network
+   * "eip155:<id>", amount (decimal string), asset (USDC address), payTo, maxTimeoutSeconds, extra
+   * {name, version} of the token domain (read from the token once per network, then cached).
+   * @throws GatewayError `not_configured` when x402 is off; `upstream_error` when a chain RPC fails.
+   */
+  offers(input: PriceInput): Promise<PaymentRequirements[]>;
+  /**
+   * The 402 challenge: body `{x402Version:2, error, resource:{url, description, mimeType}, accepts}`
+   * and the base64 of the same JSON for the PAYMENT-REQUIRED header.
+   * @throws GatewayError `not_configured` when x402 is off.
+   */
+  challenge(input: PriceInput & { error: string }): Promise<{ body: PaymentRequiredBody; header: string }>;
+  /**
+   * Decodes and verifies a PAYMENT-SIGNATURE header against the offers for `amount` BEFORE any
+   * upstream call, and claims its nonce in the store (so a concurrent replay loses). Order:
+   * decode → v2 shape → scheme → network configured → asset → payee, amount, validity window →
+   * facilitator (signature, nonce unused on-chain, balance) → nonce claim. Expected refusals are
+   * values `{ok:false, reason, message}`.
+   * @throws GatewayError `not_configured` when x402 is off; `upstream_error`/`upstream_timeout`
+   * when the chain or a remote facilitator fails (nothing is claimed then).
+   */
+  verify(input: PriceInput & { header: string; requestId: string }): Promise<{ ok: true; payment: VerifiedPayment } | PaymentRefusal>;
+  /**
+   * After the upstream succeeded: settles on-chain via the facilitator; returns the base64
+   * PAYMENT-RESPONSE header value and the SettleResponse `{success, transaction, network, payer}`,
+   * and marks the nonce settled.
+   * @throws GatewayError `upstream_error` when settlement fails. The nonce claim is then KEPT (not
+   * released): the caller already has the result and the transfer may or may not have landed, so
+   * the same signature must never buy a second result; it lapses with `validBefore`.
+   */
+  settle(payment: VerifiedPayment): Promise<{ header: string; response: SettleResponse }>;
+  /**
+   * After an upstream failure: releases the nonce claim, so the client may present the same
+   * signature again (nothing was paid). Moves no money; a no-op once settled.
+   */
+  release(payment: VerifiedPayment): Promise<void>;
+}
 
-/** Creates the x402 service. */
-export function createX402Service(_deps: CapabilityDeps): X402Service {
-  return {};
+interface Network {
+  readonly network: string;
+  readonly chainId: number;
+  readonly chain: Chain;
+  readonly facilitator: Facilitator;
+  readonly label: string;
+}
+
+const notConfigured = () => new GatewayError("not_configured", "x402 is not configured: set options.x402 ({ payTo, networks: [{ chainId, facilitator }] }) and options.chains");
+
+/** Creates the x402 service; throws `GatewayOptionsError` when a network's chain is not in `options.chains`. */
+export function createX402Service(deps: CapabilityDeps): X402Service {
+  const o = deps.options.x402;
+  if (!o) {
+    deps.describe(() => "x402: off (set options.x402 to accept PAYMENT-SIGNATURE payments)");
+    return {
+      enabled: false,
+      offers: () => Promise.reject(notConfigured()),
+      challenge: () => Promise.reject(notConfigured()),
+      verify: () => Promise.reject(notConfigured()),
+      settle: () => Promise.reject(notConfigured()),
+      release: async () => {},
+    };
+  }
+  const chainConfigs = deps.options.chains ?? [];
+  const missing = o.networks.flatMap((n, i) =>
+    chainConfigs.some((c) => c.chainId === n.chainId) ? [] : [`x402.networks.${i}.chainId: chain ${n.chainId} is not listed in options.chains (add { chainId: ${n.chainId}, rpcUrl, usdc })`],
+  );
+  if (missing.length > 0) throw new GatewayOptionsError(missing);
+
+  const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
+  const networks = new Map<string, Network>();
+  for (const n of o.networks) {
+    const cfg = chainConfigs.find((c) => c.chainId === n.chainId)!;
+    const f = n.facilitator;
+    const chain = createViemChain({ rpcUrl: cfg.rpcUrl, chainId: cfg.chainId, usdc: cfg.usdc, ...(f.type === "local" ? { privateKey: f.privateKey } : {}) });
+    const facilitator =
+      f.type === "local"
+        ? createLocalFacilitator({ chains: [chain], clock: deps.clock })
+        : createHttpFacilitator({ url: f.url, http: deps.http, ...(f.headers ? { headers: f.headers } : {}), ...(f.timeoutMs ? { timeoutMs: f.timeoutMs } : {}) });
+    const label = f.type === "local" ? `local facilitator ${chain.account}` : `facilitator ${new URL(f.url).host}`;
+    networks.set(networkOf(n.chainId), { network: networkOf(n.chainId), chainId: n.chainId, chain, facilitator, label });
+  }
+  deps.describe(() => `x402: on (payTo ${o.payTo}; ${[...networks.values()].map((n) => `${n.network} via ${n.label}`).join(", ")}; maxTimeoutSeconds ${maxTimeoutSeconds})`);
+
+  async function offer(n: Network, amount: bigint): Promise<PaymentRequirements> {
+    if (amount < 0n) throw new GatewayError("internal_error", "x402: a price cannot be negative");
+    let domain;
+    try {
+      domain = await n.chain.tokenDomain();
+    } catch (error) {
+      throw new GatewayError("upstream_error", `x402: could not read the USDC domain on ${n.network}`, { cause: error });
+    }
+    return { scheme: "exact", network: n.network, amount: amount.toString(), asset: n.chain.usdc, payTo: o!.payTo, maxTimeoutSeconds, extra: { name: domain.name, version: domain.version } };
+  }
+
+  const offers = (amount: bigint) => Promise.all([...networks.values()].map((n) => offer(n, amount)));
+  const refuse = (reason: RefusalReason, message: string): PaymentRefusal => ({ ok: false, reason, message });
+
+  return {
+    enabled: true,
+
+    offers: (input) => offers(input.amount),
+
+    async challenge(input) {
+      const body: PaymentRequiredBody = {
+        x402Version: 2,
+        error: input.error,
+        resource: { url: input.resourceUrl, description: input.description || (o.description ?? ""), mimeType: input.mimeType },
+        accepts: await offers(input.amount),
+      };
+      return { body, header: encodeHeader(body) };
+    },
+
+    async verify(input) {
+      const decoded = decodeHeader(input.header);
+      if (!decoded.ok) return refuse("malformed", `PAYMENT-SIGNATURE: ${decoded.message}`);
+      const version = (decoded.value as { x402Version?: unknown } | null)?.x402Version;
+      if (version !== 2) return refuse("malformed", `PAYMENT-SIGNATURE: x402Version must be 2 (got ${JSON.stringify(version) ?? "none"})`);
+      const parsed = paymentPayloadSchema.safeParse(decoded.value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return refuse("malformed", `PAYMENT-SIGNATURE: ${issue ? `${issue.path.join(".") || "payload"}: ${issue.message}` : "not an x402 v2 payment payload"}`);
+      }
+      const payload = parsed.data;
+      if (payload.accepted.scheme !== "exact") return refuse("unsupported_scheme", `scheme "${payload.accepted.scheme}" is not accepted (only "exact")`);
+      const n = networks.get(payload.accepted.network);
+      if (!n) return refuse("wrong_network", `network ${payload.accepted.network} is not accepted (accepted: ${[...networks.keys()].join(", ")})`);
+      const requirements = await offer(n, input.amount);
+      const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000);
+      if (!checked.ok) return refuse(refusalOf(checked.invalidReason), checked.invalidMessage);
+      const { payment } = checked;
+      const verdict = await n.facilitator.verify(payload, requirements);
+      if (!verdict.isValid) return refuse(refusalOf(verdict.invalidReason), verdict.invalidMessage ?? `the facilitator refused the payment (${verdict.invalidReason ?? "no reason given"})`);
+      const { validBefore, nonce } = payment.authorization;
+      const claimed = await deps.store.claimPaymentNonce({
+        network: n.network,
+        payer: payment.payer,
+        nonce,
+        requestId: input.requestId,
+        now: deps.clock.now(),
+        expiresAt: Number(validBefore) * 1000,
+      });
+      if (!claimed) return refuse("nonce_used", `nonce ${nonce} of ${payment.payer} has already been presented`);
+      return {
+        ok: true,
+        payment: { requestId: input.requestId, network: n.network, chainId: n.chainId, payer: payment.payer, nonce, amount: payment.authorization.value, validBefore, payload, requirements },
+      };
+    },
+
+    async settle(payment) {
+      const n = networks.get(payment.network);
+      if (!n) throw new GatewayError("upstream_error", `x402: network ${payment.network} is not configured`);
+      let result: SettleResponse;
+      try {
+        result = await n.facilitator.settle(payment.payload, payment.requirements);
+      } catch (error) {
+        throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      if (!result.success || !result.transaction) {
+        throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${result.errorReason ?? "unknown reason"}${result.errorMessage ? ` (${result.errorMessage})` : ""}`);
+      }
+      try {
+        await deps.store.markPaymentNonceSettled({ network: n.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId, txHash: result.transaction, now: deps.clock.now() });
+      } catch (error) {
+        // The funds moved: the client must get its answer. The claim stays `claimed`, which still
+        // refuses replays, and the chain refuses the used nonce anyway.
+        console.error(`[tollgate] x402: settled ${result.transaction} on ${n.network} but could not record it:`, error);
+      }
+      const response: SettleResponse = { success: true, transaction: result.transaction, network: n.network, payer: result.payer ?? payment.payer };
+      return { header: encodeHeader(response), response };
+    },
+
+    async release(payment) {
+      await deps.store.releasePaymentNonce({ network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId });
+    },
+  };
 }

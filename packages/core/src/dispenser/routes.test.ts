@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runDispenserRouteSuite } from "../testing/gateway-suite-dispenser.js";
+
+runDispenserRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runFeedbackRouteSuite } from "../testing/index.js";
+
+runFeedbackRouteSuite("memory", { createStore: () => createMemoryStore() });

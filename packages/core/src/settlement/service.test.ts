@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ChainError } from "../chain/types.js";
+import { createManualClock } from "../clock.js";
+import { createGateway } from "../gateway.js";
+import { GatewayOptionsError, type GatewayOptions } from "../options.js";
+import { createMemoryStore } from "../store/memory.js";
+import { DEAD_CHAIN, SOME_KEY } from "../testing/gateway-suite-dispenser.js";
+import { outcomeUnknown } from "./options.js";
+import { secretsEqual } from "./service.js";
+
+const SECRET = "0123456789abcdef";
+const TREASURY = "0x00000000000000000000000000000000000000Fe";
+const OWNER = "0x00000000000000000000000000000000000000a1";
+const OTHER_KEY = `0x${"22".repeat(32)}` as const;
+
+function optionIssues(options: GatewayOptions): readonly string[] {
+  try {
+    createGateway({ sweepIntervalMs: 0, ...options });
+  } catch (error) {
+    if (error instanceof GatewayOptionsError) return error.issues;
+    throw error;
+  }
+  throw new Error("createGateway accepted the options");
+}
+
+describe("settlement and dispenser options", () => {
+  it("report settlement problems, one line each", () => {
+    expect(optionIssues({ settlement: { internalSecret: "short", treasury: "0x12", chains: [], leaseMs: 5 } })).toEqual([
+      "settlement.internalSecret: must be at least 16 characters",
+      "settlement.treasury: must be a 0x-prefixed 20-byte address",
+      expect.stringMatching(/^settlement\.leaseMs: /),
+    ]);
+    expect(optionIssues({ chains: [DEAD_CHAIN], settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 5, spenderPrivateKey: SOME_KEY }, { chainId: 7, spenderPrivateKey: SOME_KEY }, { chainId: 7, spenderPrivateKey: OTHER_KEY }] } })).toEqual([
+      "settlement.chains.0.chainId: chain 5 is not in options.chains (add { chainId, rpcUrl, usdc } there)",
+      "settlement.chains.2.chainId: chain 7 is listed twice",
+    ]);
+    expect(optionIssues({ settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: "0x1234" as `0x${string}` }] } })).toEqual([
+      "settlement.chains.0.spenderPrivateKey: must be a 0x-prefixed 32-byte hex private key",
+    ]);
+  });
+
+  it("refuse one wallet as both dispenser and spender on a chain (their nonces would race)", () => {
+    expect(
+      optionIssues({
+        chains: [DEAD_CHAIN],
+        dispenser: { chains: [{ chainId: 7, privateKey: SOME_KEY }] },
+        settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: SOME_KEY.toUpperCase().replace("0X", "0x") as `0x${string}` }] },
+      }),
+    ).toEqual(["settlement.chains.0.spenderPrivateKey: is also the dispenser wallet of chain 7; use another wallet"]);
+  });
+
+  it("report dispenser problems, one line each", () => {
+    expect(optionIssues({ dispenser: { claimAmount: 0, chains: [] } })).toEqual([
+      expect.stringMatching(/^dispenser\.claimAmount: /),
+      expect.stringMatching(/^dispenser\.chains: /),
+    ]);
+    expect(optionIssues({ dispenser: { chains: [{ chainId: 9, privateKey: SOME_KEY }] } })).toEqual([
+      "dispenser.chains.0.chainId: chain 9 is not in options.chains (add { chainId, rpcUrl, usdc } there)",
+    ]);
+  });
+
+  it("describe what is enabled", async () => {
+    const off = createGateway({ sweepIntervalMs: 0 });
+    expect(off.describe()).toEqual(expect.arrayContaining([expect.stringMatching(/^dispenser: off/), expect.stringMatching(/^settlement: off/)]));
+    const on = createGateway({
+      sweepIntervalMs: 0,
+      chains: [DEAD_CHAIN],
+      dispenser: { chains: [{ chainId: 7, privateKey: SOME_KEY, paused: true }] },
+      settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }] },
+    });
+    const lines = on.describe().join("\n");
+    expect(lines).toMatch(/dispenser: on, 1\.00 USDC per claim on chains 7 \(wallet 0x[0-9a-f]{40}, paused\)/);
+    expect(lines).toMatch(new RegExp(`settlement: on, treasury ${TREASURY.toLowerCase()}, spender 0x[0-9a-f]{40} on chain 7, on request`));
+    expect(on.services.settlement.spenders()).toEqual([{ chainId: 7, spender: expect.stringMatching(/^0x[0-9a-f]{40}$/) }]);
+    await Promise.all([off.close(), on.close()]);
+  });
+});
+
+describe("secretsEqual", () => {
+  it("compares whole strings", () => {
+    expect(secretsEqual(SECRET, SECRET)).toBe(true);
+    expect(secretsEqual(SECRET, `${SECRET} `)).toBe(false);
+    expect(secretsEqual(SECRET, SECRET.slice(0, -1))).toBe(false);
+    expect(secretsEqual("", SECRET)).toBe(false);
+    expect(secretsEqual("ü".repeat(16), "u".repeat(16))).toBe(false);
+  });
+});
+
+describe("outcomeUnknown", () => {
+  it("is true only for a sent transaction without a receipt", () => {
+    expect(outcomeUnknown(new ChainError("transferFrom (waiting for receipt of 0xabc) failed: timeout"))).toBe(true);
+    const timeout = Object.assign(new Error("Timed out while waiting for transaction"), { name: "WaitForTransactionReceiptTimeoutError" });
+    expect(outcomeUnknown(new ChainError("transfer failed", undefined, { cause: timeout }))).toBe(true);
+    expect(outcomeUnknown(new ChainError("transferFrom reverted: ERC20: insufficient allowance", "ERC20: insufficient allowance"))).toBe(false);
+    expect(outcomeUnknown(new Error("HTTP request failed."))).toBe(false);
+    expect(outcomeUnknown("nope")).toBe(false);
+  });
+});
+
+describe("settlement schedule (settlement.intervalMs)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("runs a batch every interval, one at a time, and stops on close", async () => {
+    vi.useFakeTimers();
+    const store = createMemoryStore();
+    const claim = vi.spyOn(store, "claimCharges");
+    const gateway = createGateway({
+      store,
+      clock: createManualClock(),
+      sweepIntervalMs: 0,
+      chains: [DEAD_CHAIN],
+      settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }], intervalMs: 5000 },
+    });
+    const { key } = await gateway.services.keys.create({ owner: OWNER, chainId: 8453, purpose: "api", budgetLimit: 100n, expiresAt: Date.UTC(2027, 0, 1) });
+    await gateway.services.keys.chargeDirect(key, 9n);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(claim).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(claim).toHaveBeenCalledTimes(1);
+    const [charge] = await store.listQueuedCharges({ limit: 5 });
+    expect(charge?.error).toMatch(/No settlement spender is configured for chain 8453/);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/1 of 1 groups failed/));
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(claim).toHaveBeenCalledTimes(2);
+    await gateway.close();
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(claim).toHaveBeenCalledTimes(2);
+    warn.mockRestore();
+  });
+});

@@ -1,0 +1,397 @@
+/**
+ * The media route suite (CONTRACT.md "Media and embeddings"): the five paid routes through
+ * `gateway.fetch` on a real store, billed by a service key — answers, receipts (body field and
+ * `X-Receipt`), budget headers, the key's budget; the check order (fields → model → payment →
+ * upstream → settle); and every failure leaving the budget as it was: 400/404/413/401/402, an
+ * upstream 500, malformed JSON or timeout (a local node:http stub), and a client disconnect.
+ * x402 is not configured here (its path has its own suite). A store's test file runs it in one line:
+ *
+ * ```ts
+ * runMediaRouteSuite("sqlite", { createStore: () => createSqliteStore({ filename: tmpFile() }) });
+ * ```
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bytesToBase64, fromBase64Url } from "../encoding.js";
+import type { GatewayOptions } from "../options.js";
+import { encodeMultipart } from "../providers/multipart.js";
+import { bearer, expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
+
+/** A reply that also keeps the raw bytes (speech answers audio, not JSON). */
+export interface MediaReply extends Reply {
+  readonly bytes: Uint8Array;
+}
+
+/** What {@link send} posts: JSON, a multipart form, or raw text; a bearer token; an abort signal. */
+export interface SendInit {
+  token?: string;
+  json?: unknown;
+  form?: { body: Uint8Array; contentType: string };
+  raw?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  method?: string;
+}
+
+/** One request through `gateway.fetch`; the body is parsed when the answer is JSON. */
+export async function send(h: Harness, path: string, init: SendInit = {}): Promise<MediaReply> {
+  const headers: Record<string, string> = { ...(init.token ? bearer(init.token) : {}), ...init.headers };
+  let body: BodyInit | undefined;
+  if (init.form) {
+    headers["content-type"] = init.form.contentType;
+    body = init.form.body as Uint8Array<ArrayBuffer>;
+  } else if (init.json !== undefined || init.raw !== undefined) {
+    headers["content-type"] ??= "application/json";
+    body = init.raw ?? JSON.stringify(init.json);
+  }
+  const req = new Request(`http://gateway.test${path}`, { method: init.method ?? "POST", headers, ...(body === undefined ? {} : { body }), ...(init.signal ? { signal: init.signal } : {}) });
+  const res = await h.gateway.fetch(req);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9_.:-]{1,128}$/);
+  const isJson = /json/.test(res.headers.get("content-type") ?? "");
+  return { status: res.status, headers: res.headers, bytes, body: isJson && bytes.length > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : null };
+}
+
+/** The receipt carried by `X-Receipt` (base64url JSON). */
+export function headerReceipt(r: Reply): any {
+  const header = r.headers.get("x-receipt");
+  expect(header, "X-Receipt header").toBeTruthy();
+  return JSON.parse(fromBase64Url(header!)!);
+}
+
+/**
+ * Asserts a key-billed success: the receipt's shape and subject, that it equals the `X-Receipt`
+ * header and `POST /api/payments/meter/model` for `meter`, the intent and budget headers, and that
+ * the key was charged exactly the receipt (nothing left reserved). Returns the receipt.
+ */
+export async function expectPaid(h: Harness, r: MediaReply, key: { keyId: string; token: string }, subject: string, meter: Record<string, unknown>, usedBefore = 0n): Promise<any> {
+  expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+  const receipt = r.body?.receipt ?? headerReceipt(r);
+  expect(headerReceipt(r)).toEqual(receipt);
+  expect(receipt).toEqual({
+    id: expect.stringMatching(/^rcpt_/),
+    paymentIntentId: r.headers.get("x-payment-intent-id"),
+    subject,
+    lineItems: expect.any(Array),
+    providerAmountWei: expect.stringMatching(/^\d+$/),
+    platformFeeWei: expect.stringMatching(/^\d+$/),
+    finalAmountWei: expect.stringMatching(/^[1-9]\d*$/),
+    settlement: { status: "queued" },
+  });
+  expect(receipt.paymentIntentId).toMatch(/^pi_/);
+  const [provider, ...rest] = subject.split(":");
+  const m = await h.call("POST", "/api/payments/meter/model", { body: { modelId: rest.join(":"), provider, ...meter } });
+  expect(m.status, JSON.stringify(m.body)).toBe(200);
+  expect({ lineItems: receipt.lineItems, providerAmountWei: receipt.providerAmountWei, platformFeeWei: receipt.platformFeeWei, finalAmountWei: receipt.finalAmountWei }).toEqual({
+    lineItems: m.body.lineItems,
+    providerAmountWei: m.body.providerAmountWei,
+    platformFeeWei: m.body.platformFeeWei,
+    finalAmountWei: m.body.finalAmountWei,
+  });
+  const used = (usedBefore + BigInt(receipt.finalAmountWei)).toString();
+  expect([r.headers.get("x-key-budget-used"), r.headers.get("x-key-budget-reserved")]).toEqual([used, "0"]);
+  const view = await h.inspect(key.token, key.keyId);
+  expect([view.budgetUsed, view.budgetReserved]).toEqual([used, "0"]);
+  expect(r.headers.get("x-key-budget-remaining")).toBe(view.budgetRemaining);
+  return receipt;
+}
+
+/** Asserts the key still has nothing used or reserved (a failed call charged nothing). */
+export async function expectUncharged(h: Harness, key: { keyId: string; token: string }, used = "0"): Promise<void> {
+  const view = await h.inspect(key.token, key.keyId);
+  expect([view.budgetUsed, view.budgetReserved]).toEqual([used, "0"]);
+}
+
+/** A key with 100 USDC: enough for every route of the suites. */
+export const richKey = (h: Harness) => h.createKey({ budgetLimit: "100000000" });
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
+const b64bytes = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+
+/** A local upstream stub: `/<mode>/…` answers per mode; `hang` never answers and counts arrivals. */
+function startStub() {
+  const hanging: http.ServerResponse[] = [];
+  const waiters: (() => void)[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const mode = req.url?.split("/")[1];
+      if (mode === "fail500") return void res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "boom" } }));
+      if (mode === "badjson") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
+      if (mode === "usage") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ index: 0, embedding: [1, 0] }], usage: { prompt_tokens: Number(req.url?.split("/")[2]), total_tokens: Number(req.url?.split("/")[2]) } }));
+      hanging.push(res);
+      waiters.splice(0).forEach((w) => w());
+    });
+  });
+  return {
+    listen: () => new Promise<string>((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+    /** Resolves once a request to `hang` has arrived. */
+    arrived: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const EMBED = { model: "text-embedding-3-small", input: "hello metered world" };
+const IMAGE = { model: "dall-e-2", prompt: "a lighthouse", size: "256x256" };
+
+/** Registers the media route suite for the store `name` in the current vitest file. */
+export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): void {
+  // `extra` may be a function: the stub's port is known only once the suite has started.
+  const test = (title: string, fn: (h: Harness) => Promise<void>, extra: Partial<GatewayOptions> | (() => Partial<GatewayOptions>) = {}) =>
+    it(title, () => withGateway(options, fn, typeof extra === "function" ? extra() : extra));
+  const stub = startStub();
+  let stubUrl = "";
+  const upstream = (mode: string, timeoutMs?: number): Partial<GatewayOptions> => ({
+    media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stubUrl}/${mode}`, apiKey: "sk-stub", ...(timeoutMs ? { timeoutMs } : {}) } } },
+  });
+
+  describe(`media routes: ${name}`, () => {
+    beforeAll(async () => void (stubUrl = await stub.listen()));
+    afterAll(() => stub.close());
+
+    test("embeddings: 200 OpenAI list with a receipt; the key pays exactly the receipt", async (h) => {
+      const key = await richKey(h);
+      const r = await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input: ["hello metered world", "hello again"] } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ object: "list", model: "text-embedding-3-small", usage: { prompt_tokens: 5, total_tokens: 5 } });
+      expect(r.body.data.map((d: any) => [d.object, d.index, d.embedding.length])).toEqual([["embedding", 0, 1536], ["embedding", 1, 1536]]);
+      const receipt = await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 5 } });
+      // The intent behind the receipt is settled: settling it again replays the first result.
+      const again = await h.settle({ paymentIntentId: receipt.paymentIntentId, finalAmountWei: receipt.finalAmountWei });
+      expect([again.status, again.body.status, again.body.finalAmountWei]).toEqual([200, "settled", receipt.finalAmountWei]);
+      await expectUncharged(h, key, receipt.finalAmountWei);
+    });
+
+    test("images/generations: b64_json PNGs, priced per image by the size/quality variant", async (h) => {
+      const key = await richKey(h);
+      const r = await send(h, "/v1/images/generations", { token: key.token, json: { ...IMAGE, n: 2, response_format: "b64_json" } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.created).toBe(Math.floor(h.clock.now() / 1000));
+      expect(r.body.data).toHaveLength(2);
+      for (const d of r.body.data) expect([...b64bytes(d.b64_json).subarray(0, 4)]).toEqual(PNG_SIGNATURE);
+      const first = await expectPaid(h, r, key, "openai:dall-e-2", { modality: "image", media: { images: 2, size: "256x256" } });
+      expect(first.providerAmountWei).toBe("32000"); // 2 × $0.016
+      const hd = await send(h, "/v1/images/generations", { token: key.token, json: { model: "gpt-image-1", prompt: "x", size: "1024x1024", quality: "low" } });
+      const second = await expectPaid(h, hd, key, "openai:gpt-image-1", { modality: "image", media: { images: 1, size: "1024x1024", quality: "low" } }, BigInt(first.finalAmountWei));
+      expect(second.providerAmountWei).toBe("11000");
+    });
+
+    test("images/edits: the image as JSON base64, as a data URL, and as a multipart file", async (h) => {
+      const key = await richKey(h);
+      const png = b64bytes((await send(h, "/v1/images/generations", { token: key.token, json: IMAGE })).body.data[0].b64_json);
+      let used = BigInt((await h.inspect(key.token, key.keyId)).budgetUsed);
+      const bodies: { json?: unknown; form?: { body: Uint8Array; contentType: string } }[] = [
+        { json: { ...IMAGE, image: bytesToBase64(png) } },
+        { json: { ...IMAGE, image_url: `data:image/png;base64,${bytesToBase64(png)}` } },
+        { form: encodeMultipart({ model: "dall-e-2", prompt: "add a boat", size: "256x256", n: "1" }, { image: { filename: "in.png", contentType: "image/png", data: png } }) },
+      ];
+      for (const body of bodies) {
+        const r = await send(h, "/v1/images/edits", { token: key.token, ...body });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect([...b64bytes(r.body.data[0].b64_json).subarray(0, 4)]).toEqual(PNG_SIGNATURE);
+        const receipt = await expectPaid(h, r, key, "openai:dall-e-2", { modality: "image", media: { images: 1, size: "256x256" } }, used);
+        used += BigInt(receipt.finalAmountWei);
+      }
+    });
+
+    test("audio/speech: audio/wav bytes with X-Receipt and budget headers", async (h) => {
+      const key = await richKey(h);
+      const r = await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "hello tollgate", voice: "alloy", response_format: "wav" } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-type")).toBe("audio/wav");
+      expect(new TextDecoder().decode(r.bytes.subarray(0, 4))).toBe("RIFF");
+      expect(r.body).toBeNull();
+      const receipt = await expectPaid(h, r, key, "openai:tts-1", { modality: "audio", media: { characters: 14 } });
+      expect(receipt.lineItems).toEqual([expect.objectContaining({ key: "characters", quantity: "14" })]);
+    });
+
+    test("audio/transcriptions: the speech WAV as base64, data URL and multipart reads back its text", async (h) => {
+      const key = await richKey(h);
+      const wav = (await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "the quick brown fox", response_format: "wav" } })).bytes;
+      let used = BigInt((await h.inspect(key.token, key.keyId)).budgetUsed);
+      const seconds = (19 * 60) / 1000; // 60 ms of tone per character
+      const forms: SendInit[] = [
+        { json: { model: "whisper-1", file: bytesToBase64(wav) } },
+        { json: { model: "whisper-1", file: `data:audio/wav;base64,${bytesToBase64(wav)}`, language: "en" } },
+        { form: encodeMultipart({ model: "whisper-1" }, { file: { filename: "speech.wav", contentType: "audio/wav", data: wav } }) },
+      ];
+      for (const init of forms) {
+        const r = await send(h, "/v1/audio/transcriptions", { token: key.token, ...init });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body.text).toBe("the quick brown fox");
+        const receipt = await expectPaid(h, r, key, "openai:whisper-1", { modality: "audio", media: { seconds } }, used);
+        used += BigInt(receipt.finalAmountWei);
+      }
+      const text = await send(h, "/v1/audio/transcriptions", { token: key.token, json: { model: "whisper-1", file: bytesToBase64(wav), response_format: "text" } });
+      expect([text.status, text.headers.get("content-type"), new TextDecoder().decode(text.bytes)]).toEqual([200, "text/plain; charset=utf-8", "the quick brown fox"]);
+      await expectPaid(h, text, key, "openai:whisper-1", { modality: "audio", media: { seconds } }, used);
+    });
+
+    const VALID: [string, unknown][] = [
+      ["/v1/embeddings", EMBED],
+      ["/v1/images/generations", IMAGE],
+      ["/v1/images/edits", { ...IMAGE, image: bytesToBase64(new Uint8Array([1, 2, 3])) }],
+      ["/v1/audio/speech", { model: "tts-1", input: "hi" }],
+      ["/v1/audio/transcriptions", { model: "whisper-1", file: bytesToBase64(new Uint8Array(64)) }],
+    ];
+
+    test("no payment: 402 payment_required on every route (x402 off)", async (h) => {
+      for (const [path, body] of VALID) expectError(await send(h, path, { json: body }), 402, "payment_required");
+    });
+
+    test("400 naming the field for missing or malformed input; nothing is reserved", async (h) => {
+      const key = await richKey(h);
+      const cases: [string, unknown, string][] = [
+        ["/v1/embeddings", { input: "x" }, "model"],
+        ["/v1/embeddings", { model: "  " }, "model"],
+        ["/v1/embeddings", { model: "text-embedding-3-small" }, "input"],
+        ["/v1/embeddings", { model: "text-embedding-3-small", input: [] }, "input"],
+        ["/v1/images/generations", { model: "dall-e-2" }, "prompt"],
+        ["/v1/images/generations", { prompt: "x" }, "model"],
+        ["/v1/images/generations", { ...IMAGE, n: 0 }, "n"],
+        ["/v1/images/generations", { ...IMAGE, size: "640x480" }, "size"],
+        ["/v1/images/edits", { model: "dall-e-2", prompt: "x" }, "image"],
+        ["/v1/images/edits", { model: "dall-e-2", image: "AAAA" }, "prompt"],
+        ["/v1/images/edits", { ...IMAGE, image: "not base64!" }, "image"],
+        ["/v1/images/edits", { ...IMAGE, image_url: "https://example.com/a.png" }, "image_url"],
+        ["/v1/audio/speech", { model: "tts-1" }, "input"],
+        ["/v1/audio/speech", { model: "tts-1", input: "x", speed: 9 }, "speed"],
+        ["/v1/audio/transcriptions", { model: "whisper-1" }, "file"],
+        ["/v1/audio/transcriptions", { model: "whisper-1", file: "%%%" }, "file"],
+        ["/v1/audio/transcriptions", { model: "whisper-1", file: "data:audio/wav,abc" }, "file"],
+      ];
+      for (const [path, body, param] of cases) expectError(await send(h, path, { token: key.token, json: body }), 400, "invalid_request", param);
+      expectError(await send(h, "/v1/embeddings", { token: key.token, raw: "{oops" }), 400, "invalid_request");
+      const noFile = encodeMultipart({ model: "whisper-1" });
+      expectError(await send(h, "/v1/audio/transcriptions", { token: key.token, form: noFile }), 400, "invalid_request", "file");
+      await expectUncharged(h, key);
+    });
+
+    test("unknown model: 404 model_not_found before any payment; a wrong modality: 400 model", async (h) => {
+      const key = await richKey(h);
+      for (const [path, body] of VALID) {
+        const unknown = { ...(body as object), model: "no-such-model" };
+        expectError(await send(h, path, { token: key.token, json: unknown }), 404, "model_not_found");
+        expectError(await send(h, path, { json: unknown }), 404, "model_not_found"); // not 402
+        const wrong = { ...(body as object), model: path === "/v1/embeddings" ? "tts-1" : "text-embedding-3-small" };
+        expectError(await send(h, path, { token: key.token, json: wrong }), 400, "invalid_request", "model");
+      }
+      await expectUncharged(h, key);
+    });
+
+    test(
+      "413 payload_too_large over limits.mediaBodyBytes (JSON and multipart)",
+      async (h) => {
+        const key = await richKey(h);
+        expectError(await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input: "x".repeat(3000) } }), 413, "payload_too_large");
+        const form = encodeMultipart({ model: "whisper-1" }, { file: { filename: "a.wav", data: new Uint8Array(4096) } });
+        expectError(await send(h, "/v1/audio/transcriptions", { token: key.token, form }), 413, "payload_too_large");
+        expect((await send(h, "/v1/embeddings", { token: key.token, json: EMBED })).status).toBe(200); // under the limit
+      },
+      { limits: { mediaBodyBytes: 2048 } },
+    );
+
+    test("401 for an unknown, malformed, revoked or expired key; nothing is charged", async (h) => {
+      expectError(await send(h, "/v1/embeddings", { token: UNKNOWN_TOKEN, json: EMBED }), 401, "invalid_key");
+      expectError(await send(h, "/v1/embeddings", { token: "nope", json: EMBED }), 401, "invalid_key");
+      const [revoked, sibling] = [await richKey(h), await richKey(h)];
+      expect((await h.call("DELETE", `/api/keys/${revoked.keyId}`, { headers: bearer(sibling.token) })).status).toBe(200);
+      expectError(await send(h, "/v1/embeddings", { token: revoked.token, json: EMBED }), 401, "key_revoked");
+      const expiring = await h.createKey({ budgetLimit: "100000000", expiresAt: h.clock.now() + 1000 });
+      h.clock.advance(1001);
+      expectError(await send(h, "/v1/images/generations", { token: expiring.token, json: IMAGE }), 401, "key_expired");
+      await expectUncharged(h, { keyId: expiring.keyId, token: sibling.token });
+      await expectUncharged(h, sibling);
+    });
+
+    test("402 budget_exhausted (plain envelope) when the quote exceeds the key's remaining budget", async (h) => {
+      const key = await h.createKey({ budgetLimit: "16000" }); // one 256x256 image costs 16000 + fee
+      expectError(await send(h, "/v1/images/generations", { token: key.token, json: IMAGE }), 402, "budget_exhausted");
+      await expectUncharged(h, key);
+      const r = await send(h, "/v1/embeddings", { token: key.token, json: EMBED }); // a small call still fits
+      await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 3 } });
+    });
+
+    test(
+      "upstream HTTP 500 → 502 upstream_error with the upstream status; nothing is charged",
+      async (h) => {
+        const key = await richKey(h);
+        const e = expectError(await send(h, "/v1/embeddings", { token: key.token, json: EMBED }), 502, "upstream_error");
+        expect(e.details).toEqual({ upstreamStatus: 500, upstreamMessage: "boom" });
+        expect(e.message).not.toContain("sk-stub");
+        expectError(await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "hi" } }), 502, "upstream_error");
+        await expectUncharged(h, key);
+      },
+      () => upstream("fail500"),
+    );
+
+    test(
+      "upstream malformed JSON → 502 upstream_error; nothing is charged",
+      async (h) => {
+        const key = await richKey(h);
+        expectError(await send(h, "/v1/images/generations", { token: key.token, json: IMAGE }), 502, "upstream_error");
+        await expectUncharged(h, key);
+      },
+      () => upstream("badjson"),
+    );
+
+    test(
+      "upstream timeout → 504 upstream_timeout; nothing is charged",
+      async (h) => {
+        const key = await richKey(h);
+        expectError(await send(h, "/v1/embeddings", { token: key.token, json: EMBED }), 504, "upstream_timeout");
+        await expectUncharged(h, key);
+      },
+      () => upstream("hang", 150),
+    );
+
+    test(
+      "settles the upstream's reported usage, capped at the quote",
+      async (h) => {
+        const key = await richKey(h);
+        // The quote bounds tokens by UTF-8 bytes ("hello metered world" = 19); the upstream reports 2 here...
+        const small = await send(h, "/v1/embeddings", { token: key.token, json: EMBED });
+        await expectPaid(h, small, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 2 } });
+        expect(small.body.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
+        expect(small.body.data).toEqual([{ object: "embedding", embedding: [1, 0], index: 0 }]);
+      },
+      () => upstream("usage/2"),
+    );
+
+    test(
+      "an upstream reporting more usage than quoted is charged the quote",
+      async (h) => {
+        const key = await richKey(h);
+        const r = await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input: "x".repeat(2000) } });
+        // 2000 bytes quoted; 10^9 tokens reported → the 2000-token quote is the charge.
+        await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 2000 } });
+      },
+      () => upstream("usage/1000000000"),
+    );
+
+    test(
+      "client disconnect mid-request: the reservation is released and nothing is charged",
+      async (h) => {
+        const key = await richKey(h);
+        const controller = new AbortController();
+        const arrived = stub.arrived();
+        const pending = send(h, "/v1/images/generations", { token: key.token, json: IMAGE, signal: controller.signal }).catch(() => null);
+        await arrived;
+        expect((await h.inspect(key.token, key.keyId)).budgetReserved).not.toBe("0"); // reserved while upstream works
+        controller.abort();
+        for (let i = 0; i < 200; i++) {
+          const view = await h.inspect(key.token, key.keyId);
+          if (view.budgetReserved === "0") break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await expectUncharged(h, key);
+        await pending;
+      },
+      () => upstream("hang", 30_000),
+    );
+  });
+}

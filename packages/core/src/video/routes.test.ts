@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runVideoRouteSuite } from "../testing/index.js";
+
+runVideoRouteSuite("memory", { createStore: () => createMemoryStore() });

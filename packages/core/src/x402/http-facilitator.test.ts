@@ -1,0 +1,131 @@
+/**
+ * The HTTP facilitator client against a local stub facilitator server (node:http) that implements
+ * `/verify`, `/settle` and `/supported` by delegating to the local facilitator on anvil.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createViemChain } from "../chain/viem-chain.js";
+import { createFetchHttpClient } from "../http/client.js";
+import { createHttpFacilitator } from "./http-facilitator.js";
+import { createLocalFacilitator } from "./local-facilitator.js";
+import { makeService, officialPaymentHeader, startX402Env, type X402Env } from "./test-fixtures.js";
+import { paymentPayloadSchema, paymentRequirementsSchema } from "./types.js";
+
+const PRICE = 1_234n;
+const input = { amount: PRICE, resourceUrl: "https://gw.test/v1/embeddings", description: "embeddings", mimeType: "application/json" };
+let env: X402Env;
+let server: Server;
+let base: string;
+/** How the stub answers: delegate, fail with 500, or stall for 2 s. */
+let mode: "ok" | "fail" | "slow" = "ok";
+const seen: { path: string; body: unknown; apiKey: unknown }[] = [];
+let n = 0;
+
+beforeAll(async () => {
+  env = await startX402Env();
+  const local = createLocalFacilitator({
+    chains: [createViemChain({ rpcUrl: env.node.rpcUrl, chainId: env.node.chainId, usdc: env.usdc, privateKey: env.facilitator.privateKey, pollingIntervalMs: 50 })],
+    clock: { now: () => Date.now() },
+  });
+  server = createServer((request, response) => {
+    let text = "";
+    request.on("data", (c: Buffer) => (text += c.toString()));
+    request.on("end", () => {
+      void (async () => {
+        const body: unknown = text ? JSON.parse(text) : undefined;
+        seen.push({ path: `${request.method} ${request.url}`, body, apiKey: request.headers["x-api-key"] });
+        const reply = (status: number, value: unknown) => {
+          response.writeHead(status, { "content-type": "application/json" });
+          response.end(JSON.stringify(value));
+        };
+        if (mode === "fail") return void response.writeHead(500, { "content-type": "text/plain" }).end("facilitator exploded");
+        if (mode === "slow") await new Promise((resolve) => setTimeout(resolve, 2_000));
+        if (request.method === "GET" && request.url === "/supported") return reply(200, await local.supported());
+        const { paymentPayload, paymentRequirements } = body as { paymentPayload: unknown; paymentRequirements: unknown };
+        const payload = paymentPayloadSchema.parse(paymentPayload);
+        const requirements = paymentRequirementsSchema.parse(paymentRequirements);
+        if (request.url === "/verify") {
+          const v = await local.verify(payload, requirements);
+          return reply(v.isValid ? 200 : 400, v); // like real facilitators: a refusal may come with a 4xx
+        }
+        if (request.url === "/settle") return reply(200, await local.settle(payload, requirements));
+        reply(404, { error: "not found" });
+      })().catch((error: unknown) => response.writeHead(500).end(String(error)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await env?.stop();
+});
+
+function setup() {
+  const made = makeService(env, { facilitator: { type: "http", url: `${base}/`, headers: { "x-api-key": "k" }, timeoutMs: 500 } });
+  const sign = async () => officialPaymentHeader((await made.service.challenge({ ...input, error: "pay" })).body, env.payer.privateKey);
+  return { ...made, sign };
+}
+
+describe("x402 through an HTTP facilitator", () => {
+  it("verifies and settles through POST /verify and /settle; the wire body is {x402Version:2, paymentPayload, paymentRequirements}", async () => {
+    mode = "ok";
+    seen.length = 0;
+    const { service, sign, describe: lines } = setup();
+    expect(lines()[0]).toContain(`via facilitator 127.0.0.1:`);
+    const header = await sign();
+    const before = await env.balances();
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(`${v.reason}: ${v.message}`);
+    const settled = await service.settle(v.payment);
+    expect(decodePaymentResponseHeader(settled.header)).toEqual({ success: true, transaction: settled.response.transaction, network: "eip155:31337", payer: env.payer.address });
+    expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+    expect(seen.map((s) => [s.path, s.apiKey])).toEqual([["POST /verify", "k"], ["POST /settle", "k"]]);
+    expect(seen[0]?.body).toEqual({ x402Version: 2, paymentPayload: v.payment.payload, paymentRequirements: v.payment.requirements });
+
+    // The replay is refused by the facilitator (4xx with an isValid:false body → a refusal value).
+    const again = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    expect(again).toMatchObject({ ok: false, reason: "nonce_used" });
+    expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+  });
+
+  it("GET /supported lists the exact kind and the signer", async () => {
+    mode = "ok";
+    const f = createHttpFacilitator({ url: base, http: createFetchHttpClient() });
+    expect(await f.supported()).toEqual({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:31337" }], extensions: [], signers: { "eip155:*": [env.facilitator.address] } });
+  });
+
+  it("a facilitator answering 500 is a 502; nothing is claimed", async () => {
+    const { service, store, sign } = setup();
+    const header = await sign();
+    mode = "fail";
+    const error = await service.verify({ ...input, header, requestId: `req_h${++n}` }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "upstream_error", status: 502 });
+    expect((error as Error).message).toMatch(/facilitator at 127\.0\.0\.1:\d+ \(\/verify\) answered 500/);
+    // Back up: the same signature verifies (the failed attempt claimed nothing), but settlement fails with 502.
+    mode = "ok";
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(v.message);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
+    mode = "fail";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
+    mode = "ok";
+    await service.release(v.payment);
+  });
+
+  it("a facilitator slower than timeoutMs is a 504", async () => {
+    const { service, sign } = setup();
+    const header = await sign();
+    mode = "slow";
+    const started = Date.now();
+    const error = await service.verify({ ...input, header, requestId: `req_h${++n}` }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "upstream_timeout", status: 504 });
+    expect((error as Error).message).toMatch(/did not answer within 500 ms/);
+    expect(Date.now() - started).toBeLessThan(1_900);
+    mode = "ok";
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The official OpenAI npm SDK against the gateway on a real port (`serve()`, the `local`
+ * provider): embeddings (the SDK's default base64 encoding), images, speech bytes and a multipart
+ * transcription of that speech. Every call is billed to one service key, and the key's budget
+ * equals the sum of the receipts. OpenAI-style errors surface as the SDK's typed errors.
+ */
+import OpenAI, { toFile } from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGateway } from "@tollgate/core";
+import { serve, type RunningServer } from "./server.js";
+
+const OWNER = "0x00000000000000000000000000000000000000c3";
+let running: RunningServer;
+let key: { keyId: string; token: string };
+let client: OpenAI;
+const receipts: { finalAmountWei: string; subject: string }[] = [];
+
+/** The receipt of the `X-Receipt` header (base64url JSON). */
+const headerReceipt = (headers: Headers) => JSON.parse(Buffer.from(headers.get("x-receipt") ?? "", "base64url").toString("utf8"));
+
+async function keyView(): Promise<{ budgetUsed: string; budgetReserved: string }> {
+  const res = await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { budgetUsed: string; budgetReserved: string };
+}
+
+beforeAll(async () => {
+  running = await serve(createGateway({ sweepIntervalMs: 0, video: { pollerIntervalMs: 0 } }), { port: 0 });
+  const res = await fetch(`${running.url}/api/keys`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-session-user-address": OWNER },
+    body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
+  });
+  expect(res.status).toBe(201);
+  key = (await res.json()) as typeof key;
+  client = new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0, timeout: 10_000 });
+});
+
+afterAll(() => running?.close({ graceMs: 100 }));
+
+describe("the OpenAI SDK against the gateway (local provider)", () => {
+  it("embeddings.create: the SDK's default base64 encoding decodes to unit vectors; receipt in body and header", async () => {
+    const { data, response } = await client.embeddings.create({ model: "text-embedding-3-small", input: ["hello world", "hello there"] }).withResponse();
+    expect(data.object).toBe("list");
+    expect(data.model).toBe("text-embedding-3-small");
+    expect(data.data.map((d) => [d.index, d.embedding.length])).toEqual([[0, 1536], [1, 1536]]);
+    const norm = Math.hypot(...data.data[0]!.embedding);
+    expect(norm).toBeCloseTo(1, 5);
+    expect(data.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+    const receipt = (data as unknown as { receipt: { finalAmountWei: string; subject: string } }).receipt;
+    expect(headerReceipt(response.headers)).toEqual(receipt);
+    expect(receipt.subject).toBe("openai:text-embedding-3-small");
+    receipts.push(receipt);
+  });
+
+  it("images.generate: b64_json PNG, billed per image", async () => {
+    const { data, response } = await client.images.generate({ model: "gpt-image-1", prompt: "a red kite", size: "1024x1024", quality: "low", n: 1 }).withResponse();
+    expect(data.data).toHaveLength(1);
+    expect(Buffer.from(data.data![0]!.b64_json!, "base64").subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    const receipt = headerReceipt(response.headers);
+    expect(receipt).toMatchObject({ subject: "openai:gpt-image-1", providerAmountWei: "11000", settlement: { status: "queued" } });
+    expect((data as unknown as { receipt: unknown }).receipt).toEqual(receipt);
+    receipts.push(receipt);
+  });
+
+  it("audio.speech.create (wav) and audio.transcriptions.create (multipart via toFile) round-trip the text", async () => {
+    const text = "Tollgate meters every call.";
+    const speech = await client.audio.speech.create({ model: "tts-1", voice: "alloy", input: text, response_format: "wav" });
+    expect(speech.headers.get("content-type")).toBe("audio/wav");
+    const wav = Buffer.from(await speech.arrayBuffer());
+    expect(wav.subarray(0, 4).toString("latin1")).toBe("RIFF");
+    expect(wav.subarray(8, 12).toString("latin1")).toBe("WAVE");
+    const spoken = headerReceipt(speech.headers);
+    expect(spoken).toMatchObject({ subject: "openai:tts-1", lineItems: [{ key: "characters", quantity: String(text.length) }] });
+    receipts.push(spoken);
+
+    const file = await toFile(wav, "speech.wav", { type: "audio/wav" });
+    const { data, response } = await client.audio.transcriptions.create({ file, model: "whisper-1" }).withResponse();
+    expect(data.text).toBe(text);
+    const heard = headerReceipt(response.headers);
+    expect(heard.subject).toBe("openai:whisper-1");
+    expect((data as unknown as { receipt: unknown }).receipt).toEqual(heard);
+    receipts.push(heard);
+  });
+
+  it("the key's budget was charged exactly the sum of the receipts; nothing is left reserved", async () => {
+    expect(receipts).toHaveLength(4);
+    const sum = receipts.reduce((s, r) => s + BigInt(r.finalAmountWei), 0n);
+    expect(sum).toBeGreaterThan(0n);
+    const view = await keyView();
+    expect([view.budgetUsed, view.budgetReserved]).toEqual([sum.toString(), "0"]);
+  });
+
+  it("errors arrive as the SDK's typed errors with OpenAI code/param, and charge nothing", async () => {
+    const before = await keyView();
+    const missing = await client.embeddings.create({ model: "no-such-model", input: "x" }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("model_not_found");
+    const bad = await client.images.generate({ model: "dall-e-2", prompt: "x", size: "640x480" as "256x256" }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("size");
+    const stranger = new OpenAI({ apiKey: `svc-${"A".repeat(43)}`, baseURL: `${running.url}/v1`, maxRetries: 0 });
+    const denied = await stranger.embeddings.create({ model: "text-embedding-3-small", input: "x" }).catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect((denied as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe("invalid_key");
+    expect(await keyView()).toMatchObject({ budgetUsed: before.budgetUsed, budgetReserved: "0" });
+  });
+});
