@@ -5,11 +5,8 @@
  */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import type { DispenserStore } from "@tollgate/core";
+import type { BeginDispenserClaimResult as BeginResult, DispenserClaimRecord as ClaimRecord, DispenserStore } from "@tollgate/core";
 import { checkAmount } from "./rows.js";
-
-type ClaimRecord = Awaited<ReturnType<DispenserStore["listDispenserClaims"]>>[number];
-type BeginResult = Awaited<ReturnType<DispenserStore["beginDispenserClaim"]>>;
 
 interface ClaimRow {
   address: string;

@@ -59,7 +59,8 @@ export function createBilling(deps: CapabilityDeps, x402: X402Port) {
       throw new GatewayError("payment_required", "Send a service key as Authorization: Bearer svc-… (x402 payments are not configured on this gateway).");
     }
     const c = await x402.challenge({ amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description: `${call.action} with ${call.card.modelId}`, mimeType: call.mimeType, error });
-    const body = extra.envelope ? { ...(extra.envelope as object), ...(c.body as object) } : c.body;
+    // The envelope's error object wins over the challenge's error string; x402 clients read the header.
+    const body = extra.envelope ? { ...(c.body as object), ...(extra.envelope as object) } : c.body;
     return json(body, { status: 402, headers: { ...extra.headers, "payment-required": c.header } });
   }
 

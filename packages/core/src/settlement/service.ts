@@ -8,6 +8,7 @@
 import { sha256, stringToBytes } from "viem";
 import type { CapabilityDeps } from "../capability.js";
 import type { Address } from "../chain/types.js";
+import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
 import type { ChargeRecord, KeyCursor, KeyRecord } from "../store/types.js";
@@ -96,7 +97,9 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   const leaseMs = config?.leaseMs ?? 120_000;
   const batchLimit = config?.batchLimit ?? 500;
   const entries = (config?.chains ?? []).map((c) => ({ chainId: c.chainId, privateKey: c.spenderPrivateKey }));
-  const { wallets, issues } = resolveWalletChains(options.chains, entries, "settlement.chains");
+  // A transfer starts only in the first half of its batch's lease and gives up waiting for its
+  // receipt after a quarter of it, so it ends (settled, failed or unknown) while the lease holds.
+  const { wallets, issues } = resolveWalletChains(options.chains, entries, "settlement.chains", (o) => createViemChain({ ...o, receiptTimeoutMs: Math.floor(leaseMs / 4) }));
   // Two Chain instances of one wallet would race for nonces: one wallet, one role.
   entries.forEach((e, i) => {
     const twin = options.dispenser?.chains.find((d) => d.chainId === e.chainId && d.privateKey.toLowerCase() === e.privateKey.toLowerCase());

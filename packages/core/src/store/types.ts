@@ -14,9 +14,9 @@ import type { AgentStore } from "./agents-types.js";
 import type { DispenserStore } from "./dispenser-types.js";
 import type { VideoStore } from "./video-types.js";
 import type { PaymentNonceStore } from "./x402-types.js";
-export type { FeedbackStore } from "./feedback-types.js";
-export type { AgentStore } from "./agents-types.js";
-export type { DispenserStore } from "./dispenser-types.js";
+export type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget, FeedbackVerification } from "./feedback-types.js";
+export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
+export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimStatus, DispenserStore } from "./dispenser-types.js";
 export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
 export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
 
