@@ -58,7 +58,12 @@ const proxy = http.createServer((req, res) => {
   req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
     upstreamPool
-      .request({ path: req.url ?? "/", method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-bench" }, body: Buffer.concat(chunks) })
+      .request({
+        path: req.url ?? "/",
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
+        body: Buffer.concat(chunks),
+      })
       .then(async (up) => {
         const body = Buffer.from(await up.body.arrayBuffer());
         res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "application/json"), "content-length": body.length }).end(body);
@@ -96,7 +101,11 @@ interface Row {
 }
 
 /** Keeps CONCURRENCY requests in flight against `origin` for `seconds`; latencies in ms. */
-async function load(origin: string, headers: Record<string, string>, seconds: number): Promise<{ latencies: number[]; errors: number; elapsed: number; firstBody?: string }> {
+async function load(
+  origin: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<{ latencies: number[]; errors: number; elapsed: number; firstBody?: string }> {
   const pool = new Pool(origin, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
   const latencies: number[] = [];
   let errors = 0;
@@ -123,12 +132,21 @@ async function load(origin: string, headers: Record<string, string>, seconds: nu
 async function measure(label: string, origin: string, headers: Record<string, string>): Promise<Row> {
   await load(origin, headers, WARMUP_SECONDS);
   const r = await load(origin, headers, SECONDS);
-  return { label, requests: r.latencies.length, errors: r.errors, perSecond: r.latencies.length / r.elapsed, p50: percentile(r.latencies, 50), p99: percentile(r.latencies, 99) };
+  return {
+    label,
+    requests: r.latencies.length,
+    errors: r.errors,
+    perSecond: r.latencies.length / r.elapsed,
+    p50: percentile(r.latencies, 50),
+    p99: percentile(r.latencies, 99),
+  };
 }
 
 const auth = { authorization: `Bearer ${key.token}` };
 // A probe: the gateway answers the upstream's vectors with a receipt; its price is the per-call charge.
-const probe = (await (await fetch(`${running.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: BODY })).json()) as {
+const probe = (await (
+  await fetch(`${running.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: BODY })
+).json()) as {
   data: unknown[];
   receipt: { finalAmountWei: string };
 };
@@ -140,7 +158,8 @@ const viaGateway = await measure("gateway: serve() + SQLite + key billing", runn
 // Every gateway request was billed: budgetUsed = (1 probe + warm-up + measured successes) × the per-call price.
 const view = (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: auth })).json()) as { budgetUsed: string; budgetReserved: string };
 const charged = BigInt(view.budgetUsed) / BigInt(probe.receipt.finalAmountWei);
-if (view.budgetReserved !== "0" || BigInt(view.budgetUsed) % BigInt(probe.receipt.finalAmountWei) !== 0n) throw new Error(`budget inconsistent: ${JSON.stringify(view)}`);
+if (view.budgetReserved !== "0" || BigInt(view.budgetUsed) % BigInt(probe.receipt.finalAmountWei) !== 0n)
+  throw new Error(`budget inconsistent: ${JSON.stringify(view)}`);
 
 await running.close({ graceMs: 1_000 });
 await upstreamHttp.close();

@@ -112,7 +112,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     handle,
     fetch: async (request) => toWebResponse(await handle(fromWebRequest(request))),
     describe: () => [
-      `store: ${o.store ? "configured" : "in-memory (not persisted)"}`,
+      ...(o.store ? [] : ["store: in-memory (not persisted; pass a store such as createSqliteStore)"]),
       `catalog: ${catalog.size} models from ${catalog.providers().length} providers (version ${catalog.version})`,
       `extended catalog (/v1/models/all): ${o.extendedCards ? `${extendedCatalog.size} models` : "not configured, serving the native catalog"}`,
       `models service (/api/models): ${o.modelsService ? o.modelsService.url : "not configured, serving the native catalog"}`,

@@ -79,9 +79,11 @@ function fail(message: string, code = 2): number {
 /** The gateway options a serve configuration stands for. */
 function gatewayOptions(config: ServeConfig): GatewayOptions {
   const catalog = { ...(config.catalog ? { native: config.catalog } : {}), ...(config.extendedCatalog ? { extended: config.extendedCatalog } : {}) };
+  const file = (config.config ?? {}) as GatewayOptions;
   return {
-    ...(config.config as GatewayOptions | undefined),
+    ...file,
     ...(Object.keys(catalog).length > 0 ? { catalog } : {}),
+    ...(config.agents ? { agents: { ...file.agents, seed: config.agents as NonNullable<GatewayOptions["agents"]>["seed"] } } : {}),
     ...(config.modelsServiceUrl ? { modelsService: { url: config.modelsServiceUrl } } : {}),
     ...(config.corsOrigins ? { cors: { origins: config.corsOrigins } } : {}),
   };

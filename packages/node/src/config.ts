@@ -85,41 +85,48 @@ export const corsOriginsSchema = z.string().transform((raw, ctx): "*" | string[]
   return origins;
 });
 
+/** Reads and parses a JSON file named by an option; problems become one readable issue. */
+function readJsonFile(raw: string, ctx: Ctx): { ok: true; json: unknown } | { ok: false } {
+  try {
+    return { ok: true, json: JSON.parse(readFileSync(raw.trim(), "utf8")) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    invalid(ctx, raw, code ? `cannot be read: ${code}` : `is not valid JSON: ${(error as Error).message}`);
+    return { ok: false };
+  }
+}
+
 /** A JSON catalog file (an array of model cards or `{ cards: [...] }`), read and validated; one issue per bad field. */
 export const catalogFileSchema = z.string().transform((raw, ctx): ModelCard[] => {
-  const file = raw.trim();
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    return invalid(ctx, raw, `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return invalid(ctx, raw, `is not valid JSON: ${(error as Error).message}`);
-  }
+  const file = readJsonFile(raw, ctx);
+  if (!file.ok) return z.NEVER;
+  const json = file.json;
   const wrapped = typeof json === "object" && json !== null && !Array.isArray(json) && "cards" in json;
   const result = catalogSchema.safeParse(wrapped ? (json as { cards: unknown }).cards : json);
   if (result.success) return result.data;
   for (const line of formatIssues(result.error.issues, wrapped ? "cards" : ""))
-    ctx.issues.push({ code: "custom", message: `${JSON.stringify(file)}: ${line || "must be an array of model cards or { cards: [...] }"}`, input: raw });
+    ctx.issues.push({ code: "custom", message: `${JSON.stringify(raw.trim())}: ${line || "must be an array of model cards or { cards: [...] }"}`, input: raw });
   return z.NEVER;
+});
+
+/** A JSON file of agent cards (an array, or `{ agents: [...] }`) seeding the agent directory; validated by the gateway. */
+export const agentsFileSchema = z.string().transform((raw, ctx): unknown[] => {
+  const file = readJsonFile(raw, ctx);
+  if (!file.ok) return z.NEVER;
+  const json = file.json as { agents?: unknown } | unknown[];
+  const list = Array.isArray(json) ? json : typeof json === "object" && json !== null && Array.isArray(json.agents) ? json.agents : undefined;
+  if (!list) return invalid(ctx, raw, "must hold an array of agent cards or { agents: [...] }");
+  return list;
 });
 
 /**
  * A JSON file of gateway options (`chains`, `dispenser`, `settlement`, … — whatever JSON can hold),
- * merged under the flags. Only its shape is checked here; `createGateway` validates the content.
+ * read here and validated by `createGateway` (which reports every problem at once).
  */
 export const gatewayConfigFileSchema = z.string().transform((raw, ctx): Record<string, unknown> => {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(raw.trim(), "utf8"));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return invalid(ctx, raw, code ? `cannot be read: ${code}` : `is not valid JSON: ${(error as Error).message}`);
-  }
+  const file = readJsonFile(raw, ctx);
+  if (!file.ok) return z.NEVER;
+  const json = file.json;
   if (typeof json !== "object" || json === null || Array.isArray(json)) return invalid(ctx, raw, "must hold a JSON object of gateway options such as { chains, dispenser, settlement }");
   return json as Record<string, unknown>;
 });
@@ -133,6 +140,7 @@ export const serveOptions = {
   extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
   modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },
   corsOrigins: { flag: "cors-origins", env: "TOLLGATE_CORS_ORIGINS", value: "<list>", description: "Allowed browser origins: * or a comma-separated list.", schema: corsOriginsSchema },
+  agents: { flag: "agents", env: "TOLLGATE_AGENTS", value: "<file.json>", description: "JSON agent cards seeding /agents (array or { agents }).", schema: agentsFileSchema },
   config: { flag: "config", env: "TOLLGATE_CONFIG", value: "<file.json>", description: "JSON file of further gateway options (chains, dispenser, settlement, …); flags win.", schema: gatewayConfigFileSchema },
 } satisfies OptionTable;
 

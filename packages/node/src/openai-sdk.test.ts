@@ -43,7 +43,10 @@ describe("the OpenAI SDK against the gateway (local provider)", () => {
     const { data, response } = await client.embeddings.create({ model: "text-embedding-3-small", input: ["hello world", "hello there"] }).withResponse();
     expect(data.object).toBe("list");
     expect(data.model).toBe("text-embedding-3-small");
-    expect(data.data.map((d) => [d.index, d.embedding.length])).toEqual([[0, 1536], [1, 1536]]);
+    expect(data.data.map((d) => [d.index, d.embedding.length])).toEqual([
+      [0, 1536],
+      [1, 1536],
+    ]);
     const norm = Math.hypot(...data.data[0]!.embedding);
     expect(norm).toBeCloseTo(1, 5);
     expect(data.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
@@ -54,7 +57,9 @@ describe("the OpenAI SDK against the gateway (local provider)", () => {
   });
 
   it("images.generate: b64_json PNG, billed per image", async () => {
-    const { data, response } = await client.images.generate({ model: "gpt-image-1", prompt: "a red kite", size: "1024x1024", quality: "low", n: 1 }).withResponse();
+    const { data, response } = await client.images
+      .generate({ model: "gpt-image-1", prompt: "a red kite", size: "1024x1024", quality: "low", n: 1 })
+      .withResponse();
     expect(data.data).toHaveLength(1);
     expect(Buffer.from(data.data![0]!.b64_json!, "base64").subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     const receipt = headerReceipt(response.headers);

@@ -29,23 +29,26 @@ export interface SendInit {
   json?: unknown;
   form?: { body: Uint8Array; contentType: string };
   raw?: string;
-  headers?: Record<string, string>;
   signal?: AbortSignal;
-  method?: string;
 }
 
 /** One request through `gateway.fetch`; the body is parsed when the answer is JSON. */
 export async function send(h: Harness, path: string, init: SendInit = {}): Promise<MediaReply> {
-  const headers: Record<string, string> = { ...(init.token ? bearer(init.token) : {}), ...init.headers };
+  const headers: Record<string, string> = init.token ? bearer(init.token) : {};
   let body: BodyInit | undefined;
   if (init.form) {
     headers["content-type"] = init.form.contentType;
     body = init.form.body as Uint8Array<ArrayBuffer>;
   } else if (init.json !== undefined || init.raw !== undefined) {
-    headers["content-type"] ??= "application/json";
+    headers["content-type"] = "application/json";
     body = init.raw ?? JSON.stringify(init.json);
   }
-  const req = new Request(`http://gateway.test${path}`, { method: init.method ?? "POST", headers, ...(body === undefined ? {} : { body }), ...(init.signal ? { signal: init.signal } : {}) });
+  const req = new Request(`http://gateway.test${path}`, {
+    method: "POST",
+    headers,
+    ...(body === undefined ? {} : { body }),
+    ...(init.signal ? { signal: init.signal } : {}),
+  });
   const res = await h.gateway.fetch(req);
   const bytes = new Uint8Array(await res.arrayBuffer());
   expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9_.:-]{1,128}$/);
@@ -65,7 +68,14 @@ export function headerReceipt(r: Reply): any {
  * header and `POST /api/payments/meter/model` for `meter`, the intent and budget headers, and that
  * the key was charged exactly the receipt (nothing left reserved). Returns the receipt.
  */
-export async function expectPaid(h: Harness, r: MediaReply, key: { keyId: string; token: string }, subject: string, meter: Record<string, unknown>, usedBefore = 0n): Promise<any> {
+export async function expectPaid(
+  h: Harness,
+  r: MediaReply,
+  key: { keyId: string; token: string },
+  subject: string,
+  meter: Record<string, unknown>,
+  usedBefore = 0n,
+): Promise<any> {
   expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
   const receipt = r.body?.receipt ?? headerReceipt(r);
   expect(headerReceipt(r)).toEqual(receipt);
@@ -83,12 +93,8 @@ export async function expectPaid(h: Harness, r: MediaReply, key: { keyId: string
   const [provider, ...rest] = subject.split(":");
   const m = await h.call("POST", "/api/payments/meter/model", { body: { modelId: rest.join(":"), provider, ...meter } });
   expect(m.status, JSON.stringify(m.body)).toBe(200);
-  expect({ lineItems: receipt.lineItems, providerAmountWei: receipt.providerAmountWei, platformFeeWei: receipt.platformFeeWei, finalAmountWei: receipt.finalAmountWei }).toEqual({
-    lineItems: m.body.lineItems,
-    providerAmountWei: m.body.providerAmountWei,
-    platformFeeWei: m.body.platformFeeWei,
-    finalAmountWei: m.body.finalAmountWei,
-  });
+  const priced = ({ lineItems, providerAmountWei, platformFeeWei, finalAmountWei }: any) => ({ lineItems, providerAmountWei, platformFeeWei, finalAmountWei });
+  expect(priced(receipt)).toEqual(priced(m.body));
   const used = (usedBefore + BigInt(receipt.finalAmountWei)).toString();
   expect([r.headers.get("x-key-budget-used"), r.headers.get("x-key-budget-reserved")]).toEqual([used, "0"]);
   const view = await h.inspect(key.token, key.keyId);
@@ -109,9 +115,8 @@ export const richKey = (h: Harness) => h.createKey({ budgetLimit: "100000000" })
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47];
 const b64bytes = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 
-/** A local upstream stub: `/<mode>/…` answers per mode; `hang` never answers and counts arrivals. */
+/** A local upstream stub: `/<mode>/…` answers per mode; any other mode never answers (`arrived()` tells when one came). */
 function startStub() {
-  const hanging: http.ServerResponse[] = [];
   const waiters: (() => void)[] = [];
   const server = http.createServer((req, res) => {
     req.resume();
@@ -119,8 +124,9 @@ function startStub() {
       const mode = req.url?.split("/")[1];
       if (mode === "fail500") return void res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "boom" } }));
       if (mode === "badjson") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
-      if (mode === "usage") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ index: 0, embedding: [1, 0] }], usage: { prompt_tokens: Number(req.url?.split("/")[2]), total_tokens: Number(req.url?.split("/")[2]) } }));
-      hanging.push(res);
+      const n = Number(req.url?.split("/")[2]); // usage/<tokens>
+      const usage = { data: [{ index: 0, embedding: [1, 0] }], usage: { prompt_tokens: n, total_tokens: n } };
+      if (mode === "usage") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(usage));
       waiters.splice(0).forEach((w) => w());
     });
   });
@@ -158,7 +164,10 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       const r = await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input: ["hello metered world", "hello again"] } });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body).toMatchObject({ object: "list", model: "text-embedding-3-small", usage: { prompt_tokens: 5, total_tokens: 5 } });
-      expect(r.body.data.map((d: any) => [d.object, d.index, d.embedding.length])).toEqual([["embedding", 0, 1536], ["embedding", 1, 1536]]);
+      expect(r.body.data.map((d: any) => [d.object, d.index, d.embedding.length])).toEqual([
+        ["embedding", 0, 1536],
+        ["embedding", 1, 1536],
+      ]);
       const receipt = await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 5 } });
       // The intent behind the receipt is settled: settling it again replays the first result.
       const again = await h.settle({ paymentIntentId: receipt.paymentIntentId, finalAmountWei: receipt.finalAmountWei });
@@ -176,7 +185,14 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       const first = await expectPaid(h, r, key, "openai:dall-e-2", { modality: "image", media: { images: 2, size: "256x256" } });
       expect(first.providerAmountWei).toBe("32000"); // 2 × $0.016
       const hd = await send(h, "/v1/images/generations", { token: key.token, json: { model: "gpt-image-1", prompt: "x", size: "1024x1024", quality: "low" } });
-      const second = await expectPaid(h, hd, key, "openai:gpt-image-1", { modality: "image", media: { images: 1, size: "1024x1024", quality: "low" } }, BigInt(first.finalAmountWei));
+      const second = await expectPaid(
+        h,
+        hd,
+        key,
+        "openai:gpt-image-1",
+        { modality: "image", media: { images: 1, size: "1024x1024", quality: "low" } },
+        BigInt(first.finalAmountWei),
+      );
       expect(second.providerAmountWei).toBe("11000");
     });
 
@@ -187,7 +203,12 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       const bodies: { json?: unknown; form?: { body: Uint8Array; contentType: string } }[] = [
         { json: { ...IMAGE, image: bytesToBase64(png) } },
         { json: { ...IMAGE, image_url: `data:image/png;base64,${bytesToBase64(png)}` } },
-        { form: encodeMultipart({ model: "dall-e-2", prompt: "add a boat", size: "256x256", n: "1" }, { image: { filename: "in.png", contentType: "image/png", data: png } }) },
+        {
+          form: encodeMultipart(
+            { model: "dall-e-2", prompt: "add a boat", size: "256x256", n: "1" },
+            { image: { filename: "in.png", contentType: "image/png", data: png } },
+          ),
+        },
       ];
       for (const body of bodies) {
         const r = await send(h, "/v1/images/edits", { token: key.token, ...body });
@@ -200,7 +221,10 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
 
     test("audio/speech: audio/wav bytes with X-Receipt and budget headers", async (h) => {
       const key = await richKey(h);
-      const r = await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "hello tollgate", voice: "alloy", response_format: "wav" } });
+      const r = await send(h, "/v1/audio/speech", {
+        token: key.token,
+        json: { model: "tts-1", input: "hello tollgate", voice: "alloy", response_format: "wav" },
+      });
       expect(r.status).toBe(200);
       expect(r.headers.get("content-type")).toBe("audio/wav");
       expect(new TextDecoder().decode(r.bytes.subarray(0, 4))).toBe("RIFF");
@@ -211,7 +235,8 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
 
     test("audio/transcriptions: the speech WAV as base64, data URL and multipart reads back its text", async (h) => {
       const key = await richKey(h);
-      const wav = (await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "the quick brown fox", response_format: "wav" } })).bytes;
+      const wav = (await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "the quick brown fox", response_format: "wav" } }))
+        .bytes;
       let used = BigInt((await h.inspect(key.token, key.keyId)).budgetUsed);
       const seconds = (19 * 60) / 1000; // 60 ms of tone per character
       const forms: SendInit[] = [
@@ -226,8 +251,15 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
         const receipt = await expectPaid(h, r, key, "openai:whisper-1", { modality: "audio", media: { seconds } }, used);
         used += BigInt(receipt.finalAmountWei);
       }
-      const text = await send(h, "/v1/audio/transcriptions", { token: key.token, json: { model: "whisper-1", file: bytesToBase64(wav), response_format: "text" } });
-      expect([text.status, text.headers.get("content-type"), new TextDecoder().decode(text.bytes)]).toEqual([200, "text/plain; charset=utf-8", "the quick brown fox"]);
+      const text = await send(h, "/v1/audio/transcriptions", {
+        token: key.token,
+        json: { model: "whisper-1", file: bytesToBase64(wav), response_format: "text" },
+      });
+      expect([text.status, text.headers.get("content-type"), new TextDecoder().decode(text.bytes)]).toEqual([
+        200,
+        "text/plain; charset=utf-8",
+        "the quick brown fox",
+      ]);
       await expectPaid(h, text, key, "openai:whisper-1", { modality: "audio", media: { seconds } }, used);
     });
 
@@ -316,62 +348,46 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 3 } });
     });
 
-    test(
-      "upstream HTTP 500 → 502 upstream_error with the upstream status; nothing is charged",
-      async (h) => {
-        const key = await richKey(h);
-        const e = expectError(await send(h, "/v1/embeddings", { token: key.token, json: EMBED }), 502, "upstream_error");
-        expect(e.details).toEqual({ upstreamStatus: 500, upstreamMessage: "boom" });
-        expect(e.message).not.toContain("sk-stub");
-        expectError(await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "hi" } }), 502, "upstream_error");
-        await expectUncharged(h, key);
-      },
-      () => upstream("fail500"),
-    );
+    const failures: [string, string, string, number, string, unknown][] = [
+      ["HTTP 500", "fail500", "/v1/embeddings", 502, "upstream_error", { upstreamStatus: 500, upstreamMessage: "boom" }],
+      ["HTTP 500", "fail500", "/v1/audio/speech", 502, "upstream_error", { upstreamStatus: 500, upstreamMessage: "boom" }],
+      ["malformed JSON", "badjson", "/v1/images/generations", 502, "upstream_error", { upstreamStatus: 200 }],
+      ["timeout", "hang", "/v1/embeddings", 504, "upstream_timeout", undefined],
+    ];
+    for (const [what, mode, path, status, code, details] of failures) {
+      test(
+        `upstream ${what} on ${path} → ${status} ${code}; the reservation is released, nothing charged`,
+        async (h) => {
+          const key = await richKey(h);
+          const e = expectError(await send(h, path, { token: key.token, json: VALID.find(([p]) => p === path)![1] }), status, code);
+          expect(e.details).toEqual(details);
+          expect(e.message).not.toContain("sk-stub");
+          await expectUncharged(h, key);
+        },
+        () => upstream(mode, 150),
+      );
+    }
 
-    test(
-      "upstream malformed JSON → 502 upstream_error; nothing is charged",
-      async (h) => {
-        const key = await richKey(h);
-        expectError(await send(h, "/v1/images/generations", { token: key.token, json: IMAGE }), 502, "upstream_error");
-        await expectUncharged(h, key);
-      },
-      () => upstream("badjson"),
-    );
-
-    test(
-      "upstream timeout → 504 upstream_timeout; nothing is charged",
-      async (h) => {
-        const key = await richKey(h);
-        expectError(await send(h, "/v1/embeddings", { token: key.token, json: EMBED }), 504, "upstream_timeout");
-        await expectUncharged(h, key);
-      },
-      () => upstream("hang", 150),
-    );
-
-    test(
-      "settles the upstream's reported usage, capped at the quote",
-      async (h) => {
-        const key = await richKey(h);
-        // The quote bounds tokens by UTF-8 bytes ("hello metered world" = 19); the upstream reports 2 here...
-        const small = await send(h, "/v1/embeddings", { token: key.token, json: EMBED });
-        await expectPaid(h, small, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 2 } });
-        expect(small.body.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
-        expect(small.body.data).toEqual([{ object: "embedding", embedding: [1, 0], index: 0 }]);
-      },
-      () => upstream("usage/2"),
-    );
-
-    test(
-      "an upstream reporting more usage than quoted is charged the quote",
-      async (h) => {
-        const key = await richKey(h);
-        const r = await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input: "x".repeat(2000) } });
-        // 2000 bytes quoted; 10^9 tokens reported → the 2000-token quote is the charge.
-        await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 2000 } });
-      },
-      () => upstream("usage/1000000000"),
-    );
+    // The quote bounds embedding tokens by UTF-8 bytes; the charge is the upstream's usage, at most the quote.
+    const usages: [string, string, number][] = [
+      ["the upstream's reported usage is settled", "hello metered world", 2],
+      ["more usage than quoted is charged the quote", "x".repeat(2000), 1e9],
+    ];
+    for (const [what, input, reported] of usages) {
+      test(
+        `embeddings: ${what}`,
+        async (h) => {
+          const key = await richKey(h);
+          const r = await send(h, "/v1/embeddings", { token: key.token, json: { ...EMBED, input } });
+          expect([r.body.usage, r.body.data]).toEqual([
+            { prompt_tokens: reported, total_tokens: reported },
+            [{ object: "embedding", embedding: [1, 0], index: 0 }],
+          ]);
+          await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: Math.min(reported, input.length) } });
+        },
+        () => upstream(`usage/${reported}`),
+      );
+    }
 
     test(
       "client disconnect mid-request: the reservation is released and nothing is charged",

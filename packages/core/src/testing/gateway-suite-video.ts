@@ -34,7 +34,12 @@ interface Frame {
 }
 
 /** GET /v1/videos/{id}/stream, read to the end and parsed; JSON `data` is decoded. */
-async function stream(h: Harness, id: string, query = "", signal?: AbortSignal): Promise<{ status: number; contentType: string | null; frames: Frame[]; body?: any; headers: Headers }> {
+async function stream(
+  h: Harness,
+  id: string,
+  query = "",
+  signal?: AbortSignal,
+): Promise<{ status: number; contentType: string | null; frames: Frame[]; body?: any; headers: Headers }> {
   const res = await h.gateway.fetch(new Request(`http://gateway.test/v1/videos/${id}/stream${query}`, signal ? { signal } : {}));
   const contentType = res.headers.get("content-type");
   if (!contentType?.startsWith("text/event-stream")) return { status: res.status, contentType, frames: [], body: await res.json(), headers: res.headers };
@@ -89,7 +94,14 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       const key = await richKey(h);
       const r = await submit(h, key.token);
       expect(r.status, JSON.stringify(r.body)).toBe(202);
-      expect(r.body).toEqual({ id: expect.stringMatching(/^vid_/), object: "video.generation", status: "queued", created: Math.floor(h.clock.now() / 1000), model: "sora-2", receipt: expect.any(Object) });
+      expect(r.body).toEqual({
+        id: expect.stringMatching(/^vid_/),
+        object: "video.generation",
+        status: "queued",
+        created: Math.floor(h.clock.now() / 1000),
+        model: "sora-2",
+        receipt: expect.any(Object),
+      });
       const receipt = await expectPaid(h, r, key, "openai:sora-2", SORA_METER);
       expect(receipt.providerAmountWei).toBe("400000"); // 4 s × $0.10
       const eight = await submit(h, key.token, { ...SORA, seconds: 8 });
@@ -110,7 +122,13 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(await get()).toEqual({ id: body.id, object: "video.generation", status: "processing", progress: 50 });
       h.clock.advance(5_000);
       const done = await get();
-      expect(done).toEqual({ id: body.id, object: "video.generation", status: "completed", progress: 100, url: expect.stringMatching(/^local:\/\/videos\/lvid_.+\.mp4$/) });
+      expect(done).toEqual({
+        id: body.id,
+        object: "video.generation",
+        status: "completed",
+        progress: 100,
+        url: expect.stringMatching(/^local:\/\/videos\/lvid_.+\.mp4$/),
+      });
       h.clock.advance(60_000);
       expect(await get()).toEqual(done);
       await expectUncharged(h, key, used);
@@ -188,7 +206,10 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
           const { body } = await submit(h, key.token);
           t.sleeps.length = 0;
           const s = await stream(h, body.id, query);
-          expect(s.frames.map((f) => f.event ?? f.data), query).toEqual(["video.status", "svc.error", "[DONE]"]);
+          expect(
+            s.frames.map((f) => f.event ?? f.data),
+            query,
+          ).toEqual(["video.status", "svc.error", "[DONE]"]);
           expect(t.sleeps, query).toEqual(sleeps);
         }
       },
