@@ -2,10 +2,12 @@
 import { z } from "zod";
 import { GatewayError, invalidRequest } from "../errors.js";
 import { bytes } from "../http/respond.js";
-import { defineRoute, type AnyRoute } from "../http/route.js";
+import { defineRoute, type AnyRoute, type RouteContext } from "../http/route.js";
+import type { GatewayResponse } from "../http/types.js";
+import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import { audioSeconds } from "../providers/wav.js";
-import type { InferenceProvider } from "../providers/types.js";
+import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { withReceipt } from "./service.js";
 
@@ -50,6 +52,32 @@ function method<K extends keyof InferenceProvider>(provider: { name: string; pro
 
 const encoder = new TextEncoder();
 
+/** Image generations and edits alike: priced per image by (size, quality), answered in OpenAI's shape. */
+function serveImages(
+  ctx: Pick<RouteContext<unknown, unknown, unknown>, "request" | "requestId" | "gateway">,
+  card: ModelCard,
+  action: string,
+  body: { n?: number | undefined; size?: string | undefined; quality?: string | undefined },
+  run: (common: { n: number; size?: string; quality?: string; signal?: AbortSignal }) => Promise<ImageResult>,
+): Promise<GatewayResponse> {
+  const n = body.n ?? 1;
+  const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
+  const fee = ctx.gateway.services.feeBps;
+  return ctx.gateway.services.media.serve(
+    ctx.request,
+    ctx.requestId,
+    {
+      card,
+      action,
+      mimeType: "application/json",
+      quote: priceUsage(card, undefined, { images: n, ...variant }, fee),
+      run: (signal) => run({ n, ...variant, ...(signal ? { signal } : {}) }),
+      meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, fee),
+    },
+    (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
+  );
+}
+
 /** Builds the media route table. */
 export function mediaRoutes(): AnyRoute[] {
   return [
@@ -60,27 +88,14 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Generate images from a prompt (billed per image by size/quality; service key or x402).",
       body: imagesBody,
       bodyLimit: "media",
-      handle: ({ request, requestId, body, gateway }) => {
+      handle: (ctx) => {
+        const { body, gateway } = ctx;
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "image", "generation");
         const generate = method(media.upstreams.inference(card), "generateImages");
-        const n = body.n ?? 1;
-        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
         const extra = { ...(body.style ? { style: body.style } : {}), ...(body.background ? { background: body.background } : {}) };
-        return media.serve(
-          request,
-          requestId,
-          {
-            card,
-            action: "images.generations",
-            mimeType: "application/json",
-            quote: priceUsage(card, undefined, { images: n, ...variant }, gateway.services.feeBps),
-            run: (signal) =>
-              generate({ model: card.modelId, prompt: body.prompt, n, ...variant, ...(body.response_format ? { responseFormat: body.response_format } : {}), extra, ...(signal ? { signal } : {}) }),
-            meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, gateway.services.feeBps),
-          },
-          (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
-        );
+        const format = body.response_format ? { responseFormat: body.response_format } : {};
+        return serveImages(ctx, card, "images.generations", body, (common) => generate({ model: card.modelId, prompt: body.prompt, ...common, ...format, extra }));
       },
     }),
     defineRoute({
@@ -91,7 +106,8 @@ export function mediaRoutes(): AnyRoute[] {
       body: editsBody,
       bodyLimit: "media",
       multipart: true,
-      handle: ({ request, requestId, body, gateway }) => {
+      handle: (ctx) => {
+        const { body, gateway } = ctx;
         const source = body.image ?? (body.image_url?.startsWith("data:") ? body.image_url : undefined);
         if (source === undefined)
           throw invalidRequest(body.image_url ? "image_url must be a data: URL (the gateway does not fetch remote images); or send image" : "image is required", body.image_url ? "image_url" : "image");
@@ -100,31 +116,8 @@ export function mediaRoutes(): AnyRoute[] {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "image", "edit");
         const edit = method(media.upstreams.inference(card), "editImages");
-        const n = body.n ?? 1;
-        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
-        return media.serve(
-          request,
-          requestId,
-          {
-            card,
-            action: "images.edits",
-            mimeType: "application/json",
-            quote: priceUsage(card, undefined, { images: n, ...variant }, gateway.services.feeBps),
-            run: (signal) =>
-              edit({
-                model: card.modelId,
-                prompt: body.prompt,
-                image: image.data,
-                ...(image.contentType ? { imageMime: image.contentType } : {}),
-                ...(mask ? { mask: mask.data } : {}),
-                n,
-                ...variant,
-                ...(signal ? { signal } : {}),
-              }),
-            meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, gateway.services.feeBps),
-          },
-          (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
-        );
+        const inputs = { image: image.data, ...(image.contentType ? { imageMime: image.contentType } : {}), ...(mask ? { mask: mask.data } : {}) };
+        return serveImages(ctx, card, "images.edits", body, (common) => edit({ model: card.modelId, prompt: body.prompt, ...inputs, ...common }));
       },
     }),
     defineRoute({

@@ -1,0 +1,14 @@
+/** Test helper: fresh SQLite stores in one temp directory, removed after the test file. */
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { createSqliteStore } from "./store.js";
+
+/** Returns a `createStore` that opens a new SQLite file per call; the directory goes away after the file's tests. */
+export function tempSqliteStores(label: string): () => ReturnType<typeof createSqliteStore> {
+  const dir = join(tmpdir(), `tollgate-sqlite-${label}-${process.pid}-${Date.now()}`);
+  let n = 0;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return () => createSqliteStore({ filename: join(dir, `${label}-${++n}.db`) });
+}
