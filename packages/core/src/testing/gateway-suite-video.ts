@@ -14,7 +14,7 @@ import type { ManualClock } from "../clock.js";
 import type { GatewayOptions } from "../options.js";
 import type { Sleep } from "../video/options.js";
 import { expectError, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
-import { expectPaid, expectUncharged, richKey, send } from "./gateway-suite-media.js";
+import { expectPaid, expectUncharged, richKey, send } from "./gateway-suite-media-helpers.js";
 
 const SORA = { model: "sora-2", prompt: "a paper boat on a river" };
 /** sora-2 defaults to 4 s at $0.10/s. */
