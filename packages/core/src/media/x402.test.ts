@@ -9,16 +9,19 @@ import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fromBase64Url } from "../encoding.js";
+import { bytesToBase64, fromBase64Url } from "../encoding.js";
+import { encodePng } from "../providers/png.js";
+import { encodeWav } from "../providers/wav.js";
 import { createGateway } from "../gateway.js";
 import type { Gateway } from "../gateway-types.js";
 import type { GatewayServices } from "../services.js";
-import { startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { officialPaymentHeader, patchOffer, startX402Env, type X402Env } from "../x402/test-fixtures.js";
 
 let env: X402Env;
 let gateway: Gateway<GatewayServices>;
 let failing: Gateway<GatewayServices>;
 let stub: Server;
+let upstreamCalls = 0;
 const decode = (h: string | null) => JSON.parse(Buffer.from(h ?? "", "base64").toString("utf8")) as any;
 
 function options(extra: Record<string, unknown> = {}) {
@@ -43,7 +46,7 @@ const embed = { method: "POST", headers: { "content-type": "application/json" },
 beforeAll(async () => {
   env = await startX402Env();
   gateway = createGateway(options());
-  stub = createServer((_req, res) => void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"down"}}'));
+  stub = createServer((_req, res) => void (upstreamCalls++, res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"down"}}')));
   await new Promise<void>((r) => stub.listen(0, "127.0.0.1", r));
   failing = createGateway(options({ media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(stub.address() as AddressInfo).port}/v1` } } } }));
 });
@@ -81,6 +84,34 @@ describe("media routes paid with x402", () => {
     expect(after.payTo - before.payTo).toBe(price);
   });
 
+  it("accepts x402 on every paid route, each moving exactly its quoted price", async () => {
+    const png = bytesToBase64(encodePng(2, 2, new Uint8Array(12).fill(200)));
+    const wav = bytesToBase64(encodeWav(new Int16Array(24_000), 24_000));
+    const calls: [string, Record<string, unknown>, number][] = [
+      ["/v1/embeddings", { model: "text-embedding-3-small", input: ["a", "b"] }, 200],
+      ["/v1/images/generations", { model: "dall-e-2", prompt: "a gate", size: "256x256" }, 200],
+      ["/v1/images/edits", { model: "dall-e-2", prompt: "paint it", image: png, size: "256x256" }, 200],
+      ["/v1/audio/speech", { model: "tts-1", input: "paid speech", response_format: "wav" }, 200],
+      ["/v1/audio/transcriptions", { model: "whisper-1", file: `data:audio/wav;base64,${wav}` }, 200],
+      ["/v1/videos/generations", { model: "sora-2", prompt: "a paid clip", seconds: 4 }, 202],
+    ];
+    const pay = payingFetch(gateway);
+    for (const [path, body, status] of calls) {
+      const init = { ...embed, body: JSON.stringify(body) };
+      const challenge = await gateway.fetch(new Request(`http://gw.test${path}`, init));
+      expect(challenge.status, path).toBe(402);
+      const price = BigInt(((await challenge.json()) as any).accepts[0].amount);
+      const before = await env.balances();
+      const res = await pay(`http://gw.test${path}`, init);
+      expect(res.status, path).toBe(status);
+      expect(decode(res.headers.get("payment-response")).success, path).toBe(true);
+      const receipt = JSON.parse(fromBase64Url(res.headers.get("x-receipt")!)!);
+      expect(receipt.finalAmountWei, path).toBe(price.toString());
+      const after = await env.balances();
+      expect(before.payer - after.payer, path).toBe(price);
+    }
+  });
+
   it("refuses a replayed PAYMENT-SIGNATURE and moves nothing", async () => {
     let header = "";
     const recordingFetch = wrapFetchWithPayment(
@@ -104,10 +135,33 @@ describe("media routes paid with x402", () => {
     expect(await env.balances()).toEqual(before);
   });
 
+  it("refuses expired, underpaying, wrong-payee and wrong-chain signatures before any upstream call", async () => {
+    const challenge = (await (await failing.fetch(new Request("http://gw.test/v1/embeddings", embed))).json()) as any;
+    const other = env.node.accounts[5]!.address;
+    const cases: [string, Record<string, unknown>][] = [
+      ["expired", { maxTimeoutSeconds: 1 }],
+      ["underpaying", { amount: String(BigInt(challenge.accepts[0].amount) - 1n) }],
+      ["wrong payee", { payTo: other }],
+      ["wrong chain", { network: "eip155:1" }],
+    ];
+    const before = await env.balances();
+    const calls = upstreamCalls;
+    for (const [label, patch] of cases) {
+      const header = await officialPaymentHeader(patchOffer(challenge, patch), env.payer.privateKey);
+      const res = await failing.fetch(new Request("http://gw.test/v1/embeddings", { ...embed, headers: { ...embed.headers, "payment-signature": header } }));
+      expect(res.status, label).toBe(402);
+      expect(res.headers.get("payment-required"), label).toBeTruthy();
+    }
+    expect(upstreamCalls).toBe(calls);
+    expect(await env.balances()).toEqual(before);
+  });
+
   it("moves no money when the upstream fails", async () => {
     const before = await env.balances();
+    const calls = upstreamCalls;
     const res = await payingFetch(failing)("http://gw.test/v1/embeddings", embed);
     expect(res.status).toBe(502);
+    expect(upstreamCalls).toBe(calls + 1);
     expect(((await res.json()) as any).error.code).toBe("upstream_error");
     expect(await env.balances()).toEqual(before);
   });
