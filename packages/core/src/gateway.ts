@@ -20,7 +20,6 @@ import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
 import type { CapabilityDeps } from "./capability.js";
 import { createX402Service } from "./x402/service.js";
-import type { X402Port } from "./media/billing.js";
 import { createFeedbackService } from "./feedback/service.js";
 import { feedbackRoutes } from "./feedback/routes.js";
 import { createAgentsService } from "./agents/service.js";
@@ -56,9 +55,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const clock = o.clock ?? systemClock;
   const ids = o.ids ?? randomIds;
   const feeBps = o.feeBps ?? 100;
+  const intentTtlMs = o.intentTtlMs ?? 15 * 60_000;
   const http = o.http ?? createFetchHttpClient();
   const keys = createKeyService({ store, clock, ids, compat: o.compat });
-  const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs: o.intentTtlMs ?? 15 * 60_000, feeBps } });
+  const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps } });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];
   const deps: CapabilityDeps = {
@@ -76,7 +76,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     describe: (line) => void descriptions.push(line),
   };
   const x402 = createX402Service(deps);
-  const media = createMediaService(deps, x402 as unknown as X402Port);
+  const media = createMediaService(deps, x402);
   const services: GatewayServices = {
     catalog,
     extendedCatalog,
@@ -116,7 +116,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       `catalog: ${catalog.size} models from ${catalog.providers().length} providers (version ${catalog.version})`,
       `extended catalog (/v1/models/all): ${o.extendedCards ? `${extendedCatalog.size} models` : "not configured, serving the native catalog"}`,
       `models service (/api/models): ${o.modelsService ? o.modelsService.url : "not configured, serving the native catalog"}`,
-      `keys and payment intents: on (intent TTL ${(o.intentTtlMs ?? 900_000) / 1000} s, platform fee ${feeBps} bps)`,
+      `keys and payment intents: on (intent TTL ${intentTtlMs / 1000} s, platform fee ${feeBps} bps)`,
       ...descriptions.map((d) => d()),
       `cors: ${o.cors ? (o.cors.origins === "*" ? "any origin" : o.cors.origins.join(", ")) : "off"}`,
     ],

@@ -4,6 +4,7 @@
  */
 import { fromBase64Url, toBase64Url } from "../encoding.js";
 import { GatewayError, invalidRequest } from "../errors.js";
+import { fnv1a } from "../providers/bytes.js";
 import { ALL_OPERATIONS, MODALITIES, OPERATIONS, type Modality, type ModelCard } from "./card.js";
 import { SearchIndex, type SearchFilters } from "./search-index.js";
 
@@ -68,11 +69,8 @@ export const DEFAULT_PROVIDER_PRIORITY: readonly string[] = [
   "luma",
 ];
 
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
-}
+/** A short hex content hash (versions, cursor filter binding). */
+const hash = (text: string): string => fnv1a(text).toString(16).padStart(8, "0");
 
 interface CursorState {
   readonly k: string;
@@ -114,7 +112,7 @@ export function createCatalog(cards: readonly ModelCard[], options: CatalogOptio
   for (const list of byId.values()) list.sort((a, b) => rank(a.provider) - rank(b.provider) || (a.provider < b.provider ? -1 : 1));
   const providers = index.providers();
   const providerSet = new Set(providers);
-  const version = options.version ?? fnv1a(JSON.stringify(index.cards));
+  const version = options.version ?? hash(JSON.stringify(index.cards));
 
   const validate = (input: SearchFilters): void => {
     if (input.provider !== undefined && !providerSet.has(input.provider))
@@ -157,7 +155,7 @@ export function createCatalog(cards: readonly ModelCard[], options: CatalogOptio
         operation: input.operation,
       };
       validate(filters);
-      const filterHash = fnv1a(JSON.stringify([filters.q?.toLowerCase() ?? "", filters.provider ?? "", filters.modality ?? "", filters.operation ?? ""]));
+      const filterHash = hash(JSON.stringify([filters.q?.toLowerCase() ?? "", filters.provider ?? "", filters.modality ?? "", filters.operation ?? ""]));
       const after = input.cursor ? decodeCursor(input.cursor, filterHash) : undefined;
       const matches = index.matches(filters);
       const page = index.page(matches, after, input.limit);

@@ -1,6 +1,6 @@
 /** Service-key tokens: minting, hashing (SHA-256, the only form stored) and parsing the header. */
 import { sha256, stringToBytes } from "viem";
-import { bytesToBase64 } from "../encoding.js";
+import { bytesToBase64Url } from "../encoding.js";
 import { randomBytes } from "../ids.js";
 
 /** Token prefix per compat mode (CONTRACT.md "Aliases"). */
@@ -10,8 +10,7 @@ export function tokenPrefix(compat: "compose" | undefined): string {
 
 /** A new token: prefix + 32 CSPRNG bytes in base64url (43 characters). */
 export function mintToken(compat: "compose" | undefined): string {
-  const b64 = bytesToBase64(randomBytes(32)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  return `${tokenPrefix(compat)}${b64}`;
+  return `${tokenPrefix(compat)}${bytesToBase64Url(randomBytes(32))}`;
 }
 
 /** Lower-case hex SHA-256 of a token (no 0x). */

@@ -13,18 +13,8 @@ import type { KeyRecord } from "../store/types.js";
 import { budgetHeaders } from "../keys/view.js";
 import type { CapabilityDeps } from "../capability.js";
 import type { Priced } from "../metering/pricing.js";
+import type { X402Service } from "../x402/service.js";
 import { makeReceipt, receiptHeader, type Receipt } from "./receipt.js";
-
-/** The part of the x402 service the pipeline uses. */
-export interface X402Port {
-  readonly enabled: boolean;
-  challenge(input: { amount: bigint; resourceUrl: string; description: string; mimeType: string; error: string }): Promise<{ body: unknown; header: string }>;
-  verify(input: { header: string; amount: bigint; resourceUrl: string; description: string; mimeType: string; requestId: string }): Promise<
-    { ok: true; payment: unknown } | { ok: false; reason: string; message: string }
-  >;
-  settle(payment: never): Promise<{ header: string; response: { transaction?: string; network?: string; payer?: string } }>;
-  release(payment: never): Promise<void>;
-}
 
 /** One paid call. */
 export interface PaidCall<T> {
@@ -50,7 +40,7 @@ function capped(metered: Priced, quote: Priced): Priced {
 }
 
 /** Creates the pipeline over the gateway's services. */
-export function createBilling(deps: CapabilityDeps, x402: X402Port) {
+export function createBilling(deps: CapabilityDeps, x402: X402Service) {
   const resourceOf = (req: GatewayRequest) => `${req.origin ?? ""}${req.path}`;
 
   async function challenge(req: GatewayRequest, call: PaidCall<unknown>, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
@@ -60,7 +50,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Port) {
     }
     const c = await x402.challenge({ amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description: `${call.action} with ${call.card.modelId}`, mimeType: call.mimeType, error });
     // The envelope's error object wins over the challenge's error string; x402 clients read the header.
-    const body = extra.envelope ? { ...(c.body as object), ...(extra.envelope as object) } : c.body;
+    const body = extra.envelope ? { ...c.body, ...(extra.envelope as object) } : c.body;
     return json(body, { status: 402, headers: { ...extra.headers, "payment-required": c.header } });
   }
 
@@ -100,7 +90,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Port) {
     const description = `${call.action} with ${call.card.modelId}`;
     const verified = await x402.verify({ header, amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description, mimeType: call.mimeType, requestId });
     if (!verified.ok) return { kind: "respond", response: await challenge(req, call, verified.message) };
-    const payment = verified.payment as never;
+    const payment = verified.payment;
     let result: T;
     try {
       result = await call.run(req.signal);

@@ -4,7 +4,8 @@ import type { ModelCard } from "../catalog/card.js";
 import { invalidRequest } from "../errors.js";
 import { json } from "../http/respond.js";
 import type { GatewayRequest, GatewayResponse } from "../http/types.js";
-import { createBilling, type Billing, type PaidCall, type X402Port } from "./billing.js";
+import type { X402Service } from "../x402/service.js";
+import { createBilling, type Billing, type PaidCall } from "./billing.js";
 import type { Receipt } from "./receipt.js";
 import { createUpstreams, type Upstreams } from "./upstreams.js";
 
@@ -27,10 +28,10 @@ export interface MediaService {
 }
 
 /** Creates the media service. `x402` is the gateway's x402 service. */
-export function createMediaService(deps: CapabilityDeps, x402: X402Port): MediaService {
+export function createMediaService(deps: CapabilityDeps, x402: X402Service): MediaService {
   const upstreams = createUpstreams(deps.options.media, { http: deps.http, clock: deps.clock });
   const billing = createBilling(deps, x402);
-  deps.describe(() => `media: providers ${upstreams.registry.names().join(", ")} (default ${deps.options.media?.defaultProvider ?? "local"}); x402 ${x402.enabled ? "on" : "off"}`);
+  deps.describe(() => `media: providers ${upstreams.registry.names().join(", ")} (default ${deps.options.media?.defaultProvider ?? "local"})`);
   return {
     upstreams,
     billing,

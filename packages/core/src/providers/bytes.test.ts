@@ -1,15 +1,18 @@
 import { crc32 as nodeCrc32, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { base64Encode, base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
+import { base64Portable, bytesToBase64 } from "../encoding.js";
+import { base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
 import { zlibStored } from "./png.js";
 import { audioSeconds, encodeWav, parseWav } from "./wav.js";
 
 const sample = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 131 + 7) & 0xff);
 
 describe("provider byte codecs", () => {
-  it("base64Encode matches Buffer for every tail length", () => {
-    for (let n = 0; n < 20; n++) expect(base64Encode(sample(n))).toBe(Buffer.from(sample(n)).toString("base64"));
-    expect(base64Encode(sample(100_003))).toBe(Buffer.from(sample(100_003)).toString("base64"));
+  it("bytesToBase64 matches Buffer for every tail length", () => {
+    for (const encode of [bytesToBase64, base64Portable]) {
+      for (let n = 0; n < 20; n++) expect(encode(sample(n))).toBe(Buffer.from(sample(n)).toString("base64"));
+      expect(encode(sample(100_003))).toBe(Buffer.from(sample(100_003)).toString("base64"));
+    }
   });
 
   it("crc32 matches node:zlib, and zlibStored inflates back across block boundaries", () => {

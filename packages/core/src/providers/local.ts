@@ -7,7 +7,8 @@
 import { systemClock } from "../clock.js";
 import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
-import { base64Encode, float32ToBase64, fnv1a, utf8Bytes } from "./bytes.js";
+import { bytesToBase64 } from "../encoding.js";
+import { float32ToBase64, fnv1a, utf8Bytes } from "./bytes.js";
 import { encodePng, parseSize } from "./png.js";
 import type {
   EmbeddingsRequest,
@@ -82,7 +83,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
     if (!Number.isInteger(n) || n < 1 || n > 10) throw invalidRequest("n must be an integer from 1 to 10", "n");
     const { width, height } = imageSize(size);
     const data = Array.from({ length: n }, (_, i) => {
-      const b64 = base64Encode(renderGradient(width, height, fnv1a(prompt, salt + i)));
+      const b64 = bytesToBase64(renderGradient(width, height, fnv1a(prompt, salt + i)));
       return responseFormat === "url" ? { url: `data:image/png;base64,${b64}` } : { b64_json: b64 };
     });
     return { created: Math.floor(clock.now() / 1000), data };
