@@ -1,6 +1,7 @@
 /** Parsing of the gateway's credential and context headers (CONTRACT.md "Cross-cutting"). */
 import { getAddress, isAddress } from "viem";
 import { GatewayError, invalidRequest } from "../errors.js";
+import { chainIdInput } from "./schemas.js";
 import type { GatewayRequest } from "./types.js";
 
 /** A validated, lower-case EVM address, or a 400 naming `param`. */
@@ -18,9 +19,9 @@ export function sessionAddress(req: GatewayRequest): string {
 
 /** A chain id: a positive safe integer given as a number or digits. */
 export function parseChainId(value: unknown, param: string): number {
-  const n = typeof value === "number" ? value : typeof value === "string" && /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) throw invalidRequest(`${param} must be a positive integer chain id`, param);
-  return n;
+  const r = chainIdInput.safeParse(value);
+  if (!r.success) throw invalidRequest(`${param} must be a positive integer chain id`, param);
+  return r.data;
 }
 
 /** The request chain from `x-network-id` or its alias `x-chain-id`; undefined when neither is sent. */
