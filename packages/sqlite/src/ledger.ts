@@ -15,6 +15,13 @@ const EXPIRE = "UPDATE intents SET status = 'expired', released_amount = max_amo
 export function createLedgerOps(db: Database.Database): LedgerStore {
   const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const intentById = db.prepare<[string], IntentRow>("SELECT * FROM intents WHERE intent_id = ?");
+  const intentPage = db.prepare<
+    { owner: string; chain_id: number | null; key_id: string | null; cursor_created: number | null; cursor_id: string | null; limit: number },
+    IntentRow
+  >(`SELECT * FROM intents WHERE owner = @owner
+      AND (@chain_id IS NULL OR chain_id = @chain_id) AND (@key_id IS NULL OR key_id = @key_id)
+      AND (@cursor_created IS NULL OR created_at < @cursor_created OR (created_at = @cursor_created AND intent_id < @cursor_id))
+    ORDER BY created_at DESC, intent_id DESC LIMIT @limit`);
   const intentByIdempotency = db.prepare<[string, string], IntentRow>("SELECT * FROM intents WHERE key_id = ? AND idempotency_key = ?");
   const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(`${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`);
   const expireOne = db.prepare<{ now: number; intent_id: string }, Released>(`${EXPIRE} WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`);
@@ -172,6 +179,21 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
       // Release on read; the conditional UPDATE re-checks the state under the write lock.
       expireOneTx.immediate(intentId, now);
       return toIntent(intentById.get(intentId) as IntentRow);
+    },
+
+    async listIntents(owner, { limit, cursor, chainId, keyId }) {
+      const n = Math.max(0, Math.floor(limit));
+      const rows = intentPage.all({
+        owner,
+        chain_id: chainId ?? null,
+        key_id: keyId ?? null,
+        cursor_created: cursor?.createdAt ?? null,
+        cursor_id: cursor?.intentId ?? null,
+        limit: n + 1,
+      });
+      const intents = rows.slice(0, n).map(toIntent);
+      const last = intents[intents.length - 1];
+      return { intents, nextCursor: rows.length > n && last ? { createdAt: last.createdAt, intentId: last.intentId } : null };
     },
   };
 }

@@ -86,11 +86,16 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX charges_pending ON charges (owner, chain_id) WHERE status = 'queued';
     `,
   },
+  {
+    version: 7,
+    name: "intents by owner (listIntents)",
+    sql: "CREATE INDEX intents_by_owner ON intents (owner, created_at DESC, intent_id DESC);",
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
- * 5 dispenser, 6 x402 nonces; each capability keeps its own next to its operations.
+ * 5 dispenser, 6 x402 nonces, 7 intents by owner; each capability keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -99,7 +104,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...AGENTS_MIGRATIONS,
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
-];
+].sort((a, b) => a.version - b.version);
 
 /**
  * Applies every migration of `migrations` not yet recorded, in version order.

@@ -3,9 +3,9 @@
  * of inspect/revoke, and the legacy direct charge.
  */
 import type { Clock } from "../clock.js";
-import { fromBase64Url, toBase64Url } from "../encoding.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
+import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import type { KeyCursor, KeyPurpose, KeyRecord, Store } from "../store/types.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
@@ -44,19 +44,6 @@ export interface KeyService {
   chargeDirect(key: KeyRecord, amount: bigint): Promise<KeyRecord>;
 }
 
-function encodeCursor(c: KeyCursor): string {
-  return toBase64Url(JSON.stringify([c.createdAt, c.keyId]));
-}
-
-function decodeCursor(text: string): KeyCursor {
-  try {
-    const [createdAt, keyId] = JSON.parse(fromBase64Url(text) ?? "") as unknown[];
-    if (typeof createdAt === "number" && typeof keyId === "string") return { createdAt, keyId };
-  } catch {
-    // fall through
-  }
-  throw invalidRequest("cursor is not a cursor returned by this API", "cursor");
-}
 
 /** Throws the 401 of a key that cannot be used at `now`. */
 export function assertUsable(key: KeyRecord, now: number): void {
@@ -107,8 +94,9 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
       return { key, token, superseded };
     },
     async list(owner, options) {
-      const page = await store.listKeys(owner, { limit: options.limit, ...(options.cursor ? { cursor: decodeCursor(options.cursor) } : {}) });
-      return { keys: page.keys, nextCursor: page.nextCursor ? encodeCursor(page.nextCursor) : null };
+      const at = options.cursor ? decodeKeysetCursor(options.cursor) : undefined;
+      const page = await store.listKeys(owner, { limit: options.limit, ...(at ? { cursor: { createdAt: at.createdAt, keyId: at.id } } : {}) });
+      return { keys: page.keys, nextCursor: page.nextCursor ? encodeKeysetCursor(page.nextCursor.createdAt, page.nextCursor.keyId) : null };
     },
     identify,
     async authenticate(authorization) {

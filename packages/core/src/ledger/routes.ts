@@ -1,10 +1,11 @@
 /** The routes of SPEC.md "Payment intents" (CONTRACT.md "Payment intents"). */
 import { z } from "zod";
 import { invalidRequest } from "../errors.js";
-import { requestChainId } from "../http/headers.js";
+import { requestChainId, sessionAddress } from "../http/headers.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
-import { amount } from "../http/schemas.js";
+import { amount, chainIdInput, clampedInt, optionalText } from "../http/schemas.js";
+import type { IntentRecord } from "../store/types.js";
 import { budgetHeaders } from "../keys/view.js";
 import { mediaSchema, priceUsage, usageSchema } from "../metering/usage.js";
 import { meterCard, meterSchema } from "./meter.js";
@@ -50,6 +51,30 @@ const meterModelBody = z.object({
   media: mediaSchema.optional(),
 });
 
+const listQuery = z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500), keyId: optionalText(100), chainId: chainIdInput.optional() });
+
+/** The wire view of an intent in a listing; an overdue authorized intent shows as `expired`. */
+function intentView(intent: IntentRecord, now: number) {
+  const request = (intent.request ?? {}) as Record<string, unknown>;
+  const overdue = intent.status === "authorized" && intent.expiresAt <= now;
+  return {
+    paymentIntentId: intent.intentId,
+    keyId: intent.keyId,
+    chainId: intent.chainId,
+    status: overdue ? "expired" : intent.status,
+    service: request.service ?? null,
+    action: request.action ?? null,
+    resource: request.resource ?? null,
+    maxAmountWei: intent.maxAmount.toString(),
+    finalAmountWei: intent.finalAmount?.toString() ?? null,
+    releasedWei: overdue ? intent.maxAmount.toString() : (intent.releasedAmount?.toString() ?? null),
+    createdAt: intent.createdAt,
+    expiresAt: intent.expiresAt,
+    finishedAt: intent.finishedAt ?? null,
+    reason: intent.reason ?? null,
+  };
+}
+
 /** Builds the payment-intent and metering route table. */
 export function ledgerRoutes(): AnyRoute[] {
   return [
@@ -85,6 +110,19 @@ export function ledgerRoutes(): AnyRoute[] {
           { paymentIntentId: intent.intentId, status: intent.status, maxAmountWei: intent.maxAmount.toString(), expiresAt: intent.expiresAt },
           { headers: { "x-payment-intent-id": intent.intentId, ...budgetHeaders(after), ...(replay ? { "x-idempotent-replay": "true" } : {}) } },
         );
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/api/payments/intents",
+      tag: "payments",
+      summary: "List the payment intents of the wallet in x-session-user-address, newest first (limit, cursor, keyId, chainId).",
+      query: listQuery,
+      authenticate: sessionAddress,
+      handle: async ({ auth: owner, query, gateway }) => {
+        const page = await gateway.services.ledger.list(owner, query);
+        const now = gateway.clock.now();
+        return json({ intents: page.intents.map((i) => intentView(i, now)), next_cursor: page.nextCursor });
       },
     }),
     defineRoute({

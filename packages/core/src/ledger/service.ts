@@ -9,6 +9,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { assertUsable, budgetExhausted } from "../keys/service.js";
+import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import type { Priced } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
 import { priceMeter, type MeterInput } from "./meter.js";
@@ -53,6 +54,11 @@ export interface LedgerService {
   abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
   /** Releases overdue reservations (the sweeper); returns how many intents expired. */
   sweep(limit?: number): Promise<number>;
+  /**
+   * A page of `owner`'s intents, newest first. `cursor` is an opaque `nextCursor` of a previous page.
+   * @throws GatewayError `invalid_request` on a cursor this API did not make.
+   */
+  list(owner: string, options: { limit: number; cursor?: string | undefined; keyId?: string | undefined; chainId?: number | undefined }): Promise<{ intents: IntentRecord[]; nextCursor: string | null }>;
 }
 
 /** Options of the ledger. */
@@ -197,5 +203,15 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
     },
 
     sweep: (limit = 500) => store.expireIntents(clock.now(), limit),
+    async list(owner, { limit, cursor, keyId, chainId }) {
+      const at = cursor ? decodeKeysetCursor(cursor) : undefined;
+      const page = await store.listIntents(owner, {
+        limit,
+        ...(at ? { cursor: { createdAt: at.createdAt, intentId: at.id } } : {}),
+        ...(keyId === undefined ? {} : { keyId }),
+        ...(chainId === undefined ? {} : { chainId }),
+      });
+      return { intents: page.intents, nextCursor: page.nextCursor ? encodeKeysetCursor(page.nextCursor.createdAt, page.nextCursor.intentId) : null };
+    },
   };
 }

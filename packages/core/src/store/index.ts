@@ -7,6 +7,7 @@ export type {
   IntentRecord,
   IntentStatus,
   KeyCursor,
+  IntentCursor,
   KeyGuardReason,
   KeyPurpose,
   KeyRecord,

@@ -131,13 +131,9 @@ export function createMemoryStore(): Store {
     },
 
     async listKeys(owner, { limit, cursor, chainId }) {
-      const after = (k: KeyRecord) => !cursor || k.createdAt < cursor.createdAt || (k.createdAt === cursor.createdAt && k.keyId < cursor.keyId);
-      const matching = [...keys.values()]
-        .filter((k) => k.owner === owner && (chainId === undefined || k.chainId === chainId) && after(k))
-        .sort((a, b) => b.createdAt - a.createdAt || (a.keyId < b.keyId ? 1 : a.keyId > b.keyId ? -1 : 0));
-      const page = matching.slice(0, Math.max(0, limit));
-      const last = page[page.length - 1];
-      return { keys: page.map(copyKey), nextCursor: matching.length > page.length && last ? { createdAt: last.createdAt, keyId: last.keyId } : null };
+      const mine = [...keys.values()].filter((k) => k.owner === owner && (chainId === undefined || k.chainId === chainId));
+      const page = newestFirstPage(mine, (k) => k.keyId, cursor && { createdAt: cursor.createdAt, id: cursor.keyId }, limit);
+      return { keys: page.items.map(copyKey), nextCursor: page.next && { createdAt: page.next.createdAt, keyId: page.next.id } };
     },
 
     async revokeKey(keyId, at) {
@@ -233,6 +229,12 @@ export function createMemoryStore(): Store {
       return copyIntent(intent);
     },
 
+    async listIntents(owner, { limit, cursor, chainId, keyId }) {
+      const mine = [...intents.values()].filter((i) => i.owner === owner && (chainId === undefined || i.chainId === chainId) && (keyId === undefined || i.keyId === keyId));
+      const page = newestFirstPage(mine, (i) => i.intentId, cursor && { createdAt: cursor.createdAt, id: cursor.intentId }, limit);
+      return { intents: page.items.map(copyIntent), nextCursor: page.next && { createdAt: page.next.createdAt, intentId: page.next.id } };
+    },
+
     async listQueuedCharges({ limit }) {
       return [...charges.values()].filter((c) => c.status === "queued").sort(byCreatedAsc).slice(0, Math.max(0, limit)).map(copyCharge);
     },
@@ -297,4 +299,18 @@ export function createMemoryStore(): Store {
     ...createMemoryPaymentNonceStore(),
     async close() {},
   };
+}
+
+/** A newest-first keyset page (createdAt desc, id desc) of `items` after `cursor`; `next` is null on the last page. */
+function newestFirstPage<T extends { createdAt: number }>(
+  items: T[],
+  idOf: (item: T) => string,
+  cursor: { createdAt: number; id: string } | undefined,
+  limit: number,
+): { items: T[]; next: { createdAt: number; id: string } | null } {
+  const after = (x: T) => !cursor || x.createdAt < cursor.createdAt || (x.createdAt === cursor.createdAt && idOf(x) < cursor.id);
+  const sorted = items.filter(after).sort((a, b) => b.createdAt - a.createdAt || (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0));
+  const page = sorted.slice(0, Math.max(0, limit));
+  const last = page[page.length - 1];
+  return { items: page, next: sorted.length > page.length && last ? { createdAt: last.createdAt, id: idOf(last) } : null };
 }

@@ -112,6 +112,12 @@ export interface KeyCursor {
   keyId: string;
 }
 
+/** Keyset position in a newest-first intent listing: the last intent of the previous page. */
+export interface IntentCursor {
+  createdAt: number;
+  intentId: string;
+}
+
 /** Why a key cannot be charged. */
 export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted";
 
@@ -216,6 +222,15 @@ export interface LedgerStore {
    * expired and released (release on read; single native atomic operation).
    */
   getIntent(intentId: string, now?: number): Promise<IntentRecord | null>;
+  /**
+   * A page of `owner`'s intents (optionally of one chain or one key), newest first (createdAt
+   * desc, intentId desc), starting after `cursor`. `nextCursor` is null on the last page. A read:
+   * overdue authorized intents are listed as stored (not expired here).
+   */
+  listIntents(
+    owner: string,
+    options: { limit: number; cursor?: IntentCursor; chainId?: number; keyId?: string },
+  ): Promise<{ intents: IntentRecord[]; nextCursor: IntentCursor | null }>;
 }
 
 /** Charges queued for on-chain batch settlement. */

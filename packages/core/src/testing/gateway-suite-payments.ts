@@ -10,6 +10,8 @@ import {
   CHAIN,
   expectBudget,
   expectError,
+  OTHER,
+  OWNER,
   PREPARE,
   UNKNOWN_TOKEN,
   withGateway,
@@ -122,6 +124,44 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
           expect(elsewhere.body.paymentIntentId).not.toBe(first.body.paymentIntentId);
         });
       }
+    });
+
+    describe("list", () => {
+      test("GET /api/payments/intents lists the session wallet's intents newest first, filtered and paged", async (h) => {
+        const a = await h.createKey();
+        const b = await h.createKey();
+        const other = await h.createKey({}, OTHER);
+        await h.prepare(other.token, PREPARE);
+        const first = (await h.prepare(a.token, PREPARE)).body.paymentIntentId;
+        h.clock.advance(10);
+        const second = (await h.prepare(b.token, { ...PREPARE, maxAmountWei: "100" })).body.paymentIntentId;
+        h.clock.advance(10);
+        const third = (await h.prepare(a.token, PREPARE)).body.paymentIntentId;
+        await h.settle({ paymentIntentId: third, finalAmountWei: "120" });
+        await h.abort({ paymentIntentId: second, reason: "cancelled" });
+
+        const session = { "x-session-user-address": OWNER };
+        const all = await h.call("GET", "/api/payments/intents", { headers: session });
+        expect(all.status).toBe(200);
+        expect(all.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third, second, first]);
+        expect(all.body.intents[0]).toMatchObject({ keyId: a.keyId, chainId: CHAIN, status: "settled", service: "inference", maxAmountWei: "300", finalAmountWei: "120", releasedWei: "180" });
+        expect(all.body.intents[1]).toMatchObject({ status: "aborted", reason: "cancelled", releasedWei: "100", finalAmountWei: null });
+        expect(all.body.next_cursor).toBeNull();
+
+        const byKey = await h.call("GET", `/api/payments/intents?keyId=${a.keyId}&limit=1`, { headers: session });
+        expect(byKey.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third]);
+        const next = await h.call("GET", `/api/payments/intents?keyId=${a.keyId}&limit=1&cursor=${byKey.body.next_cursor}`, { headers: session });
+        expect(next.body).toEqual({ intents: [expect.objectContaining({ paymentIntentId: first, status: "authorized" })], next_cursor: null });
+
+        // An overdue authorized intent shows as expired, its reservation as released.
+        h.clock.advance(TTL);
+        const late = await h.call("GET", "/api/payments/intents?limit=1&cursor=" + (await h.call("GET", "/api/payments/intents?limit=2", { headers: session })).body.next_cursor, { headers: session });
+        expect(late.body.intents[0]).toMatchObject({ paymentIntentId: first, status: "expired", releasedWei: "300" });
+
+        expectError(await h.call("GET", "/api/payments/intents"), 401, "authentication_required");
+        expectError(await h.call("GET", "/api/payments/intents?cursor=nope", { headers: session }), 400, "invalid_request", "cursor");
+        expectError(await h.call("GET", "/api/payments/intents?chainId=x", { headers: session }), 400, "invalid_request", "chainId");
+      });
     });
 
     describe("settle", () => {
