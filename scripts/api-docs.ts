@@ -1,14 +1,30 @@
 /**
- * Renders docs/api.md from the route table and the error table, so the docs cannot drift from
- * the code. `npx tsx --conditions=tollgate-source scripts/api-docs.ts` writes it; `--check` fails when
- * the committed file is stale (a test runs the check too).
+ * Renders docs/api.md and docs/openapi.json from the route table and the error table, so the docs
+ * cannot drift from the code. `npx tsx --conditions=tollgate-source scripts/api-docs.ts` writes
+ * both; `--check` exits 1 naming each stale file (a test runs the same comparison).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ERROR_TABLE, gatewayRoutes } from "../packages/core/src/index.js";
+import { API_VERSION, buildOpenApiDocument } from "../packages/core/src/http/openapi.js";
 
-/** The path of the generated document. */
+/** The path of the generated Markdown reference. */
 export const API_DOC = fileURLToPath(new URL("../docs/api.md", import.meta.url));
+/** The path of the generated OpenAPI document (the one `/openapi.json` serves, without `servers`). */
+export const OPENAPI_DOC = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
+
+/** The OpenAPI document text: pretty-printed JSON with a trailing newline. */
+export function renderOpenApiDoc(): string {
+  return `${JSON.stringify(buildOpenApiDocument(gatewayRoutes(), { title: "Tollgate", version: API_VERSION }), null, 2)}\n`;
+}
+
+/** Every generated file with its current text. */
+export function renderDocs(): { path: string; name: string; text: string }[] {
+  return [
+    { path: API_DOC, name: "docs/api.md", text: renderApiDoc() },
+    { path: OPENAPI_DOC, name: "docs/openapi.json", text: renderOpenApiDoc() },
+  ];
+}
 
 /** The document text. */
 export function renderApiDoc(): string {
@@ -19,6 +35,8 @@ export function renderApiDoc(): string {
     "",
     "Generated from the route table by `scripts/api-docs.ts` — do not edit by hand. Shapes and status codes: `CONTRACT.md`.",
     "Paths with `:name+` take a URL-encoded id that may contain `/` and `:`.",
+    "",
+    "The same table as an OpenAPI 3.1 document: `GET /openapi.json` on a running gateway (with `servers` set to the origin it was reached at) and [`docs/openapi.json`](openapi.json) in the repository, both generated, with parameter and request-body schemas, security schemes and error responses.",
     "",
   ];
   for (const tag of tags) {
@@ -32,17 +50,18 @@ export function renderApiDoc(): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const text = renderApiDoc();
+  const docs = renderDocs();
   if (process.argv.includes("--check")) {
-    let current = "";
-    try {
-      current = readFileSync(API_DOC, "utf8");
-    } catch {
-      // missing counts as stale
-    }
-    if (current !== text) {
-      console.error("docs/api.md is stale: run npm run docs:api");
+    const stale = docs.filter((d) => {
+      try {
+        return readFileSync(d.path, "utf8") !== d.text;
+      } catch {
+        return true; // missing counts as stale
+      }
+    });
+    if (stale.length > 0) {
+      console.error(`${stale.map((d) => d.name).join(" and ")} ${stale.length > 1 ? "are" : "is"} stale: run npm run docs:api`);
       process.exit(1);
     }
-  } else writeFileSync(API_DOC, text);
+  } else for (const d of docs) writeFileSync(d.path, d.text);
 }

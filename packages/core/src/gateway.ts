@@ -8,6 +8,7 @@ import type { Gateway } from "./gateway-types.js";
 import { createFetchHttpClient } from "./http/client.js";
 import { fromWebRequest, toWebResponse } from "./http/fetch.js";
 import { createRequestHandler } from "./http/handle.js";
+import { openApiRoute } from "./http/openapi.js";
 import type { AnyRoute } from "./http/route.js";
 import { createRouter } from "./http/router.js";
 import { randomIds } from "./ids.js";
@@ -34,9 +35,11 @@ import { createVideoService } from "./video/service.js";
 import { videoRoutes } from "./video/routes.js";
 
 
-/** Every route of the gateway, in table order. */
+/** Every route of the gateway, in table order; the last one serves the OpenAPI document of them all. */
 export function gatewayRoutes(): AnyRoute[] {
-  return [...catalogRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
+  const routes = [...catalogRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
+  routes.push(openApiRoute(routes));
+  return routes;
 }
 
 /**

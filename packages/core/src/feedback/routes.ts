@@ -16,6 +16,7 @@ export function feedbackRoutes(): AnyRoute[] {
         "Submit feedback on a target (targetType/targetId or target:{type,id}; rating and/or comment or message). Reviewer: a valid service key's owner, else x-session-user-address with x-chain-id, else anonymous.",
       body: feedbackSubmissionSchema,
       authenticate: (request, gateway) => gateway.services.feedback.reviewerOf(request.headers),
+      security: { accepts: ["serviceKey", "session"], optional: true },
       handle: async ({ auth, body, gateway }) => {
         const record = await gateway.services.feedback.submit(body, auth);
         return json(feedbackCreatedView(record), { status: 201 });

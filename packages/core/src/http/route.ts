@@ -13,6 +13,30 @@ export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 /** Which body-size limit applies to a route (CONTRACT.md: 1 MiB JSON, 32 MiB media by default). */
 export type BodyLimitKind = "json" | "media";
 
+/** A credential a route accepts, named as in the OpenAPI document's `components.securitySchemes`. */
+export type RouteCredential =
+  /** `Authorization: Bearer svc-…` (a service key). */
+  | "serviceKey"
+  /** `x-session-user-address` (the owner wallet of a session). */
+  | "session"
+  /** `PAYMENT-SIGNATURE` (an x402 v2 payment). */
+  | "x402"
+  /** `x-internal-secret` (the operator's settlement secret). */
+  | "internalSecret";
+
+/**
+ * How a route authenticates, declared for the API reference (its `authenticate` is opaque code
+ * and some routes check credentials inside the handler). Omitted: the route is public.
+ */
+export interface RouteSecurity {
+  /** Credentials the route accepts, any one of which is enough, in the order it tries them. */
+  readonly accepts: readonly RouteCredential[];
+  /** The caller may also send none of them (e.g. anonymous feedback). @default false */
+  readonly optional?: boolean;
+  /** The route charges a key budget or takes an x402 payment, so it can answer 402. @default false */
+  readonly charges?: boolean;
+}
+
 /** What a handler receives: the parsed, validated inputs plus the gateway context. */
 export interface RouteContext<P, Q, B, A = undefined> {
   readonly request: GatewayRequest;
@@ -51,6 +75,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, A = unde
    * without a valid credential gets its 401/403 rather than a 400 about its body.
    */
   readonly authenticate?: (request: GatewayRequest, gateway: GatewayContext) => Promise<A> | A;
+  /** The credentials the route accepts, for the generated API reference. @default public */
+  readonly security?: RouteSecurity;
   handle(ctx: RouteContext<P, Q, B, A>): Promise<GatewayResponse> | GatewayResponse;
 }
 

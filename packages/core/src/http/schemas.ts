@@ -35,6 +35,9 @@ export function amount(options: { allowZero?: boolean } = {}) {
       return z.NEVER;
     }
     return r;
+  }).meta({
+    description: "USDC atomic units (6 decimals): a digits string, or a safe integer",
+    anyOf: [{ type: "string", pattern: "^\\d{1,78}$" }, { type: "integer", minimum: options.allowZero ? 0 : 1 }],
   });
 }
 

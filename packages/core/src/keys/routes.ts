@@ -34,6 +34,7 @@ export function keyRoutes(): AnyRoute[] {
       summary: "Create a service key for the wallet in x-session-user-address; the token is returned once.",
       body: createBody,
       authenticate: sessionAddress,
+      security: { accepts: ["session"] },
       handle: async ({ auth: owner, body, gateway }) => {
         const { key, token } = await gateway.services.keys.create({
           owner,
@@ -54,6 +55,7 @@ export function keyRoutes(): AnyRoute[] {
       summary: "List the keys of the wallet in x-session-user-address, newest first (limit, cursor).",
       query: z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500) }),
       authenticate: sessionAddress,
+      security: { accepts: ["session"] },
       handle: async ({ auth: owner, query, gateway }) => {
         const page = await gateway.services.keys.list(owner, query);
         const now = gateway.clock.now();
@@ -67,6 +69,7 @@ export function keyRoutes(): AnyRoute[] {
       summary: "Legacy: charge an amount to the bearer key at once (reserve and settle in one step).",
       body: z.object({ amount: amount() }),
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      security: { accepts: ["serviceKey"], charges: true },
       handle: async ({ auth, body, gateway }) => {
         const key = await gateway.services.keys.chargeDirect(auth, body.amount);
         return json(
@@ -81,6 +84,7 @@ export function keyRoutes(): AnyRoute[] {
       tag: "keys",
       summary: "Inspect a key (bearer: the key itself or another active key of the same owner).",
       params: keyIdParams,
+      security: { accepts: ["serviceKey"] },
       handle: async ({ request, params, gateway }) => {
         const key = await gateway.services.keys.authorizeFor(request.headers.authorization, params.keyId);
         return json(keyView(key, gateway.clock.now()), { headers: budgetHeaders(key) });
@@ -92,6 +96,7 @@ export function keyRoutes(): AnyRoute[] {
       tag: "keys",
       summary: "Revoke a key (same bearer rule as inspect); revoking again returns the first revocation.",
       params: keyIdParams,
+      security: { accepts: ["serviceKey"] },
       handle: async ({ request, params, gateway }) => {
         const keys = gateway.services.keys;
         await keys.authorizeFor(request.headers.authorization, params.keyId);

@@ -85,6 +85,7 @@ export function ledgerRoutes(): AnyRoute[] {
       summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter) before work.",
       body: prepareBody,
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      security: { accepts: ["serviceKey"], charges: true },
       handle: async ({ request, auth: key, body, gateway }) => {
         const chainId = requestChainId(request);
         if (chainId === undefined) throw invalidRequest("The x-network-id header (chain id of the intent) is required.", "x-network-id");
@@ -119,6 +120,7 @@ export function ledgerRoutes(): AnyRoute[] {
       summary: "List the payment intents of the wallet in x-session-user-address, newest first (limit, cursor, keyId, chainId).",
       query: listQuery,
       authenticate: sessionAddress,
+      security: { accepts: ["session"] },
       handle: async ({ auth: owner, query, gateway }) => {
         const page = await gateway.services.ledger.list(owner, query);
         const now = gateway.clock.now();
@@ -132,6 +134,7 @@ export function ledgerRoutes(): AnyRoute[] {
       summary: "Settle an authorized intent with finalAmountWei or a meter (at most the reservation; the rest is released).",
       body: settleBody,
       authenticate: (request, gateway) => gateway.services.keys.identify(request.headers.authorization),
+      security: { accepts: ["serviceKey"], optional: true },
       handle: async ({ auth: bearer, body, gateway }) => {
         const { view, key, replay } = await gateway.services.ledger.settle({
           intentId: body.paymentIntentId,
@@ -149,6 +152,7 @@ export function ledgerRoutes(): AnyRoute[] {
       summary: "Abort an authorized intent; its whole reservation is released.",
       body: abortBody,
       authenticate: (request, gateway) => gateway.services.keys.identify(request.headers.authorization),
+      security: { accepts: ["serviceKey"], optional: true },
       handle: async ({ auth: bearer, body, gateway }) => {
         const { view, key, replay } = await gateway.services.ledger.abort({ intentId: body.paymentIntentId, reason: body.reason || undefined, bearer });
         return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });

@@ -88,6 +88,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Generate images from a prompt (billed per image by size/quality; service key or x402).",
       body: imagesBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       handle: (ctx) => {
         const { body, gateway } = ctx;
         const media = gateway.services.media;
@@ -105,6 +106,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image).",
       body: editsBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       multipart: true,
       handle: (ctx) => {
         const { body, gateway } = ctx;
@@ -127,6 +129,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Generate speech audio bytes from text (billed per character).",
       body: speechBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       handle: ({ request, requestId, body, gateway }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
@@ -162,6 +165,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Transcribe audio (file as base64, data URL or multipart; billed per second of audio).",
       body: transcriptionBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       multipart: true,
       handle: ({ request, requestId, body, gateway }) => {
         const file = decodeFile(body.file, "file");
@@ -201,6 +205,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Embed text (billed per input token; the reservation is the UTF-8 byte count, settled on the upstream's usage).",
       body: embeddingsBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       handle: ({ request, requestId, body, gateway }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "embedding", "embedding");

@@ -29,6 +29,7 @@ export function settlementRoutes(): AnyRoute[] {
         "The active session budget of the wallet in x-session-user-address on the chain in x-chain-id (or ?chainId, else the default chain), with its charges waiting for settlement.",
       query: z.object({ chainId: z.string().optional() }),
       authenticate: (request, gateway) => ({ wallet: sessionAddress(request), chainId: statusChain(request, gateway) }),
+      security: { accepts: ["session"] },
       handle: async ({ auth, gateway }) => json(await gateway.services.settlement.status(auth.wallet, auth.chainId)),
     }),
     defineRoute({
@@ -38,6 +39,7 @@ export function settlementRoutes(): AnyRoute[] {
       summary:
         "Internal (x-internal-secret): settle queued charges on-chain, one transferFrom per (wallet, chain); failed groups stay queued. Safe to run concurrently.",
       authenticate: (request, gateway) => gateway.services.settlement.authorize(request.headers["x-internal-secret"]),
+      security: { accepts: ["internalSecret"] },
       handle: async ({ gateway }) => json(await gateway.services.settlement.runBatch()),
     }),
   ];

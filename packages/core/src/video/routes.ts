@@ -52,6 +52,7 @@ export function videoRoutes(): AnyRoute[] {
       summary: "Submit a video generation (billed at submission per second of video) → 202 with the job.",
       body: submitBody,
       bodyLimit: "media",
+      security: { accepts: ["serviceKey", "x402"], charges: true },
       handle: ({ request, requestId, body, gateway }) => {
         const { media, video, feeBps } = gateway.services;
         const card = media.cardFor(body.model, body.provider, "video", "generation");

@@ -1,0 +1,149 @@
+/**
+ * The fixed parts of the OpenAPI document: security schemes, the error envelope and x402
+ * challenge schemas, the shared error responses, header parameters, and the response facts of the
+ * few routes whose answer is not a plain 200 JSON object (a handler's status and content type are
+ * code, not data, so they are stated here; a test checks every entry names a real route).
+ */
+import { z } from "zod";
+import { ERROR_TABLE } from "../errors.js";
+import { paymentRequirementsSchema, resourceInfoSchema } from "../x402/types.js";
+import type { RouteCredential } from "./route.js";
+
+/** A JSON Schema (draft 2020-12) or any other OpenAPI object, as plain JSON. */
+export type JsonObject = Record<string, unknown>;
+
+/** The `components.securitySchemes` of the document, keyed by {@link RouteCredential}. */
+export const SECURITY_SCHEMES: Readonly<Record<RouteCredential, JsonObject>> = {
+  serviceKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "svc-<base64url>",
+    description: "A service key as `Authorization: Bearer svc-…` (a bare token is accepted too).",
+  },
+  session: {
+    type: "apiKey",
+    in: "header",
+    name: "x-session-user-address",
+    description: "The owner wallet of a session: a 0x-prefixed 20-byte EVM address.",
+  },
+  x402: {
+    type: "apiKey",
+    in: "header",
+    name: "PAYMENT-SIGNATURE",
+    description: "An x402 v2 payment payload, base64 JSON, answering the 402 challenge of a paid route.",
+  },
+  internalSecret: {
+    type: "apiKey",
+    in: "header",
+    name: "x-internal-secret",
+    description: "The operator's settlement secret (compared in constant time).",
+  },
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const inputSchema = (schema: z.ZodType): JsonObject => {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as JsonObject;
+  return rest;
+};
+
+/** `components.schemas`: the CONTRACT.md error envelope (codes and types from the error table) and the x402 challenge. */
+export function componentSchemas(): Record<string, JsonObject> {
+  const codes = Object.keys(ERROR_TABLE);
+  const types = [...new Set(Object.values(ERROR_TABLE).map((s) => s.type))];
+  return {
+    Error: {
+      type: "object",
+      description: "The error envelope every failing route answers with.",
+      properties: { error: ref("ErrorBody") },
+      required: ["error"],
+    },
+    ErrorBody: {
+      type: "object",
+      properties: {
+        code: { type: "string", enum: codes, description: "Stable snake_case code; its status is fixed by the error table." },
+        message: { type: "string" },
+        type: { type: "string", enum: types, description: "The OpenAI-style error type." },
+        param: { type: "string", description: "The request field or header at fault." },
+        details: { type: "object", additionalProperties: true },
+        requestId: { type: "string", description: "Equals the response's x-request-id header." },
+      },
+      required: ["code", "message", "type", "requestId"],
+    },
+    PaymentRequired: {
+      type: "object",
+      description:
+        "The x402 v2 challenge, also sent base64-encoded in the PAYMENT-REQUIRED header. When a service key's budget is too small, `error` is the envelope's error object (code budget_exhausted).",
+      properties: {
+        x402Version: { const: 2 },
+        error: { anyOf: [{ type: "string" }, ref("ErrorBody")] },
+        resource: inputSchema(resourceInfoSchema),
+        accepts: { type: "array", items: inputSchema(paymentRequirementsSchema) },
+      },
+      required: ["x402Version", "error", "resource", "accepts"],
+    },
+  };
+}
+
+const errorContent = { "application/json": { schema: ref("Error") } };
+const errorResponse = (description: string) => ({ description, content: errorContent });
+
+/** `components.responses`: the error answers operations refer to. */
+export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
+  BadRequest: errorResponse("invalid_request: a path, query, body or header value is missing or invalid (`param` names it)."),
+  Unauthorized: errorResponse("A required credential is missing, unknown, revoked or expired, or the internal secret is wrong."),
+  BudgetExhausted: errorResponse("budget_exhausted: the key's remaining budget is too small."),
+  PaymentRequired: {
+    description: "No payment was sent, the x402 payment was refused, or the key's budget is too small.",
+    headers: { "PAYMENT-REQUIRED": { description: "The challenge, base64 JSON.", schema: { type: "string" } } },
+    content: { "application/json": { schema: { anyOf: [ref("PaymentRequired"), ref("Error")] } } },
+  },
+  NotFound: errorResponse("The path, or an object the request names (key, intent, model, agent, video job), does not exist."),
+  PayloadTooLarge: errorResponse("payload_too_large: the body is over the route's limit (1 MiB JSON, 32 MiB media by default)."),
+  InternalError: errorResponse("internal_error: an unexpected failure (details are logged, never returned)."),
+  Error: errorResponse("Any other error in the envelope (403, 409, 429, 502, 503, 504 — see the error table)."),
+};
+
+/** `components.parameters`: request headers some routes read besides their credential. */
+export const HEADER_PARAMETERS: Readonly<Record<string, JsonObject>> = {
+  NetworkId: { name: "x-network-id", in: "header", description: "The chain id of the request.", schema: { type: "string", pattern: "^\\d{1,15}$" } },
+  ChainId: { name: "x-chain-id", in: "header", description: "Alias of x-network-id.", schema: { type: "string", pattern: "^\\d{1,15}$" } },
+  IdempotencyKey: {
+    name: "x-idempotency-key",
+    in: "header",
+    description: "Replays the original answer for a repeat with the same parameters (or the body's idempotencyKey).",
+    schema: { type: "string", minLength: 1, maxLength: 255 },
+  },
+};
+
+/** What the document says about one route beyond its table entry. */
+export interface RouteDoc {
+  /** The success status. @default 200 */
+  readonly status?: number;
+  readonly description?: string;
+  /** The success content by media type. @default a JSON object */
+  readonly content?: Readonly<Record<string, JsonObject>>;
+  /** Names in {@link HEADER_PARAMETERS}. */
+  readonly headers?: readonly string[];
+}
+
+/** Response facts of the routes that differ from "200, a JSON object", keyed by `METHOD path`. */
+export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
+  "POST /api/keys": { status: 201, description: "The key with its token (returned only here)." },
+  "POST /api/payments/prepare": { headers: ["NetworkId", "ChainId", "IdempotencyKey"] },
+  "GET /api/settlement/status": { headers: ["ChainId", "NetworkId"] },
+  "POST /v1/feedback": { status: 201, description: "The stored feedback record.", headers: ["ChainId"] },
+  "POST /v1/audio/speech": {
+    description: "The audio bytes, with the provider's content type (audio/mpeg for mp3, audio/wav for wav, …).",
+    content: { "audio/*": {} },
+  },
+  "POST /v1/audio/transcriptions": {
+    description: "`{text, receipt}`, or the plain text when response_format is text.",
+    content: { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } },
+  },
+  "POST /v1/videos/generations": { status: 202, description: "The submitted job `{id, object, status, created, model, receipt}`." },
+  "GET /v1/videos/:id/stream": {
+    description:
+      'Server-sent events: `video.status` frames `{jobId, status, progress?, url?, error?}` on each change, `svc.error` on failure, then `data: [DONE]` (`compose.`-prefixed event names under compat "compose").',
+    content: { "text/event-stream": { schema: { type: "string" } } },
+  },
+};
