@@ -1,1 +1,82 @@
-export {};
+/**
+ * @tollgate/client — the typed fetch client of a Tollgate gateway: a method per route grouped by
+ * resource, an error class per status, retries with backoff honouring `Retry-After`, an
+ * idempotency key kept across retries of a prepare, timeouts and AbortSignal on every call,
+ * budget and receipt headers in `.withResponse()`, and the video status stream as an
+ * AsyncIterable. Needs only `fetch`: browsers, edge runtimes and Node 20+.
+ */
+export { createTollgateClient, type OpenAPIDocument, type RawRequest, type TollgateClient } from "./client.js";
+export { APIPromise } from "./api-promise.js";
+export type { ResponseMeta, WithMeta } from "./http/meta.js";
+export type { HttpMethod } from "./http/request.js";
+export type { QueryValue } from "./http/encoding.js";
+export { isRetryableAnswer, retryAfterMs, retryDelayMs, INITIAL_RETRY_DELAY_MS, MAX_RETRY_AFTER_MS, MAX_RETRY_DELAY_MS } from "./http/retry.js";
+export { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "./options.js";
+export type { ClientOptions, Credentials, FetchLike, PaidRequestOptions, PrepareOptions, RequestOptions } from "./options.js";
+export {
+  AuthenticationError,
+  BadGatewayError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  ERROR_CLASSES,
+  GatewayTimeoutError,
+  InternalServerError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PaymentRequiredError,
+  PermissionDeniedError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  TimeoutError,
+  TollgateError,
+  UnprocessableEntityError,
+  UserAbortError,
+  type TollgateErrorInit,
+} from "./errors.js";
+export { VideoStream, type VideoErrorEvent, type VideoJobStatus, type VideoStatusEvent, type VideoStreamEvent } from "./sse.js";
+export type { Amount, Budget, LineItem, Paged, Receipt, SettlementState } from "./types/common.js";
+export type { PaymentRequired, PaymentRequirements, PaymentResponse } from "./types/x402.js";
+export type { CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
+export type {
+  AbortedIntent,
+  IntentList,
+  IntentListItem,
+  LineMeter,
+  ListIntentsParams,
+  MediaEvidence,
+  Meter,
+  MeterResult,
+  PaymentsResource,
+  PreparedIntent,
+  PrepareParams,
+  SettledIntent,
+  SettleParams,
+  Usage,
+  UsageMeter,
+} from "./resources/payments.js";
+export { randomIdempotencyKey } from "./resources/payments.js";
+export type {
+  AudioResource,
+  EmbeddingParams,
+  EmbeddingsResource,
+  EmbeddingsResponse,
+  FileInput,
+  ImageEditParams,
+  ImageGenerateParams,
+  ImagesResource,
+  ImagesResponse,
+  ModelSelection,
+  SpeechAudio,
+  SpeechParams,
+  Transcription,
+  TranscriptionParams,
+} from "./resources/media.js";
+export type { VideoCreateParams, VideoJob, VideoStatus, VideoStreamOptions, VideosResource } from "./resources/videos.js";
+export type { CatalogProxyResponse, CatalogResource, Modality, ModelCard, ModelFilters, ModelList, ModelParams, ModelsResource, ParamSpec, PriceLine, PricingTable } from "./resources/models.js";
+export type { FeedbackCategory, FeedbackCreated, FeedbackItem, FeedbackList, FeedbackParams, FeedbackResource, FeedbackSummary, FeedbackTarget, FeedbackVerification } from "./resources/feedback.js";
+export type { DispenserChainAvailability, DispenserChainStatus, DispenserCheck, DispenserClaim, DispenserResource, DispenserStatus } from "./resources/dispenser.js";
+export type { SettlementBatchResult, SettlementGroupResult, SettlementResource, SettlementStatus } from "./resources/settlement.js";
+export type { AgentCard, AgentList, AgentsResource, DirectoryAgent, DirectoryPage, DirectoryResource, DirectorySearchParams, RankedAgentCard } from "./resources/agents.js";

@@ -14,6 +14,7 @@ export interface CorsOptions {
 /** Response headers a browser client may read (CONTRACT.md names them). */
 export const EXPOSED_HEADERS = [
   "x-request-id",
+  "x-should-retry",
   "x-key-budget-limit",
   "x-key-budget-used",
   "x-key-budget-reserved",

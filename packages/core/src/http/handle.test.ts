@@ -79,6 +79,30 @@ describe("request pipeline", () => {
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("marks every 409 as definitive with x-should-retry: false, and no other answer", async () => {
+    const owner = { "x-session-user-address": "0x00000000000000000000000000000000000000a1" };
+    const created = await gateway.fetch(
+      new Request(url("/api/keys"), { method: "POST", headers: { ...owner, "content-type": "application/json" }, body: JSON.stringify({ budgetLimit: "100", expiresAt: Date.now() + 60_000, networkId: 8453, purpose: "api" }) }),
+    );
+    expect(created.status).toBe(201);
+    expect(created.headers.get("x-should-retry")).toBeNull();
+    const { token } = (await created.json()) as { token: string };
+    const prepare = (chain: string) =>
+      gateway.fetch(
+        new Request(url("/api/payments/prepare"), {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "x-network-id": chain, "content-type": "application/json" },
+          body: JSON.stringify({ service: "inference", action: "chat", resource: "r", method: "POST", maxAmountWei: "10" }),
+        }),
+      );
+    const conflict = await prepare("1");
+    expect([conflict.status, (await errorOf(conflict)).code, conflict.headers.get("x-should-retry")]).toEqual([409, "chain_mismatch", "false"]);
+    const ok = await prepare("8453");
+    expect([ok.status, ok.headers.get("x-should-retry")]).toEqual([200, null]);
+    const missing = await gateway.fetch(new Request(url("/nope")));
+    expect([missing.status, missing.headers.get("x-should-retry")]).toEqual([404, null]);
+  });
+
   it("answers HEAD like GET without a body", async () => {
     const res = await gateway.fetch(new Request(url("/v1/models"), { method: "HEAD" }));
     expect(res.status).toBe(200);

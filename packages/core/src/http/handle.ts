@@ -17,6 +17,12 @@ import type { GatewayRequest, GatewayResponse } from "./types.js";
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+/**
+ * Every 409 of the gateway is a definitive conflict (a state move, an idempotency key, a claim):
+ * repeating the request cannot succeed, so clients that retry 409s (openai-node style) are told not to.
+ */
+const DEFINITIVE = { "x-should-retry": "false" } as const;
+
 /** Echoes a well-formed caller `x-request-id`, else mints `req_<hex>`. */
 export function requestIdFor(req: GatewayRequest, ctx: Pick<GatewayContext, "ids">): string {
   const given = req.headers["x-request-id"];
@@ -115,7 +121,7 @@ export function createRequestHandler(router: Router, ctx: GatewayContext, cors: 
       const envelope = toErrorEnvelope(error, requestId);
       response = json(envelope.body, { status: envelope.status, headers: envelope.headers });
     }
-    return { ...response, headers: { ...response.headers, ...corsHeaders(cors, req), "x-request-id": requestId } };
+    return { ...response, headers: { ...response.headers, ...corsHeaders(cors, req), ...(response.status === 409 ? DEFINITIVE : {}), "x-request-id": requestId } };
   };
 }
 

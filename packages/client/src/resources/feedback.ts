@@ -1,0 +1,96 @@
+/** `client.feedback`: submit, list and summarize feedback on a target (CONTRACT.md "Feedback"). */
+import type { APIPromise } from "../api-promise.js";
+import type { Caller } from "../http/caller.js";
+import type { RequestOptions } from "../options.js";
+
+/** Feedback categories. */
+export type FeedbackCategory = "general" | "bug" | "latency" | "quality" | "pricing" | "settlement" | "model_capability" | "safety" | "docs" | "integration";
+
+/** How the reviewer was identified: a valid service key's owner, a wallet header (not proven), or nobody. */
+export type FeedbackVerification = "service_key" | "wallet_header" | "anonymous";
+
+/** A feedback target. */
+export interface FeedbackTarget {
+  /** `endpoint`, `x402`, `model`, `agent`, `workflow` by default (gateway configuration). */
+  type: string;
+  /** 1..512 characters. */
+  id: string;
+}
+
+/** The body of `feedback.create`: a rating and/or a comment. */
+export interface FeedbackParams {
+  targetType: string;
+  targetId: string;
+  /** Integer 1..5, where the target type accepts ratings. */
+  rating?: number;
+  /** At most 4000 characters once trimmed. */
+  comment?: string;
+  /** @default "general" */
+  category?: FeedbackCategory;
+  /** At most 20 labels of at most 64 characters. */
+  labels?: string[];
+}
+
+/** The answer of `feedback.create` (201). */
+export interface FeedbackCreated {
+  /** `fb_…`. */
+  feedbackId: string;
+  target: FeedbackTarget;
+  verification: FeedbackVerification;
+  /** Unix ms. */
+  createdAt: number;
+}
+
+/** One feedback record (reviewer wallets are never returned). */
+export interface FeedbackItem {
+  id: string;
+  target: FeedbackTarget;
+  category: FeedbackCategory;
+  rating?: number;
+  comment?: string;
+  labels: string[];
+  verification: FeedbackVerification;
+  createdAt: number;
+}
+
+/** A target's feedback, newest first. */
+export interface FeedbackList {
+  object: "list";
+  data: FeedbackItem[];
+}
+
+/** The aggregate of a target's feedback. */
+export interface FeedbackSummary {
+  target: FeedbackTarget;
+  count: number;
+  ratingCount: number;
+  /** Two decimals, or null without ratings. */
+  ratingAverage: number | null;
+  /** Count per rating "1".."5". */
+  ratings: Record<string, number>;
+  categories: Record<string, number>;
+  verification: Record<string, number>;
+  recent: FeedbackItem[];
+}
+
+/** The `client.feedback` group. */
+export interface FeedbackResource {
+  /**
+   * Submits feedback. The reviewer is the owner of the client's `apiKey` when it is valid (an
+   * invalid key is ignored), else `sessionAddress` with `networkId`, else anonymous.
+   */
+  create(params: FeedbackParams, options?: RequestOptions): APIPromise<FeedbackCreated>;
+  /** A target's feedback, newest first (`limit` 1..100, default 50). */
+  list(params: { targetType: string; targetId: string; limit?: number }, options?: RequestOptions): APIPromise<FeedbackList>;
+  /** A target's aggregate (`recentLimit` 1..100, default 10). */
+  summary(params: { targetType: string; targetId: string; recentLimit?: number }, options?: RequestOptions): APIPromise<FeedbackSummary>;
+}
+
+/** Builds `client.feedback`. */
+export function feedbackResource(caller: Caller): FeedbackResource {
+  return {
+    create: (params, options) => caller.call({ method: "POST", path: "/v1/feedback", body: params, idempotent: false }, options),
+    list: (params, options) => caller.call({ method: "GET", path: "/v1/feedback", query: { ...params }, idempotent: true }, options),
+    summary: (params, options) => caller.call({ method: "GET", path: "/v1/feedback/summary", query: { ...params }, idempotent: true }, options),
+  };
+}

@@ -1,0 +1,135 @@
+/** `client.models` and `client.catalog`: the public model catalog (CONTRACT.md "Models"). No credential needed. */
+import type { APIPromise } from "../api-promise.js";
+import { segment, type Caller } from "../http/caller.js";
+import type { QueryValue } from "../http/encoding.js";
+import type { RequestOptions } from "../options.js";
+
+/** Canonical modalities. */
+export type Modality = "text" | "image" | "audio" | "video" | "embedding";
+
+/** One price line; `when` selects a variant (e.g. `{size:"1024x1024", quality:"hd"}`). */
+export interface PriceLine {
+  key: string;
+  unit: "usd_per_1m_tokens" | "usd_per_1k_characters" | "usd_per_image" | "usd_per_second" | "usd_per_minute" | "usd_per_request";
+  /** Decimal string, e.g. "2.50". */
+  unitPriceUsd: string;
+  when?: Record<string, string>;
+}
+
+/** Metadata of one request parameter of a model. */
+export interface ParamSpec {
+  type: "string" | "integer" | "number" | "boolean" | "array" | "object";
+  required: boolean;
+  default?: string | number | boolean | null;
+  options?: (string | number)[];
+  minimum?: number;
+  maximum?: number;
+  description?: string;
+}
+
+/** A model card. */
+export interface ModelCard {
+  /** Public catalog id (may contain `/` and `:`). */
+  modelId: string;
+  /** Provider slug. */
+  provider: string;
+  name: string;
+  description: string;
+  modalities: { input: Modality[]; output: Modality[] };
+  operations: { modality: Modality; operation: string }[];
+  contextWindow?: number;
+  pricing: PriceLine[];
+  params?: Record<string, ParamSpec>;
+  deprecated?: boolean;
+}
+
+/** Filters of list, all and search (an unknown provider, modality or operation is a 400). */
+export interface ModelFilters {
+  /** Matches id, name, description, provider (case-insensitive). */
+  q?: string;
+  provider?: string;
+  modality?: Modality;
+  /** e.g. `chat`, `generation`, `edit`, `speech`, `transcription`, `embedding`. */
+  operation?: string;
+  /** 1..200. @default 50 */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A page of cards. */
+export interface ModelList {
+  object: "list";
+  data: ModelCard[];
+  /** Count of matching models. */
+  total: number;
+  next_cursor: string | null;
+}
+
+/** Parameter metadata and defaults of one model. */
+export interface ModelParams {
+  modelId: string;
+  provider: string;
+  modality: Modality;
+  params: Record<string, ParamSpec>;
+  defaults: Record<string, unknown>;
+}
+
+/** The compact pricing table. */
+export interface PricingTable {
+  models: { modelId: string; provider: string; pricing: PriceLine[] }[];
+  /** Content version of the catalog. */
+  version: string;
+}
+
+/** The answer of `/api/models`: the models service's JSON as it is, or the native catalog (`source: "native"`). */
+export interface CatalogProxyResponse {
+  object?: string;
+  data?: ModelCard[];
+  total?: number;
+  source?: string;
+  [field: string]: unknown;
+}
+
+/** The `client.models` group. */
+export interface ModelsResource {
+  /** Lists and filters the native catalog. */
+  list(filters?: ModelFilters, options?: RequestOptions): APIPromise<ModelList>;
+  /** The extended catalog when the gateway has one, else the native one. */
+  all(filters?: ModelFilters, options?: RequestOptions): APIPromise<ModelList>;
+  /** One card (404 `model_not_found`); `provider` selects another provider of the id. */
+  get(modelId: string, params?: { provider?: string }, options?: RequestOptions): APIPromise<ModelCard>;
+  /** Parameter metadata and defaults of one model. */
+  params(modelId: string, params?: { provider?: string }, options?: RequestOptions): APIPromise<ModelParams>;
+  /** Searches the native catalog (filters in a JSON body). */
+  search(filters?: ModelFilters, options?: RequestOptions): APIPromise<ModelList>;
+}
+
+/** The `client.catalog` group. */
+export interface CatalogResource {
+  /** `/api/models`: the configured models service's catalog (502/504 when it fails), else the native catalog. Query parameters are passed on. */
+  proxy(query?: Record<string, QueryValue>, options?: RequestOptions): APIPromise<CatalogProxyResponse>;
+  /** The compact pricing table of the bundled catalog. */
+  pricing(options?: RequestOptions): APIPromise<PricingTable>;
+}
+
+const get = (path: string, query?: Record<string, QueryValue>) => ({ method: "GET" as const, path, query, idempotent: true });
+
+/** Builds `client.models`. */
+export function modelsResource(caller: Caller): ModelsResource {
+  return {
+    list: (filters = {}, options) => caller.call(get("/v1/models", { ...filters }), options),
+    all: (filters = {}, options) => caller.call(get("/v1/models/all", { ...filters }), options),
+    get: (modelId, params = {}, options) => caller.call(get(`/v1/models/${segment(modelId)}`, { ...params }), options),
+    params: (modelId, params = {}, options) => caller.call(get(`/v1/models/${segment(modelId)}/params`, { ...params }), options),
+    search: (filters = {}, options) => caller.call({ method: "POST", path: "/v1/models/search", body: filters, idempotent: true }, options),
+  };
+}
+
+/** Builds `client.catalog`. */
+export function catalogResource(caller: Caller): CatalogResource {
+  return {
+    proxy: (query, options) => caller.call(get("/api/models", query), options),
+    pricing: (options) => caller.call(get("/api/pricing"), options),
+  };
+}

@@ -1,0 +1,54 @@
+/** Shapes shared by several resources: amounts, line items, receipts, budgets. */
+
+/**
+ * A USDC amount in atomic units (6 decimals: `1000000n` is 1.00 USDC) as a bigint or a string of
+ * digits. Sent as a decimal string; never a float.
+ */
+export type Amount = bigint | string;
+
+/** One priced line of a meter or receipt. Amounts are decimal strings. */
+export interface LineItem {
+  key: string;
+  unit: string;
+  /** Decimal string (tokens, images, characters, seconds, requests). */
+  quantity: string;
+  unitPriceUsd: string;
+  amountWei: string;
+}
+
+/** How a charge is (or will be) moved on-chain. */
+export interface SettlementState {
+  status: "queued" | "settled" | "off_chain";
+  txHash?: string;
+  network?: string;
+  payer?: string;
+}
+
+/** What a paid media call cost and how it was paid: the `receipt` field and the `X-Receipt` header. */
+export interface Receipt {
+  /** `rcpt_…`. */
+  id: string;
+  /** Present when a service key paid (the intent that was reserved and settled). */
+  paymentIntentId?: string;
+  /** `<provider>:<modelId>`. */
+  subject: string;
+  lineItems: LineItem[];
+  providerAmountWei: string;
+  platformFeeWei: string;
+  finalAmountWei: string;
+  settlement: SettlementState;
+}
+
+/** A key's budget after a key-billed call, from the `x-key-budget-*` headers. Atomic units. */
+export interface Budget {
+  limit: bigint;
+  used: bigint;
+  reserved: bigint;
+  /** `limit - used - reserved`. */
+  remaining: bigint;
+}
+
+/** A page marker: pass `next_cursor` back as `cursor`; null on the last page. */
+export interface Paged {
+  next_cursor: string | null;
+}
