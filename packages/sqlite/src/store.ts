@@ -5,7 +5,7 @@ import { createAgentOps } from "./agents.js";
 import { createDispenserOps } from "./dispenser.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
 import { createChargeOps } from "./charges.js";
@@ -38,7 +38,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const { filename, durability = "normal" } = options ?? ({} as SqliteStoreOptions);
   if (typeof filename !== "string" || filename.length === 0) throw new TypeError("createSqliteStore: `filename` must be a non-empty string");
   if (durability !== "normal" && durability !== "full") throw new TypeError('createSqliteStore: `durability` must be "normal" or "full"');
-  if (filename !== ":memory:" && !filename.startsWith("file:")) mkdirSync(dirname(resolve(filename)), { recursive: true });
+  if (filename !== ":memory:" && !filename.startsWith("file:")) mkdirSync(dirname(filename), { recursive: true });
 
   const db = new Database(filename, { timeout: 5000 });
   try {

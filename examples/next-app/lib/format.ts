@@ -1,0 +1,11 @@
+/** Display helpers shared by the dashboard's tables. */
+
+/** Unix milliseconds as `YYYY-MM-DD HH:MM UTC` (UTC, so server, browser and tests agree). */
+export function formatTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** Upper-cases the first letter: `"settled"` → `"Settled"`. */
+export function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { formatUsdc, parseAtomic, spendTotals } from "./usdc";
+
+describe("formatUsdc", () => {
+  it("always shows six decimals and groups thousands", () => {
+    expect(formatUsdc("0")).toBe("0.000000");
+    expect(formatUsdc("1")).toBe("0.000001");
+    expect(formatUsdc("1250000")).toBe("1.250000");
+    expect(formatUsdc(1_000_000n)).toBe("1.000000");
+    expect(formatUsdc("1234567890")).toBe("1,234.567890");
+  });
+
+  it("stays exact beyond float precision", () => {
+    // 2^63 - 1 atomic units: a float would round the last digits.
+    expect(formatUsdc("9223372036854775807")).toBe("9,223,372,036,854.775807");
+  });
+
+  it("rejects anything that is not a non-negative integer", () => {
+    for (const bad of ["", "-1", "1.5", "1e6", " 1", "0x10"]) expect(() => formatUsdc(bad)).toThrow(TypeError);
+    expect(() => parseAtomic(-1n)).toThrow(TypeError);
+  });
+});
+
+describe("spendTotals", () => {
+  const key = (used: string, reserved: string, remaining: string, status: string) => ({
+    budgetLimit: (BigInt(used) + BigInt(reserved) + BigInt(remaining)).toString(),
+    budgetUsed: used,
+    budgetReserved: reserved,
+    budgetRemaining: remaining,
+    status,
+  });
+
+  it("sums settled and reserved over every key, available over active keys only", () => {
+    const totals = spendTotals([key("1250000", "500000", "3250000", "active"), key("9007199254740993", "0", "7", "revoked"), key("10", "0", "0", "exhausted")]);
+    expect(totals).toEqual({ settled: 9007199255991003n, reserved: 500000n, committed: 9007199256491003n, available: 3250000n });
+  });
+
+  it("is all zero for a wallet without keys", () => {
+    expect(spendTotals([])).toEqual({ settled: 0n, reserved: 0n, committed: 0n, available: 0n });
+  });
+
+  it("refuses a malformed amount instead of guessing", () => {
+    expect(() => spendTotals([key("1", "0", "0", "active"), { ...key("1", "0", "0", "active"), budgetUsed: "1.0" }])).toThrow(TypeError);
+  });
+});
