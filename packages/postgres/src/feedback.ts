@@ -1,0 +1,142 @@
+/** {@link FeedbackStore} on PostgreSQL. */
+import type { FeedbackStore } from "@tollgate/core";
+import type { Migration } from "./migrations.js";
+import type { Queryable } from "./queryable.js";
+import { dec, enc, selectList, type TableName } from "./rows.js";
+
+type FeedbackRecord = Parameters<FeedbackStore["insertFeedback"]>[0];
+type Summary = Awaited<ReturnType<FeedbackStore["summarizeFeedback"]>>;
+
+interface FeedbackRow {
+  feedback_id: string;
+  target_type: string;
+  target_id: string;
+  category: string;
+  rating: string | null;
+  comment: string | null;
+  labels: string;
+  verification: string;
+  reviewer: string | null;
+  key_id: string | null;
+  chain_id: string | null;
+  created_at: string;
+}
+
+const COLS = selectList("feedback_id target_type target_id category comment verification reviewer key_id", "rating labels chain_id created_at");
+
+function toRecord(r: FeedbackRow): FeedbackRecord {
+  const record: FeedbackRecord = {
+    feedbackId: r.feedback_id,
+    targetType: dec(r.target_type),
+    targetId: dec(r.target_id),
+    category: dec(r.category),
+    labels: JSON.parse(r.labels) as string[],
+    verification: r.verification as FeedbackRecord["verification"],
+    createdAt: Number(r.created_at),
+  };
+  if (r.rating !== null) record.rating = Number(r.rating);
+  if (r.comment !== null) record.comment = dec(r.comment);
+  if (r.reviewer !== null) record.reviewer = r.reviewer;
+  if (r.key_id !== null) record.keyId = r.key_id;
+  if (r.chain_id !== null) record.chainId = Number(r.chain_id);
+  return record;
+}
+
+export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
+  const feedback = t("feedback");
+  const ofTarget = `FROM ${feedback} x WHERE target_type = $1::text AND target_id = $2::text`;
+  // `seq` (an identity column) breaks createdAt ties by insert order.
+  const newest = `SELECT ${COLS} ${ofTarget} ORDER BY x.created_at DESC, x.seq DESC LIMIT $3::int`;
+  // One statement, so one snapshot: a concurrent insert is in both parts or in neither. The groups
+  // come from the covering index feedback_summary (at most 10 × 3 × 6 of them whatever the number
+  // of records); the newest records from feedback_by_target.
+  const summary = `
+    SELECT
+      (SELECT json_agg(json_build_array(category, verification, rating::text, n::text))::text
+       FROM (SELECT category, verification, rating, count(*) AS n ${ofTarget} GROUP BY category, verification, rating) g) AS groups,
+      (SELECT json_agg(row_to_json(r) ORDER BY r.sort_created DESC, r.sort_seq DESC)::text
+       FROM (SELECT ${COLS}, created_at AS sort_created, seq AS sort_seq ${ofTarget} ORDER BY x.created_at DESC, x.seq DESC LIMIT $3::int) r) AS recent`;
+
+  return {
+    /** One INSERT; the unique feedback_id rejects a duplicate. */
+    async insertFeedback(r) {
+      await db.query(
+        `INSERT INTO ${feedback} (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at)
+         VALUES ($1::text, $2::text, $3::text, $4::text, $5::smallint, $6::text, $7::json, $8::text, $9::text, $10::text, $11::bigint, $12::bigint)`,
+        [
+          r.feedbackId,
+          enc(r.targetType),
+          enc(r.targetId),
+          enc(r.category),
+          r.rating ?? null,
+          enc(r.comment),
+          JSON.stringify(r.labels),
+          r.verification,
+          r.reviewer ?? null,
+          r.keyId ?? null,
+          r.chainId ?? null,
+          r.createdAt,
+        ],
+      );
+    },
+
+    async listFeedback(target, { limit }) {
+      const n = Math.max(0, Math.floor(limit));
+      if (n === 0) return [];
+      const { rows } = await db.query<FeedbackRow>(newest, [enc(target.type), enc(target.id), n]);
+      return rows.map(toRecord);
+    },
+
+    async summarizeFeedback(target, { recentLimit }) {
+      const { rows } = await db.query<{ groups: string | null; recent: string | null }>(summary, [enc(target.type), enc(target.id), Math.max(0, Math.floor(recentLimit))]);
+      const out: Summary = { count: 0, ratingCount: 0, ratingSum: 0, ratings: [0, 0, 0, 0, 0], categories: {}, verification: {}, recent: [] };
+      const groups = JSON.parse(rows[0]?.groups ?? "[]") as [string, string, string | null, string][];
+      for (const [rawCategory, verification, rating, count] of groups) {
+        const n = Number(count);
+        const category = dec(rawCategory);
+        out.count += n;
+        out.categories[category] = (out.categories[category] ?? 0) + n;
+        const v = verification as FeedbackRecord["verification"];
+        out.verification[v] = (out.verification[v] ?? 0) + n;
+        if (rating !== null) {
+          const value = Number(rating);
+          out.ratingCount += n;
+          out.ratingSum += value * n;
+          out.ratings[value - 1] = (out.ratings[value - 1] ?? 0) + n;
+        }
+      }
+      out.recent = (JSON.parse(rows[0]?.recent ?? "[]") as FeedbackRow[]).map(toRecord);
+      return out;
+    },
+  };
+}
+
+/** Schema of this capability (migration version 3; add later changes as new versions). */
+export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 3,
+    name: "feedback",
+    // feedback_by_target serves the newest-first reads; feedback_summary covers the aggregate
+    // query (an index-only scan when the visibility map allows).
+    sql: `
+      CREATE TABLE feedback (
+        seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        feedback_id  text NOT NULL UNIQUE,
+        target_type  text NOT NULL,
+        target_id    text NOT NULL,
+        category     text NOT NULL,
+        rating       smallint CHECK (rating BETWEEN 1 AND 5),
+        comment      text,
+        labels       json NOT NULL,
+        verification text NOT NULL CHECK (verification IN ('service_key', 'wallet_header', 'anonymous')),
+        reviewer     text,
+        key_id       text,
+        chain_id     bigint,
+        created_at   bigint NOT NULL,
+        CHECK ((verification = 'anonymous') = (reviewer IS NULL))
+      );
+      CREATE INDEX feedback_by_target ON feedback (target_type, target_id, created_at DESC, seq DESC);
+      CREATE INDEX feedback_summary ON feedback (target_type, target_id, category, verification, rating);
+    `,
+  },
+];

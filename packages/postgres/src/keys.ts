@@ -1,0 +1,100 @@
+/** {@link KeyStore} on PostgreSQL. */
+import type { KeyCursor, KeyRecord, KeyStore } from "@tollgate/core";
+import { retryOnConflict, type Queryable } from "./queryable.js";
+import { checkAmount, enc, KEY_COLS, toKey, type KeyRow, type TableName } from "./rows.js";
+
+const INSERT_COLUMNS = "key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, current_session";
+const INSERT_VALUES = "$1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::numeric, $8::numeric, $9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::bigint";
+
+export function createKeyOps(db: Queryable, t: TableName): KeyStore {
+  const keys = t("keys");
+  const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
+  // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
+  // every other one still active at $14 (the latest versions, re-checked after any wait); `sup`
+  // revokes the active ones and clears the current mark; the insert runs after `sup` (it reads
+  // it) and marks the new key current. A concurrent insert that committed after this statement
+  // began is invisible to `old`, but its current mark is not invisible to the unique index
+  // keys_current_session: this statement then fails, changes nothing, and is re-run.
+  const insertSession = `
+    WITH old AS MATERIALIZED (
+      SELECT key_id, CASE WHEN revoked_at IS NULL AND expires_at > $14::bigint THEN key_id END AS superseded
+      FROM ${keys}
+      WHERE owner = $3::text AND chain_id = $4::bigint AND purpose = 'session'
+        AND (current_session OR (revoked_at IS NULL AND expires_at > $14::bigint))
+      ORDER BY key_id FOR NO KEY UPDATE
+    ),
+    sup AS (
+      UPDATE ${keys} k SET current_session = NULL, revoked_at = CASE WHEN old.superseded IS NULL THEN k.revoked_at ELSE $14::bigint END
+      FROM old WHERE k.key_id = old.key_id
+      RETURNING old.superseded
+    ),
+    ins AS (
+      INSERT INTO ${keys} (${INSERT_COLUMNS})
+      SELECT ${INSERT_VALUES}, true WHERE (SELECT count(*) FROM sup) >= 0
+    )
+    SELECT superseded FROM sup WHERE superseded IS NOT NULL ORDER BY superseded`;
+  const page = `
+    SELECT ${KEY_COLS} FROM ${keys} x
+    WHERE owner = $1::text AND ($2::bigint IS NULL OR chain_id = $2::bigint)
+      AND ($3::bigint IS NULL OR created_at < $3::bigint OR (created_at = $3::bigint AND key_id < $4::text))
+    ORDER BY x.created_at DESC, x.key_id DESC
+    LIMIT $5::int`;
+
+  async function one(sql: string, params: unknown[]): Promise<KeyRecord | null> {
+    const { rows } = await db.query<KeyRow>(sql, params);
+    return rows[0] ? toKey(rows[0]) : null;
+  }
+
+  return {
+    /**
+     * One statement. A session key: see `insertSession` above; of N concurrent inserts for one
+     * (owner, chain), each supersedes the one current before it, so one stays active.
+     */
+    async insertKey(key, options = {}) {
+      const values = [
+        key.keyId,
+        key.tokenHash,
+        key.owner,
+        key.chainId,
+        key.purpose,
+        enc(key.name),
+        checkAmount(key.budgetLimit, "budgetLimit"),
+        checkAmount(key.budgetUsed, "budgetUsed"),
+        checkAmount(key.budgetReserved, "budgetReserved"),
+        key.createdAt,
+        key.expiresAt,
+        key.revokedAt ?? null,
+        key.lastUsedAt ?? null,
+      ];
+      if (key.purpose !== "session") {
+        await db.query(insertApi, values);
+        return { superseded: [] };
+      }
+      const at = options.supersedeSessionAt ?? key.createdAt;
+      const { rows } = await retryOnConflict(["keys_current_session"], () => db.query<{ superseded: string }>(insertSession, [...values, at]));
+      return { superseded: rows.map((r) => r.superseded) };
+    },
+
+    async getKeyById(keyId) {
+      return one(`SELECT ${KEY_COLS} FROM ${keys} WHERE key_id = $1::text`, [keyId]);
+    },
+
+    async getKeyByTokenHash(tokenHash) {
+      return one(`SELECT ${KEY_COLS} FROM ${keys} WHERE token_hash = $1::text`, [tokenHash]);
+    },
+
+    async listKeys(owner, { limit, cursor, chainId }) {
+      const n = Math.max(0, Math.floor(limit));
+      const { rows } = await db.query<KeyRow>(page, [owner, chainId ?? null, cursor?.createdAt ?? null, cursor?.keyId ?? null, n + 1]);
+      const keys = rows.slice(0, n).map(toKey);
+      const last = keys[keys.length - 1];
+      const nextCursor: KeyCursor | null = rows.length > n && last ? { createdAt: last.createdAt, keyId: last.keyId } : null;
+      return { keys, nextCursor };
+    },
+
+    /** One conditional UPDATE: the row lock makes the first revocation time win. */
+    async revokeKey(keyId, at) {
+      return one(`UPDATE ${keys} SET revoked_at = COALESCE(revoked_at, $2::bigint) WHERE key_id = $1::text RETURNING ${KEY_COLS}`, [keyId, at]);
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS, migrate, type Migration } from "./migrations.js";
+import type { Queryable } from "./queryable.js";
+import { quoteIdent } from "./rows.js";
+import { createPostgresStore } from "./store.js";
+import { testDatabases } from "./test-databases.js";
+
+const ALL = MIGRATIONS.map((m) => m.version);
+
+async function recorded(db: Queryable, schema: string): Promise<number[]> {
+  const { rows } = await db.query<{ version: string }>(`SELECT version::text AS version FROM ${quoteIdent(schema)}.schema_migrations ORDER BY version`);
+  return rows.map((r) => Number(r.version));
+}
+
+async function tables(db: Queryable, schema: string): Promise<string[]> {
+  const { rows } = await db.query<{ t: string }>("SELECT table_name::text AS t FROM information_schema.tables WHERE table_schema = $1::text ORDER BY 1", [schema]);
+  return rows.map((r) => r.t);
+}
+
+const databases = testDatabases("migrations");
+
+for (const { name, db, connect, schema: newSchema } of databases) {
+  describe(`postgres migrations (${name})`, () => {
+    it("migrate creates the schema, applies every version once, and a re-run applies nothing", async () => {
+      const schema = newSchema();
+      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await migrate(db, { schema })).toEqual(ALL);
+      expect(await migrate(db, { schema })).toEqual([]);
+      expect(await recorded(db, schema)).toEqual(ALL);
+      expect(await tables(db, schema)).toEqual(["agents", "charges", "dispenser_chains", "dispenser_claims", "feedback", "intents", "keys", "schema_migrations", "video_jobs", "x402_nonces"]);
+      const { rows } = await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations WHERE version = 7`);
+      expect(rows[0]?.name).toBe("intents by owner (listIntents)");
+    });
+
+    it("three concurrent migrations (separate pools on a server) apply each version exactly once", async () => {
+      const schema = newSchema();
+      const results = await Promise.all([connect(), connect(), connect()].map((pool) => migrate(pool, { schema })));
+      expect(results.flat().sort((a, b) => a - b)).toEqual(ALL);
+      expect(await recorded(db, schema)).toEqual(ALL);
+      // And three stores starting together on the next schema.
+      const next = newSchema();
+      const stores = await Promise.all([connect(), connect(), connect()].map((pool) => createPostgresStore({ pool, schema: next })));
+      expect(await recorded(db, next)).toEqual(ALL);
+      await Promise.all(stores.map((s) => s.close()));
+    });
+
+    it("a failing migration is rolled back whole; earlier versions stay and a fixed re-run continues", async () => {
+      const schema = newSchema();
+      const good: Migration = { version: 1, name: "a", sql: "CREATE TABLE a (x integer)" };
+      const bad: Migration = { version: 2, name: "b", sql: "CREATE TABLE b (x integer); SELECT no_such_function()" };
+      await expect(migrate(db, { schema }, [good, bad])).rejects.toThrow(/no_such_function/);
+      expect(await recorded(db, schema)).toEqual([1]);
+      expect(await tables(db, schema)).toEqual(["a", "schema_migrations"]);
+      expect(await migrate(db, { schema }, [good, { ...bad, sql: "CREATE TABLE b (x integer)" }])).toEqual([2]);
+      expect(await tables(db, schema)).toEqual(["a", "b", "schema_migrations"]);
+    });
+
+    it("migrate: false refuses a schema that is not (fully) migrated, and accepts a migrated one", async () => {
+      const schema = newSchema();
+      await expect(createPostgresStore({ pool: db, schema, migrate: false })).rejects.toThrow(/is not migrated/);
+      await migrate(db, { schema }, MIGRATIONS.slice(0, 3));
+      await expect(createPostgresStore({ pool: db, schema, migrate: false })).rejects.toThrow(/lacks migrations 4, 5, 6, 7/);
+      await migrate(db, { schema });
+      const store = await createPostgresStore({ pool: db, schema, migrate: false });
+      expect(await store.getKeyById("key_none")).toBeNull();
+      await store.close();
+      // A passed pool stays open after close().
+      expect((await db.query<{ one: string }>("SELECT '1' AS one")).rows).toEqual([{ one: "1" }]);
+    });
+  });
+}
+
+it("createPostgresStore reports every bad option at once", async () => {
+  const pool: Queryable = { query: async () => ({ rows: [] }) };
+  await expect(createPostgresStore({})).rejects.toThrow(/exactly one of `connectionString` and `pool`/);
+  await expect(createPostgresStore({ connectionString: "postgres://x", pool })).rejects.toThrow(TypeError);
+  const error = await createPostgresStore({ pool, poolSize: 0, schema: "", migrate: "yes" as unknown as boolean }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(TypeError);
+  expect(String(error)).toMatch(/poolSize.*schema.*migrate/);
+  await expect(createPostgresStore({ pool: {} as Queryable })).rejects.toThrow(/query\(text, params\)/);
+  await expect(migrate(pool, { schema: "" })).rejects.toThrow(TypeError);
+});
+
+const server = databases.find((d) => d.name === "server");
+it.runIf(server)("a store on a connection string closes its own pool, idempotently; a bad URL fails creation; a pg.Client works", async () => {
+  const url = process.env.DATABASE_URL as string;
+  const schema = server!.schema();
+  const store = await createPostgresStore({ connectionString: url, schema, poolSize: 2 });
+  expect(await store.listAgents()).toEqual([]);
+  await store.close();
+  await store.close();
+  await expect(store.listAgents()).rejects.toThrow(/after calling end|ended/i);
+  await expect(createPostgresStore({ connectionString: "postgres://postgres@127.0.0.1:1/none" })).rejects.toThrow();
+
+  // A single pg.Client works too: migrate sends BEGIN/COMMIT through it, and the store leaves it open.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const viaClient = await createPostgresStore({ pool: client, schema: server!.schema() });
+    expect(await viaClient.revokeKey("key_none", 1)).toBeNull();
+    await viaClient.close();
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await client.end();
+  }
+});

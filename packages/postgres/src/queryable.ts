@@ -1,0 +1,93 @@
+/** The one thing the store needs from a driver, and the retry of a statement that lost a unique-index race. */
+
+/**
+ * Anything that runs one parameterized statement: a `pg.Pool`, a `pg.Client`, or the PGlite
+ * adapter ({@link createPgliteQueryable}). Every store operation is one call of `query`, so any
+ * connection of a pool may run it. A call without `params` must go out as one simple-protocol
+ * Query message (pg and the PGlite adapter do this), so that a migration of several statements
+ * is allowed.
+ */
+export interface Queryable {
+  query<R = any>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  /**
+   * Optional: runs `fn` between BEGIN and COMMIT (ROLLBACK if it throws) on one connection that
+   * no other caller uses meanwhile. Only {@link migrate} uses it. Without it, `migrate` checks out
+   * one client when given a `pg.Pool`, and otherwise sends BEGIN/COMMIT through `query` (right for
+   * a `pg.Client` that nothing else uses while it migrates).
+   */
+  transaction?<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+/** A `pg.Pool` (or anything shaped like one): `connect()` checks out a client to `release()`. */
+interface PoolLike extends Queryable {
+  connect(): Promise<Queryable & { release(error?: Error | boolean): void }>;
+  totalCount: number;
+}
+
+function isPool(db: Queryable): db is PoolLike {
+  return typeof (db as Partial<PoolLike>).connect === "function" && typeof (db as Partial<PoolLike>).totalCount === "number";
+}
+
+/** Runs `fn` in a transaction on one connection of `db` (see {@link Queryable.transaction}). */
+export async function inTransaction<T>(db: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  if (db.transaction) return db.transaction(fn);
+  if (isPool(db)) {
+    const client = await db.connect();
+    let broken: Error | undefined;
+    try {
+      return await begin(client, fn);
+    } catch (error) {
+      // A client whose ROLLBACK failed may still be inside the transaction: the pool must drop it.
+      broken = error instanceof RollbackError ? error : undefined;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+  return begin(db, fn);
+}
+
+class RollbackError extends Error {}
+
+async function begin<T>(tx: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  await tx.query("BEGIN");
+  let result: T;
+  try {
+    result = await fn(tx);
+  } catch (error) {
+    try {
+      await tx.query("ROLLBACK");
+    } catch (rollback) {
+      throw new RollbackError(`ROLLBACK failed after: ${(error as Error).message}`, { cause: rollback });
+    }
+    throw error;
+  }
+  await tx.query("COMMIT");
+  return result;
+}
+
+/** The PostgreSQL error fields this package looks at (pg's and PGlite's DatabaseError both carry them). */
+interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+/**
+ * A single statement cannot see rows that concurrent transactions committed after it started,
+ * except through a unique index. Where a guard depends on such a row (an idempotency key, the one
+ * current session key, a dispenser claim), the index makes the later statement fail with a
+ * unique violation: the statement changed nothing, and `run` is called again so that its new
+ * snapshot sees the winner. Each retry follows a commit by another caller, so this ends.
+ */
+export async function retryOnConflict<T>(constraints: readonly string[], run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const { code, constraint } = error as PgError;
+      if (code !== "23505" || constraint === undefined || !constraints.includes(constraint) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
+const MAX_ATTEMPTS = 50;

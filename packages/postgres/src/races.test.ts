@@ -1,0 +1,137 @@
+/**
+ * Beyond the conformance races: every ledger operation at once, on shared keys, with clocks up to
+ * 4 s apart (as between instances), so statements lock overlapping intents and keys in every
+ * interleaving. This would surface a deadlock (a statement would fail) or a lost update (the books
+ * below would not balance). Real server only: PGlite runs one statement at a time.
+ */
+import { prng } from "@tollgate/core/testing";
+import type { ChargeRecord, IntentRecord, KeyRecord, Store } from "@tollgate/core";
+import { expect, it } from "vitest";
+import { createPostgresStore } from "./store.js";
+import { testDatabases } from "./test-databases.js";
+
+const T0 = Date.UTC(2026, 0, 1);
+const OWNER = "0x00000000000000000000000000000000000000cc";
+const OPS = 400;
+
+async function allIntents(store: Store): Promise<IntentRecord[]> {
+  const out: IntentRecord[] = [];
+  let cursor: { createdAt: number; intentId: string } | null = null;
+  do {
+    const page: Awaited<ReturnType<Store["listIntents"]>> = await store.listIntents(OWNER, { limit: 100, ...(cursor ? { cursor } : {}) });
+    out.push(...page.intents);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return out;
+}
+
+const databases = testDatabases("races", ["server"]);
+if (databases.length === 0) it.skip("DATABASE_URL unset: the real-server race test is skipped", () => {});
+
+for (const { name, db, schema } of databases) {
+  it(`${name}: ${OPS} mixed concurrent ledger operations with skewed clocks keep exact books`, async () => {
+    const store = await createPostgresStore({ pool: db, schema: schema() });
+    const random = prng(20260101);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+    let seq = 0;
+    const id = (prefix: string) => `${prefix}_${name}_${++seq}`;
+
+    const keys: KeyRecord[] = [];
+    for (let i = 0; i < 4; i++) {
+      const key: KeyRecord = { keyId: id("key"), tokenHash: id("tok"), owner: OWNER, chainId: 8453, purpose: "api", budgetLimit: 400n, budgetUsed: 0n, budgetReserved: 0n, createdAt: T0, expiresAt: T0 + (i === 3 ? 2000 : 10_000) };
+      await store.insertKey(key);
+      keys.push(key);
+    }
+    const intentOf = (keyId: string, max: bigint, now: number, idem?: string) => ({
+      intentId: id("pi"),
+      keyId,
+      maxAmount: max,
+      fingerprint: "fp",
+      request: {},
+      createdAt: now,
+      expiresAt: now + int(0, 18) * 250,
+      ...(idem === undefined ? {} : { idempotencyKey: idem }),
+    });
+    const existing: string[] = [];
+    const keyOf = new Map<string, string>();
+    for (const key of keys) {
+      for (let i = 0; i < 15; i++) {
+        const r = await store.reserve({ intent: intentOf(key.keyId, BigInt(int(1, 20)), T0), now: T0 });
+        if (r.ok) existing.push(r.intent.intentId);
+        if (r.ok) keyOf.set(r.intent.intentId, key.keyId);
+      }
+    }
+
+    const settled = new Map<string, bigint>();
+    const direct = new Map<string, bigint>();
+    const charged: bigint[] = [];
+    const ops = Array.from({ length: OPS }, () => {
+      const now = T0 + int(0, 4000);
+      const key = pick(keys);
+      const roll = random();
+      if (roll < 0.3) {
+        const idem = random() < 0.3 ? `idem-${int(0, 4)}` : undefined;
+        return () => store.reserve({ intent: intentOf(key.keyId, BigInt(int(1, 25)), now, idem), now });
+      }
+      if (roll < 0.5) {
+        const intentId = pick(existing);
+        const final = BigInt(int(0, 20));
+        const charge: ChargeRecord = { chargeId: id("ch"), intentId, keyId: keyOf.get(intentId)!, owner: OWNER, chainId: 8453, amount: final, status: "queued", createdAt: now };
+        return async () => {
+          const r = await store.settle({ intentId, finalAmount: final, result: { final: String(final) }, now, charge });
+          if (r.ok) {
+            expect(settled.has(intentId)).toBe(false);
+            settled.set(intentId, final);
+            if (final > 0n) charged.push(final);
+          }
+          return r;
+        };
+      }
+      if (roll < 0.6) return () => store.abort({ intentId: pick(existing), reason: "race", result: {}, now });
+      if (roll < 0.75) {
+        const amount = BigInt(int(1, 10));
+        const charge: ChargeRecord = { chargeId: id("ch"), keyId: key.keyId, owner: OWNER, chainId: 8453, amount, status: "queued", createdAt: now };
+        return async () => {
+          const r = await store.chargeDirect({ keyId: key.keyId, amount, now, charge });
+          if (r.ok) {
+            direct.set(key.keyId, (direct.get(key.keyId) ?? 0n) + amount);
+            charged.push(amount);
+          }
+          return r;
+        };
+      }
+      if (roll < 0.87) return () => store.expireIntents(now, int(1, 5));
+      if (roll < 0.99) return () => store.getIntent(pick(existing), now);
+      return () => store.revokeKey(key.keyId, now);
+    });
+    // Every operation must complete: a deadlock or a lost race would reject.
+    await Promise.all(ops.map((op) => op()));
+    await store.expireIntents(T0 + 1_000_000, 1_000_000);
+
+    const intents = await allIntents(store);
+    // The mix did exercise every path.
+    expect(settled.size).toBeGreaterThan(0);
+    expect(direct.size).toBeGreaterThan(0);
+    expect(intents.filter((i) => i.status === "expired").length).toBeGreaterThan(0);
+    expect(intents.filter((i) => i.status === "aborted").length).toBeGreaterThan(0);
+    for (const key of keys) {
+      const read = (await store.getKeyById(key.keyId))!;
+      const mine = intents.filter((i) => i.keyId === key.keyId);
+      const fromIntents = mine.reduce((sum, i) => sum + (i.status === "settled" ? i.finalAmount! : 0n), 0n);
+      expect(read.budgetReserved).toBe(0n);
+      expect(read.budgetUsed).toBe(fromIntents + (direct.get(key.keyId) ?? 0n));
+      expect(read.budgetUsed <= read.budgetLimit).toBe(true);
+      // One intent per idempotency key.
+      const idems = mine.flatMap((i) => (i.idempotencyKey ? [i.idempotencyKey] : []));
+      expect(new Set(idems).size).toBe(idems.length);
+    }
+    for (const i of intents) {
+      expect(i.status).not.toBe("authorized");
+      if (i.status === "settled") expect([i.finalAmount, i.releasedAmount]).toEqual([settled.get(i.intentId), i.maxAmount - settled.get(i.intentId)!]);
+      else expect(i.releasedAmount).toBe(i.maxAmount);
+    }
+    expect(await store.pendingChargeTotals(OWNER, 8453)).toEqual({ amount: charged.reduce((a, b) => a + b, 0n), count: charged.length });
+    await store.close();
+  });
+}

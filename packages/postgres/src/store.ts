@@ -1,0 +1,125 @@
+/** `createPostgresStore`: the Store for several gateway instances sharing one PostgreSQL database. */
+import { MAX_AMOUNT, type Store } from "@tollgate/core";
+import pg from "pg";
+import { createAgentOps } from "./agents.js";
+import { createChargeOps } from "./charges.js";
+import { createDispenserOps } from "./dispenser.js";
+import { createFeedbackOps } from "./feedback.js";
+import { createKeyOps } from "./keys.js";
+import { createLedgerOps } from "./ledger.js";
+import { MIGRATIONS, migrate } from "./migrations.js";
+import type { Queryable } from "./queryable.js";
+import { tablesIn } from "./rows.js";
+import { createVideoOps } from "./video.js";
+import { createPaymentNonceOps } from "./x402.js";
+
+/** Options of {@link createPostgresStore}: exactly one of `connectionString` and `pool`. */
+export interface PostgresStoreOptions {
+  /** A PostgreSQL URL; a `pg.Pool` is created for it and closed by `store.close()`. */
+  connectionString?: string;
+  /** An existing `pg.Pool`, `pg.Client` or PGlite adapter; NOT closed by `store.close()`. */
+  pool?: Queryable;
+  /** Connections of the pool created for `connectionString`. @default 10 */
+  poolSize?: number;
+  /** The schema the tables live in (created if missing). @default "public" */
+  schema?: string;
+  /**
+   * Run {@link migrate} at creation. With `false` the schema must already be migrated (e.g. by a
+   * deploy step calling `migrate()`); creation then only checks that it is.
+   * @default true
+   */
+  migrate?: boolean;
+}
+
+function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOptions, "poolSize" | "schema" | "migrate">> {
+  const problems: string[] = [];
+  if (typeof options !== "object" || options === null) throw new TypeError("createPostgresStore: options must be an object");
+  const { connectionString, pool, poolSize = 10, schema = "public", migrate: run = true } = options;
+  if ((connectionString === undefined) === (pool === undefined)) problems.push("pass exactly one of `connectionString` and `pool`");
+  if (connectionString !== undefined && (typeof connectionString !== "string" || connectionString.length === 0)) problems.push("`connectionString` must be a non-empty string");
+  if (pool !== undefined && typeof pool?.query !== "function") problems.push("`pool` must have a query(text, params) method (a pg.Pool, pg.Client or the PGlite adapter)");
+  if (!Number.isInteger(poolSize) || poolSize < 1) problems.push("`poolSize` must be a positive integer");
+  if (typeof schema !== "string" || schema.length === 0 || schema.length > 63) problems.push("`schema` must be a string of 1 to 63 characters");
+  if (typeof run !== "boolean") problems.push("`migrate` must be a boolean");
+  if (problems.length > 0) throw new TypeError(`createPostgresStore: ${problems.join("; ")}`);
+  return { poolSize, schema, migrate: run };
+}
+
+/** Throws unless every migration is recorded in `schema`. */
+async function assertMigrated(db: Queryable, schema: string): Promise<void> {
+  const table = tablesIn(schema)("schema_migrations");
+  const { rows } = await db.query<{ version: string }>(`SELECT version::text AS version FROM ${table}`).catch((error: unknown) => {
+    throw new Error(`createPostgresStore: schema "${schema}" is not migrated (run migrate() or pass migrate: true)`, { cause: error });
+  });
+  const applied = new Set(rows.map((r) => Number(r.version)));
+  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => m.version);
+  if (missing.length > 0) throw new Error(`createPostgresStore: schema "${schema}" lacks migrations ${missing.join(", ")} (run migrate())`);
+}
+
+/**
+ * Runs each parameterized statement of the store as a named prepared statement, parsed and
+ * planned once per connection: the guarded statements are large CTEs, and re-parsing them halves
+ * the throughput measured here (≈1k against ≈2.2k reserve+settle pairs/s). Only for the pool the
+ * store creates: the statement names must be unique on its connections.
+ */
+function prepared(pool: pg.Pool): Queryable {
+  const names = new Map<string, string>();
+  const query = (text: string, values?: unknown[]) => {
+    if (!values || values.length === 0) return pool.query(text);
+    let name = names.get(text);
+    if (name === undefined) names.set(text, (name = `tollgate_${names.size + 1}`));
+    return pool.query({ name, text, values });
+  };
+  return { query: query as Queryable["query"] };
+}
+
+/**
+ * Opens a PostgreSQL {@link Store} (and migrates its schema unless `migrate: false`). Every store
+ * operation is one SQL statement, so the guarded ones are atomic on their own and any number of
+ * gateway instances may share the database (the package README says how each guard stays exact
+ * under READ COMMITTED). Amounts are exact up to 2^256-1 (`store.maxAmount`).
+ * @throws TypeError on invalid options; the database error if it cannot connect or migrate (a pool
+ * created here is closed again first).
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const { poolSize, schema, migrate: run } = check(options);
+  let db: Queryable;
+  let ops: Queryable;
+  let end: (() => Promise<void>) | undefined;
+  if (options.connectionString !== undefined) {
+    const pool = new pg.Pool({ connectionString: options.connectionString, max: poolSize });
+    // An idle connection that breaks (server restart, network) is dropped by the pool and the next
+    // query opens a new one; without a listener pg's "error" event would end the process instead.
+    pool.on("error", () => {});
+    db = pool;
+    ops = prepared(pool);
+    end = () => pool.end();
+  } else {
+    db = ops = options.pool as Queryable;
+  }
+  try {
+    if (run) await migrate(db, { schema });
+    else await assertMigrated(db, schema);
+  } catch (error) {
+    await end?.();
+    throw error;
+  }
+
+  const t = tablesIn(schema);
+  let closing: Promise<void> | undefined;
+  return {
+    maxAmount: MAX_AMOUNT,
+    ...createKeyOps(ops, t),
+    ...createLedgerOps(ops, t),
+    ...createChargeOps(ops, t),
+    ...createFeedbackOps(ops, t),
+    ...createAgentOps(ops, t),
+    ...createDispenserOps(ops, t),
+    ...createVideoOps(ops, t),
+    ...createPaymentNonceOps(ops, t),
+    async close() {
+      closing ??= end?.() ?? Promise.resolve();
+      await closing;
+    },
+  };
+}

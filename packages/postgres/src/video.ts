@@ -1,0 +1,130 @@
+/** {@link VideoStore} on PostgreSQL: each guarded method is one conditional UPDATE. */
+import type { VideoJobRecord, VideoJobStatus, VideoStore } from "@tollgate/core";
+import type { Migration } from "./migrations.js";
+import type { Queryable } from "./queryable.js";
+import { dec, enc, selectList, toJson, type TableName } from "./rows.js";
+
+interface VideoRow {
+  id: string;
+  model: string;
+  provider: string;
+  upstream: string;
+  upstream_id: string;
+  status: VideoJobStatus;
+  progress: string | null;
+  url: string | null;
+  error: string | null;
+  receipt: string | null;
+  created_at: string;
+  updated_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+const COLS = selectList("id model provider upstream upstream_id status url error lease_owner", "progress receipt created_at updated_at lease_until");
+
+function toJob(r: VideoRow): VideoJobRecord {
+  return {
+    id: r.id,
+    model: r.model,
+    provider: r.provider,
+    upstream: r.upstream,
+    upstreamId: r.upstream_id,
+    status: r.status,
+    ...(r.progress === null ? {} : { progress: Number(r.progress) }),
+    ...(r.url === null ? {} : { url: dec(r.url) }),
+    ...(r.error === null ? {} : { error: dec(r.error) }),
+    ...(r.receipt === null ? {} : { receipt: JSON.parse(r.receipt) as unknown }),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    ...(r.lease_owner === null ? {} : { leaseOwner: r.lease_owner }),
+    ...(r.lease_until === null ? {} : { leaseUntil: Number(r.lease_until) }),
+  };
+}
+
+const TERMINAL = "('completed', 'failed')";
+
+export function createVideoOps(db: Queryable, t: TableName): VideoStore {
+  const jobs = t("video_jobs");
+  return {
+    async insertVideoJob(job) {
+      await db.query(
+        `INSERT INTO ${jobs} (id, model, provider, upstream, upstream_id, status, progress, url, error, receipt, created_at, updated_at)
+         VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::double precision, $8::text, $9::text, $10::json, $11::bigint, $12::bigint)`,
+        [job.id, job.model, job.provider, job.upstream, job.upstreamId, job.status, job.progress ?? null, enc(job.url), enc(job.error), toJson(job.receipt), job.createdAt, job.updatedAt],
+      );
+    },
+
+    async getVideoJob(id) {
+      const { rows } = await db.query<VideoRow>(`SELECT ${COLS} FROM ${jobs} WHERE id = $1::text`, [id]);
+      return rows[0] ? toJob(rows[0]) : null;
+    },
+
+    /**
+     * One conditional UPDATE. A concurrent leaser waits for the row lock and then re-checks the
+     * guard on the latest version, so of N owners exactly one wins. (Not SKIP LOCKED: the holder
+     * renewing its lease while it updates the job must wait and win, not be told it lost.)
+     */
+    async leaseVideoJob({ id, owner, now, leaseMs }) {
+      const { rows } = await db.query(
+        `UPDATE ${jobs} SET lease_owner = $2::text, lease_until = $4::bigint
+         WHERE id = $1::text AND status NOT IN ${TERMINAL}
+           AND (lease_owner IS NULL OR lease_owner = $2::text OR lease_until <= $3::bigint)
+         RETURNING 1`,
+        [id, owner, now, now + leaseMs],
+      );
+      return rows.length === 1;
+    },
+
+    /** One conditional UPDATE on the lease holder and a non-terminal status. */
+    async updateVideoJob({ id, owner, now, status, progress, url, error }) {
+      const { rows } = await db.query<VideoRow>(
+        `UPDATE ${jobs} SET status = $4::text, updated_at = $3::bigint,
+           progress = COALESCE($5::double precision, progress), url = COALESCE($6::text, url), error = COALESCE($7::text, error),
+           lease_owner = CASE WHEN $4::text IN ${TERMINAL} THEN NULL ELSE lease_owner END,
+           lease_until = CASE WHEN $4::text IN ${TERMINAL} THEN NULL ELSE lease_until END
+         WHERE id = $1::text AND lease_owner = $2::text AND status NOT IN ${TERMINAL}
+         RETURNING ${COLS}`,
+        [id, owner, now, status, progress ?? null, enc(url), enc(error)],
+      );
+      return rows[0] ? toJob(rows[0]) : null;
+    },
+
+    async listPendingVideoJobs({ now, limit }) {
+      const { rows } = await db.query<VideoRow>(
+        `SELECT ${COLS} FROM ${jobs} x
+         WHERE status NOT IN ${TERMINAL} AND (lease_owner IS NULL OR lease_until <= $1::bigint)
+         ORDER BY x.updated_at, x.id LIMIT $2::int`,
+        [now, Math.max(0, Math.floor(limit))],
+      );
+      return rows.map(toJob);
+    },
+  };
+}
+
+/** Schema of this capability (migration version 2; add later changes as new versions). */
+export const VIDEO_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 2,
+    name: "video jobs",
+    sql: `
+      CREATE TABLE video_jobs (
+        id          text COLLATE "C" PRIMARY KEY,
+        model       text NOT NULL,
+        provider    text NOT NULL,
+        upstream    text NOT NULL,
+        upstream_id text NOT NULL,
+        status      text NOT NULL CHECK (status IN ('queued', 'processing', 'completed', 'failed')),
+        progress    double precision,
+        url         text,
+        error       text,
+        receipt     json,
+        created_at  bigint NOT NULL,
+        updated_at  bigint NOT NULL,
+        lease_owner text,
+        lease_until bigint
+      );
+      CREATE INDEX video_jobs_pending ON video_jobs (updated_at, id) WHERE status IN ('queued', 'processing');
+    `,
+  },
+];

@@ -1,0 +1,97 @@
+/** {@link PaymentNonceStore} on PostgreSQL: one statement per operation (each atomic on its own). */
+import type { PaymentNonceStore } from "@tollgate/core";
+import type { Migration } from "./migrations.js";
+import type { Queryable } from "./queryable.js";
+import { selectList, type TableName } from "./rows.js";
+
+type NonceRecord = NonNullable<Awaited<ReturnType<PaymentNonceStore["getPaymentNonce"]>>>;
+
+interface NonceRow {
+  network: string;
+  payer: string;
+  nonce: string;
+  request_id: string;
+  status: string;
+  claimed_at: string;
+  expires_at: string;
+  tx_hash: string | null;
+  settled_at: string | null;
+}
+
+const COLS = selectList("network payer nonce request_id status tx_hash", "claimed_at expires_at settled_at");
+
+function toRecord(r: NonceRow): NonceRecord {
+  const record: NonceRecord = {
+    network: r.network,
+    payer: r.payer,
+    nonce: r.nonce,
+    requestId: r.request_id,
+    status: r.status as NonceRecord["status"],
+    claimedAt: Number(r.claimed_at),
+    expiresAt: Number(r.expires_at),
+  };
+  if (r.tx_hash !== null) record.txHash = r.tx_hash;
+  if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
+  return record;
+}
+
+/** $1 network, $2 payer, $3 nonce: the key of a claim, lower-cased. */
+const key = (k: { network: string; payer: string; nonce: string }) => [k.network, k.payer.toLowerCase(), k.nonce.toLowerCase()];
+const BY_KEY = "network = $1::text AND payer = $2::text AND nonce = $3::text";
+
+/** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
+export function createPaymentNonceOps(db: Queryable, t: TableName): PaymentNonceStore {
+  const nonces = t("x402_nonces");
+  return {
+    /** One INSERT … ON CONFLICT DO NOTHING: a concurrent claim of the key waits for the first and then does nothing. */
+    async claimPaymentNonce(input) {
+      const { rows } = await db.query(
+        `INSERT INTO ${nonces} (network, payer, nonce, request_id, status, claimed_at, expires_at)
+         VALUES ($1::text, $2::text, $3::text, $4::text, 'claimed', $5::bigint, $6::bigint)
+         ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING 1`,
+        [...key(input), input.requestId, input.now, input.expiresAt],
+      );
+      return rows.length === 1;
+    },
+    /** One conditional DELETE (status and holder re-checked on the latest version). */
+    async releasePaymentNonce(input) {
+      const { rows } = await db.query(`DELETE FROM ${nonces} WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1`, [...key(input), input.requestId]);
+      return rows.length === 1;
+    },
+    /** One conditional UPDATE (status and holder re-checked on the latest version). */
+    async markPaymentNonceSettled(input) {
+      const { rows } = await db.query(
+        `UPDATE ${nonces} SET status = 'settled', tx_hash = $5::text, settled_at = $6::bigint
+         WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1`,
+        [...key(input), input.requestId, input.txHash, input.now],
+      );
+      return rows.length === 1;
+    },
+    async getPaymentNonce(k) {
+      const { rows } = await db.query<NonceRow>(`SELECT ${COLS} FROM ${nonces} WHERE ${BY_KEY}`, key(k));
+      return rows[0] ? toRecord(rows[0]) : null;
+    },
+  };
+}
+
+/** Schema of this capability (migration version 6; add later changes as new versions). */
+export const X402_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 6,
+    name: "x402 nonce claims",
+    sql: `
+      CREATE TABLE x402_nonces (
+        network     text NOT NULL,
+        payer       text NOT NULL,
+        nonce       text NOT NULL,
+        request_id  text NOT NULL,
+        status      text NOT NULL CHECK (status IN ('claimed', 'settled')),
+        claimed_at  bigint NOT NULL,
+        expires_at  bigint NOT NULL,
+        tx_hash     text,
+        settled_at  bigint,
+        PRIMARY KEY (network, payer, nonce)
+      );
+    `,
+  },
+];
