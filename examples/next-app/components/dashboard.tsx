@@ -1,11 +1,12 @@
 "use client";
 /**
  * The wallet dashboard: an address form, then the wallet's keys, spend totals and recent payment
- * intents, all read from the gateway's HTTP API in the browser. The address is mirrored in
+ * intents, all read from the gateway's HTTP API in the browser with `@tollgate/client`. The address is mirrored in
  * `?address=` so a view can be linked and reloaded.
  */
 import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
-import { describeError, fetchAllKeys, fetchIntents, type IntentView, type KeyView } from "../lib/api";
+import type { IntentListItem, ServiceKey, TollgateClient } from "@tollgate/client";
+import { describeError, fetchAllKeys, fetchIntents, walletClient } from "../lib/api";
 import { IntentsTable } from "./intents-table";
 import { KeysTable } from "./keys-table";
 import { SpendSummary } from "./spend-summary";
@@ -14,7 +15,7 @@ type View =
   | { state: "idle" }
   | { state: "loading"; address: string }
   | { state: "error"; address: string; message: string }
-  | { state: "ready"; address: string; keys: KeyView[]; intents: IntentView[]; nextCursor: string | null };
+  | { state: "ready"; address: string; keys: ServiceKey[]; intents: IntentListItem[]; nextCursor: string | null };
 
 /** Props of {@link Dashboard}. */
 export interface DashboardProps {
@@ -28,16 +29,17 @@ export function Dashboard({ initialAddress }: DashboardProps) {
   const [view, setView] = useState<View>({ state: "idle" });
   const [more, setMore] = useState<{ loading: boolean; error?: string }>({ loading: false });
   // Only the latest load may write state: an older answer arriving late is dropped.
-  const current = useRef<AbortController | null>(null);
+  const current = useRef<{ controller: AbortController; client: TollgateClient } | null>(null);
 
   const load = useCallback(async (address: string) => {
-    current.current?.abort();
+    current.current?.controller.abort();
     const controller = new AbortController();
-    current.current = controller;
+    const client = walletClient(address);
+    current.current = { controller, client };
     setView({ state: "loading", address });
     setMore({ loading: false });
     try {
-      const [keys, page] = await Promise.all([fetchAllKeys(address, controller.signal), fetchIntents(address, null, controller.signal)]);
+      const [keys, page] = await Promise.all([fetchAllKeys(client, controller.signal), fetchIntents(client, null, controller.signal)]);
       if (!controller.signal.aborted) setView({ state: "ready", address, keys, intents: page.intents, nextCursor: page.next_cursor });
     } catch (error) {
       if (!controller.signal.aborted) setView({ state: "error", address, message: describeError(error) });
@@ -46,7 +48,7 @@ export function Dashboard({ initialAddress }: DashboardProps) {
 
   useEffect(() => {
     if (initialAddress.trim()) void load(initialAddress.trim());
-    return () => current.current?.abort();
+    return () => current.current?.controller.abort();
   }, [initialAddress, load]);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -61,11 +63,11 @@ export function Dashboard({ initialAddress }: DashboardProps) {
 
   async function loadMore() {
     if (view.state !== "ready" || !view.nextCursor) return;
-    const controller = current.current;
-    if (!controller) return;
+    if (!current.current) return;
+    const { controller, client } = current.current;
     setMore({ loading: true });
     try {
-      const page = await fetchIntents(view.address, view.nextCursor, controller.signal);
+      const page = await fetchIntents(client, view.nextCursor, controller.signal);
       if (controller.signal.aborted) return;
       setView({ ...view, intents: [...view.intents, ...page.intents], nextCursor: page.next_cursor });
       setMore({ loading: false });

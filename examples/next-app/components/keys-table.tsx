@@ -1,66 +1,39 @@
 /** The wallet's service keys with their budgets and state. */
-import type { KeyView } from "../lib/api";
+import type { ServiceKey } from "@tollgate/client";
 import { capitalize, formatTime } from "../lib/format";
 import { formatUsdc } from "../lib/usdc";
+import { DataTable, type Column } from "./data-table";
 
-const PURPOSE: Record<KeyView["purpose"], string> = { api: "API", session: "Session" };
+const PURPOSE: Record<ServiceKey["purpose"], string> = { api: "API", session: "Session" };
+
+const COLUMNS: readonly [Column<ServiceKey>, ...Column<ServiceKey>[]] = [
+  {
+    label: "Name",
+    cell: (key) => (
+      <>
+        <span className="name">{key.name ?? "Unnamed key"}</span>
+        <code className="id">{key.keyId}</code>
+      </>
+    ),
+  },
+  { label: "Purpose", cell: (key) => PURPOSE[key.purpose] ?? key.purpose },
+  { label: "Chain", cell: (key) => key.chainId },
+  { label: "Limit", numeric: true, cell: (key) => formatUsdc(key.budgetLimit) },
+  { label: "Used", numeric: true, cell: (key) => formatUsdc(key.budgetUsed) },
+  { label: "Reserved", numeric: true, cell: (key) => formatUsdc(key.budgetReserved) },
+  { label: "Remaining", numeric: true, cell: (key) => formatUsdc(key.budgetRemaining) },
+  { label: "Expires", cell: (key) => formatTime(key.expiresAt) },
+  {
+    label: "State",
+    cell: (key) => (
+      <span className={`badge badge-${key.status}`} title={key.revokedAt === undefined ? undefined : `Revoked ${formatTime(key.revokedAt)}`}>
+        {capitalize(key.status)}
+      </span>
+    ),
+  },
+];
 
 /** One row per key, newest first; amounts in USDC. */
-export function KeysTable({ keys }: { keys: readonly KeyView[] }) {
-  return (
-    <section aria-labelledby="keys-heading" className="card">
-      <h2 id="keys-heading">Service keys</h2>
-      {keys.length === 0 ? (
-        <p className="empty">This wallet has no keys yet.</p>
-      ) : (
-        <div className="scroll">
-          <table aria-labelledby="keys-heading">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Purpose</th>
-                <th scope="col">Chain</th>
-                <th scope="col" className="num">
-                  Limit
-                </th>
-                <th scope="col" className="num">
-                  Used
-                </th>
-                <th scope="col" className="num">
-                  Reserved
-                </th>
-                <th scope="col" className="num">
-                  Remaining
-                </th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((key) => (
-                <tr key={key.keyId}>
-                  <th scope="row">
-                    <span className="name">{key.name ?? "Unnamed key"}</span>
-                    <code className="id">{key.keyId}</code>
-                  </th>
-                  <td>{PURPOSE[key.purpose] ?? key.purpose}</td>
-                  <td>{key.chainId}</td>
-                  <td className="num">{formatUsdc(key.budgetLimit)}</td>
-                  <td className="num">{formatUsdc(key.budgetUsed)}</td>
-                  <td className="num">{formatUsdc(key.budgetReserved)}</td>
-                  <td className="num">{formatUsdc(key.budgetRemaining)}</td>
-                  <td>{formatTime(key.expiresAt)}</td>
-                  <td>
-                    <span className={`badge badge-${key.status}`} title={key.revokedAt === undefined ? undefined : `Revoked ${formatTime(key.revokedAt)}`}>
-                      {capitalize(key.status)}
-                    </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
-  );
+export function KeysTable({ keys }: { keys: readonly ServiceKey[] }) {
+  return <DataTable id="keys-heading" title="Service keys" empty="This wallet has no keys yet." rows={keys} rowKey={(key) => key.keyId} columns={COLUMNS} />;
 }

@@ -1,9 +1,9 @@
 /** The spend totals of a wallet, summed over its keys with bigint arithmetic. */
-import type { KeyView } from "../lib/api";
+import type { ServiceKey } from "@tollgate/client";
 import { formatUsdc, spendTotals } from "../lib/usdc";
 
 /** Settled, reserved, settled + reserved, and still available budget, in USDC. */
-export function SpendSummary({ keys }: { keys: readonly KeyView[] }) {
+export function SpendSummary({ keys }: { keys: readonly ServiceKey[] }) {
   const totals = spendTotals(keys);
   const active = keys.filter((k) => k.status === "active").length;
   const items = [
