@@ -1,11 +1,4 @@
 import { defineConfig } from "tsup";
+import { libraryBuild } from "../../tsup.shared.js";
 
-export default defineConfig({
-  entry: { index: "src/index.ts" },
-  format: ["esm", "cjs"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-  removeNodeProtocol: false,
-});
+export default defineConfig(libraryBuild());

@@ -1,12 +1,5 @@
 import { defineConfig } from "tsup";
+import { libraryBuild } from "../../tsup.shared.js";
 
-export default defineConfig({
-  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" },
-  format: ["esm", "cjs"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-  external: ["vitest", "fast-check", "solc"],
-  shims: true,
-});
+// The testing subpath needs vitest, fast-check and solc (optional peers), kept external.
+export default defineConfig(libraryBuild({ entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts" }, external: ["vitest", "fast-check", "solc"], shims: true }));

@@ -1,26 +1,9 @@
 import { defineConfig } from "tsup";
+import { libraryBuild } from "../../tsup.shared.js";
 
 // The library ships ESM + CJS with declarations; the CLI is ESM only (tsup keeps its shebang and
-// marks the file executable). Workspace packages and drivers stay external.
+// marks the file executable).
 export default defineConfig([
-  {
-    entry: { index: "src/index.ts" },
-    format: ["esm", "cjs"],
-    dts: true,
-    sourcemap: true,
-    clean: true,
-    target: "node20",
-    platform: "node",
-    removeNodeProtocol: false,
-  },
-  {
-    entry: { cli: "src/cli.ts" },
-    format: ["esm"],
-    dts: false,
-    sourcemap: true,
-    clean: false,
-    target: "node20",
-    platform: "node",
-    removeNodeProtocol: false,
-  },
+  libraryBuild({ platform: "node" }),
+  libraryBuild({ entry: { cli: "src/cli.ts" }, format: ["esm"], dts: false, clean: false, platform: "node" }),
 ]);

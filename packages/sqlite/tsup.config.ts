@@ -1,11 +1,4 @@
 import { defineConfig } from "tsup";
+import { libraryBuild } from "../../tsup.shared.js";
 
-export default defineConfig({
-  entry: { index: "src/index.ts" },
-  format: ["esm", "cjs"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-  external: ["better-sqlite3", "@tollgate/core"],
-});
+export default defineConfig(libraryBuild({ external: ["better-sqlite3", "@tollgate/core"] }));
