@@ -1,1 +1,67 @@
-export {};
+/**
+ * @tollgate/next — the gateway as Next.js App Router route handlers. Put it in a catch-all route
+ * (`app/gateway/[...path]/route.ts`) and export the methods you serve:
+ * `export const { GET, POST, DELETE, OPTIONS } = createHandler(gateway, { basePath: "/gateway" })`.
+ * Only Web `Request`/`Response` are used, so `next` is never imported at runtime.
+ */
+import { fromWebRequest, toErrorEnvelope, toWebResponse } from "@tollgate/core";
+import type { Gateway } from "@tollgate/core";
+
+/** Options of {@link createHandler}; the same names as every Tollgate framework adapter. */
+export interface NextHandlerOptions {
+  /** URL path the catch-all route lives under (e.g. `"/gateway"`), stripped at a segment boundary before routing. @default "" */
+  basePath?: string;
+  /** Hard cap in bytes on a request body, below the per-route limits of the gateway (larger bodies get 413). @default unlimited */
+  maxBodySize?: number;
+  /** Called once per error that escaped the gateway (the client then gets one 500 error envelope). @default logs to stderr */
+  onError?: (error: unknown) => void;
+}
+
+/** One App Router route handler. */
+export type NextRouteHandler = (request: Request) => Promise<Response>;
+
+/** The route handlers returned by {@link createHandler}, one per HTTP method (all the same function). */
+export interface NextRouteHandlers {
+  GET: NextRouteHandler;
+  POST: NextRouteHandler;
+  PUT: NextRouteHandler;
+  PATCH: NextRouteHandler;
+  DELETE: NextRouteHandler;
+  OPTIONS: NextRouteHandler;
+  HEAD: NextRouteHandler;
+}
+
+/**
+ * Builds the App Router handlers of a gateway. Each converts the `Request` with `fromWebRequest`
+ * (base path stripped, body capped at `maxBodySize`, `request.signal` as the disconnect signal),
+ * calls `gateway.handle` and answers with `toWebResponse` (SSE streams; cancelling the body stops
+ * the stream). Never rejects: an escaping error is reported once to `onError` and becomes a 500
+ * error envelope.
+ */
+export function createHandler(gateway: Pick<Gateway, "handle">, options: NextHandlerOptions = {}): NextRouteHandlers {
+  const onError = options.onError ?? defaultOnError;
+  const handler: NextRouteHandler = async (request) => {
+    try {
+      const gatewayRequest = fromWebRequest(request, {
+        basePath: options.basePath ?? "",
+        ...(options.maxBodySize === undefined ? {} : { maxBodySize: options.maxBodySize }),
+      });
+      return toWebResponse(await gateway.handle(gatewayRequest), { onError });
+    } catch (error) {
+      onError(error);
+      return fallback(error);
+    }
+  };
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler, HEAD: handler };
+}
+
+function fallback(error: unknown): Response {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  const requestId = `req_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const envelope = toErrorEnvelope(error, requestId);
+  return Response.json(envelope.body, { status: envelope.status, headers: { ...envelope.headers, "x-request-id": requestId } });
+}
+
+function defaultOnError(error: unknown): void {
+  console.error("[tollgate] request failed:", error);
+}

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { GatewayError, stringifyJson, toErrorEnvelope } from "@tollgate/core";
+import { GatewayError, relativeToBase, stringifyJson, toErrorEnvelope } from "@tollgate/core";
 import type { Gateway, GatewayRequest, GatewayRequestBody, GatewayResponse } from "@tollgate/core";
 
 /** Options of {@link toGatewayRequest}. */
@@ -131,17 +131,7 @@ export function createNodeHandler(gateway: Pick<Gateway, "handle">, options: Nod
 
 /** Returns the path relative to `basePath`, or undefined when it lies outside it. */
 export function stripBasePath(path: string, basePath: string | undefined): string | undefined {
-  const base = normaliseBasePath(basePath);
-  if (base === "") return path;
-  if (path === base) return "/";
-  if (path.startsWith(`${base}/`)) return path.slice(base.length);
-  return undefined;
-}
-
-function normaliseBasePath(basePath: string | undefined): string {
-  if (!basePath || basePath === "/") return "";
-  const withSlash = basePath.startsWith("/") ? basePath : `/${basePath}`;
-  return withSlash.endsWith("/") ? withSlash.slice(0, -1) : withSlash;
+  return relativeToBase(path, basePath);
 }
 
 function splitUrl(url: string): { pathname: string; search: string } {

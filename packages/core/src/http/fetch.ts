@@ -17,7 +17,7 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`);
+      throw new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
     }
     chunks.push(value);
   }
@@ -30,15 +30,38 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
   return out;
 }
 
-/** Converts a Web `Request` to the plain request shape. `basePath` is stripped from the path. */
-export function fromWebRequest(request: Request, basePath = ""): GatewayRequest {
+/** Options of {@link fromWebRequest}. */
+export interface FromWebRequestOptions {
+  /** Mount path stripped from the front of the path, only at a segment boundary (`/gw` strips `/gw/x`, not `/gwx`). A path outside it is passed on unchanged. @default "" */
+  basePath?: string;
+  /** Upper bound in bytes for any `body.read(limit)`, whatever limit the route asks for. @default unlimited */
+  maxBodySize?: number;
+}
+
+/** Returns `path` relative to `basePath` (segment-aligned), or undefined when it lies outside it. */
+export function relativeToBase(path: string, basePath: string | undefined): string | undefined {
+  const trimmed = !basePath || basePath === "/" ? "" : basePath.replace(/\/+$/, "");
+  const base = trimmed === "" || trimmed.startsWith("/") ? trimmed : `/${trimmed}`;
+  if (base === "") return path;
+  if (path === base) return "/";
+  return path.startsWith(`${base}/`) ? path.slice(base.length) : undefined;
+}
+
+/**
+ * Converts a Web `Request` to the plain request shape: lower-case headers (repeated ones joined
+ * with ", " by `Headers`), the still-encoded path relative to `basePath`, the request's abort
+ * signal, and a lazy body whose `read(limit)` runs once and rejects with `payload_too_large` as
+ * soon as more than `min(limit, maxBodySize)` bytes arrive (or Content-Length already says so).
+ * A string second argument is the `basePath` (older call form).
+ */
+export function fromWebRequest(request: Request, options: string | FromWebRequestOptions = {}): GatewayRequest {
+  const opts = typeof options === "string" ? { basePath: options } : options;
   const url = new URL(request.url);
   const headers: Record<string, string> = {};
   request.headers.forEach((v, k) => {
     headers[k] = v;
   });
-  let path = url.pathname;
-  if (basePath && path.startsWith(basePath)) path = path.slice(basePath.length) || "/";
+  const path = relativeToBase(url.pathname, opts.basePath) ?? url.pathname;
   const stream = request.body;
   let pending: Promise<Uint8Array> | undefined;
   return {
@@ -52,10 +75,11 @@ export function fromWebRequest(request: Request, basePath = ""): GatewayRequest 
       ? {
           body: {
             kind: "stream" as const,
-            read(limit: number) {
+            read(routeLimit: number) {
+              const limit = Math.min(routeLimit, opts.maxBodySize ?? Number.POSITIVE_INFINITY);
               const declared = Number(headers["content-length"]);
               if (Number.isFinite(declared) && declared > limit)
-                return Promise.reject(new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`));
+                return Promise.reject(new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } }));
               pending ??= readLimited(stream, limit);
               return pending;
             },
@@ -65,15 +89,33 @@ export function fromWebRequest(request: Request, basePath = ""): GatewayRequest 
   };
 }
 
-/** Converts the plain response shape to a Web `Response`; SSE frames become a streaming body. */
-export function toWebResponse(response: GatewayResponse): Response {
+/** Options of {@link toWebResponse}. */
+export interface ToWebResponseOptions {
+  /** Called once with an error raised by the SSE frames after the response started (the body stream then errors). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Converts the plain response shape to a Web `Response`. SSE frames become a streaming body that
+ * pulls one frame at a time; cancelling the body calls the frame iterator's `return()`, and a
+ * frame iterator that throws errors the body stream (a client sees a broken stream, not an end).
+ */
+export function toWebResponse(response: GatewayResponse, options: ToWebResponseOptions = {}): Response {
   const init = { status: response.status, headers: response.headers };
   const body = response.body;
   switch (body.kind) {
-    case "json":
-      return new Response(stringifyJson(body.value), init);
+    case "json": {
+      const bytes = new TextEncoder().encode(stringifyJson(body.value) ?? "null");
+      return new Response(bytes, {
+        ...init,
+        headers: { "content-type": "application/json; charset=utf-8", ...response.headers, "content-length": String(bytes.byteLength) },
+      });
+    }
     case "bytes":
-      return new Response(body.value as Uint8Array<ArrayBuffer>, init);
+      return new Response(body.value as Uint8Array<ArrayBuffer>, {
+        ...init,
+        headers: { "content-type": "application/octet-stream", ...response.headers, "content-length": String(body.value.byteLength) },
+      });
     case "empty":
       return new Response(null, init);
     case "sse": {
@@ -81,7 +123,14 @@ export function toWebResponse(response: GatewayResponse): Response {
       const encoder = new TextEncoder();
       const stream = new ReadableStream<Uint8Array>({
         async pull(controller) {
-          const next = await iterator.next();
+          let next: IteratorResult<string>;
+          try {
+            next = await iterator.next();
+          } catch (error) {
+            options.onError?.(error);
+            controller.error(error);
+            return;
+          }
           if (next.done) controller.close();
           else controller.enqueue(encoder.encode(next.value));
         },

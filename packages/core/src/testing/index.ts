@@ -19,3 +19,4 @@ export { connectDirect, runCatalogRouteSuite, type Connect, type TestClient } fr
 export { generateCards, prng } from "./card-fixtures.js";
 export { startAnvil, deployTestUsdc, mintUsdc, approveUsdc, setNextBlockTimestamp, ANVIL_ACCOUNTS, type AnvilNode, type AnvilAccount } from "./anvil.js";
 export { compileTestUsdc } from "./test-usdc.js";
+export { runAdapterConformance, listenHttp, type AdapterConformanceOptions, type AdapterStartOptions, type AdapterTarget } from "./adapter-suite.js";
