@@ -1,34 +1,3 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { runExampleServerTest } from "../example-server-test.js";
 
-const dir = mkdtempSync(join(tmpdir(), "tollgate-example-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-it("serves the gateway under /gateway and the app's own routes beside it", async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "server.ts"], {
-    cwd: import.meta.dirname,
-    env: { ...process.env, PORT: "0", DB: join(dir, "ex.db") },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (c: Buffer) => {
-        out += c.toString();
-        const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-        if (m) resolve(m[0]);
-      });
-      child.on("exit", (code) => reject(new Error(`example exited with ${code}`)));
-    });
-    expect(await (await fetch(`${url}/health`)).text()).toBe("ok");
-    const models = await fetch(`${url}/gateway/v1/models?limit=2`);
-    expect(models.status).toBe(200);
-    expect(((await models.json()) as { data: unknown[] }).data).toHaveLength(2);
-    expect((await fetch(`${url}/elsewhere`)).status).toBe(404);
-  } finally {
-    child.kill("SIGTERM");
-  }
-});
+runExampleServerTest(import.meta.dirname);
