@@ -1,39 +1,57 @@
 /**
- * Ledger benchmark: prepare+settle pairs per second on SQLite (WAL, synchronous=NORMAL),
- *  1. through `gateway.fetch` (HTTP routing, zod, auth, budget headers, the store),
- *  2. directly on the store (`reserve` + `settle`, which also queues a charge),
- *  3. baseline: raw better-sqlite3 running the two guarded UPDATE statements a ledger needs at
- *     minimum (conditional reserve, settle), each in its own implicit transaction.
- * All three run in the same process on the same machine, so the ratios are what to read.
+ * Ledger benchmark: prepare+settle pairs per second, one column per store.
+ *  - SQLite (WAL, synchronous=NORMAL), a fresh file;
+ *  - PostgreSQL, a fresh schema on `DATABASE_URL` (the column is skipped when it is unset); further
+ *    servers (e.g. the same version with fsync on) can be added as more columns with
+ *    `BENCH_DATABASE_URLS=url1,url2`.
+ * Rows, on one key: `gateway.fetch` (HTTP routing, zod, auth, budget headers, the store);
+ * the store directly (`reserve` + `settle`, which also queues a charge), one pair at a time and
+ * 16 pairs in flight; and a baseline: the raw driver (better-sqlite3 / pg) running the two guarded
+ * UPDATE statements a ledger needs at minimum, each in its own implicit transaction.
+ * Each column's ratios are against its own baseline, measured in the same run and process.
  * Run: npm run bench:ledger  (writes its section of docs/benchmarks.md)
  */
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { createGateway, type Store } from "@tollgate/core";
+import { createPostgresStore } from "@tollgate/postgres";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { machine, now, writeSection } from "./lib.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const IN_FLIGHT = 16;
+const POOL = 10;
 const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-"));
+const loadAtStart = loadavg()[0]!.toFixed(1);
 const owner = "0x00000000000000000000000000000000000000b1";
 
-async function timed(label: string, pair: (i: number) => Promise<void> | void): Promise<{ label: string; pairs: number; perSecond: number }> {
-  let seq = 0;
-  for (let i = 0; i < 200; i++) await pair(seq++); // warm-up
-  const deadline = now() + BigInt(SECONDS * 1e9);
-  const start = now();
-  let pairs = 0;
-  while (now() < deadline) {
-    for (let j = 0; j < 50; j++, pairs++) await pair(seq++);
-  }
-  const seconds = Number(now() - start) / 1e9;
-  return { label, pairs, perSecond: pairs / seconds };
+interface Result {
+  pairs: number;
+  perSecond: number;
 }
 
-async function viaFetch() {
-  const store = createSqliteStore({ filename: join(dir, "fetch.db") });
+/** Runs `pair` from `workers` concurrent loops for SECONDS after 200 sequential warm-up pairs. */
+async function timed(pair: (i: number) => Promise<void> | void, workers = 1): Promise<Result> {
+  let seq = 0;
+  for (let i = 0; i < 200; i++) await pair(seq++);
+  const start = now();
+  const deadline = start + BigInt(SECONDS * 1e9);
+  let pairs = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (now() < deadline) {
+        await pair(seq++);
+        pairs++;
+      }
+    }),
+  );
+  return { pairs, perSecond: pairs / (Number(now() - start) / 1e9) };
+}
+
+async function viaFetch(store: Store): Promise<Result> {
   const gateway = createGateway({ store, sweepIntervalMs: 0 });
   const res = await gateway.fetch(
     new Request("http://bench/api/keys", {
@@ -45,7 +63,7 @@ async function viaFetch() {
   const { token } = (await res.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}`, "x-network-id": "8453" };
   const prepareBody = JSON.stringify({ service: "inference", action: "bench", resource: "/v1/bench", method: "POST", maxAmountWei: "1000" });
-  const result = await timed("gateway.fetch: POST prepare + POST settle", async () => {
+  const result = await timed(async () => {
     const p = await gateway.fetch(new Request("http://bench/api/payments/prepare", { method: "POST", headers: auth, body: prepareBody }));
     const { paymentIntentId } = (await p.json()) as { paymentIntentId: string };
     const s = await gateway.fetch(new Request("http://bench/api/payments/settle", { method: "POST", body: JSON.stringify({ paymentIntentId, finalAmountWei: "700" }) }));
@@ -56,28 +74,27 @@ async function viaFetch() {
   return result;
 }
 
-async function viaStore() {
-  const store: Store = createSqliteStore({ filename: join(dir, "store.db") });
+async function viaStore(store: Store, workers: number): Promise<Result> {
+  const keyId = `key_bench_${workers}`;
   const t0 = Date.now();
-  await store.insertKey({ keyId: "key_bench", tokenHash: "00".repeat(32), owner, chainId: 8453, purpose: "api", budgetLimit: 10n ** 15n, budgetUsed: 0n, budgetReserved: 0n, createdAt: t0, expiresAt: t0 + 86_400_000 });
-  const result = await timed("store: reserve + settle (with charge)", async (i) => {
+  await store.insertKey({ keyId, tokenHash: keyId.padEnd(64, "0"), owner, chainId: 8453, purpose: "api", budgetLimit: 10n ** 15n, budgetUsed: 0n, budgetReserved: 0n, createdAt: t0, expiresAt: t0 + 86_400_000 });
+  return timed(async (i) => {
     const t = Date.now();
-    const r = await store.reserve({ intent: { intentId: `pi_${i}`, keyId: "key_bench", maxAmount: 1000n, fingerprint: "f", request: {}, createdAt: t, expiresAt: t + 900_000 }, now: t });
+    const id = `${workers}_${i}`;
+    const r = await store.reserve({ intent: { intentId: `pi_${id}`, keyId, maxAmount: 1000n, fingerprint: "f", request: {}, createdAt: t, expiresAt: t + 900_000 }, now: t });
     if (!r.ok) throw new Error(r.reason);
     const s = await store.settle({
-      intentId: `pi_${i}`,
+      intentId: `pi_${id}`,
       finalAmount: 700n,
       result: {},
       now: t,
-      charge: { chargeId: `ch_${i}`, intentId: `pi_${i}`, keyId: "key_bench", owner, chainId: 8453, amount: 700n, status: "queued", createdAt: t },
+      charge: { chargeId: `ch_${id}`, intentId: `pi_${id}`, keyId, owner, chainId: 8453, amount: 700n, status: "queued", createdAt: t },
     });
     if (!s.ok) throw new Error(s.reason);
-  });
-  await store.close();
-  return result;
+  }, workers);
 }
 
-async function rawBaseline() {
+function sqliteBaseline(): Promise<Result> {
   const db = new Database(join(dir, "raw.db"));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
@@ -85,33 +102,92 @@ async function rawBaseline() {
   db.prepare("INSERT INTO k VALUES ('k', 1000000000000000, 0, 0)").run();
   const reserve = db.prepare("UPDATE k SET reserved = reserved + ? WHERE id = 'k' AND lim - used - reserved >= ?");
   const settle = db.prepare("UPDATE k SET reserved = reserved - ?, used = used + ? WHERE id = 'k'");
-  const result = await timed("baseline: raw better-sqlite3, 2 UPDATEs", () => {
+  return timed(() => {
     if (reserve.run(1000, 1000).changes !== 1) throw new Error("reserve failed");
     settle.run(1000, 700);
-  });
-  db.close();
-  return result;
+  }).finally(() => db.close());
 }
 
-const baseline = await rawBaseline();
-const store = await viaStore();
-const fetchRow = await viaFetch();
+async function postgresBaseline(client: pg.Client, schema: string): Promise<Result> {
+  await client.query(`SET search_path TO "${schema}"`);
+  await client.query("CREATE TABLE k (id text PRIMARY KEY, lim bigint, used bigint, reserved bigint)");
+  await client.query("INSERT INTO k VALUES ('k', 1000000000000000, 0, 0)");
+  const reserve = { name: "reserve", text: "UPDATE k SET reserved = reserved + $1 WHERE id = 'k' AND lim - used - reserved >= $1" };
+  const settle = { name: "settle", text: "UPDATE k SET reserved = reserved - $1, used = used + $2 WHERE id = 'k'" };
+  return timed(async () => {
+    if ((await client.query({ ...reserve, values: [1000] })).rowCount !== 1) throw new Error("reserve failed");
+    await client.query({ ...settle, values: [1000, 700] });
+  });
+}
+
+interface Column {
+  title: string;
+  note: string;
+  rows: [Result, Result, Result, Result];
+}
+
+async function sqliteColumn(): Promise<Column> {
+  const baseline = await sqliteBaseline();
+  const open = (name: string) => createSqliteStore({ filename: join(dir, `${name}.db`) });
+  const store = open("store");
+  const one = await viaStore(store, 1);
+  const many = await viaStore(store, IN_FLIGHT);
+  await store.close();
+  return { title: "SQLite", note: "a fresh file, WAL, `synchronous=NORMAL`", rows: [await viaFetch(open("fetch")), one, many, baseline] };
+}
+
+async function postgresColumn(url: string): Promise<Column> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const setting = async (name: string) => ((await client.query(`SELECT current_setting('${name}') AS v`)).rows[0] as { v: string }).v;
+  const [version, fsync, syncCommit] = [(await setting("server_version")).split(" ")[0], await setting("fsync"), await setting("synchronous_commit")];
+  const schema = `bench_${Date.now().toString(36)}`;
+  await client.query(`CREATE SCHEMA "${schema}"`);
+  try {
+    const baseline = await postgresBaseline(client, schema);
+    const open = (suffix: string) => createPostgresStore({ connectionString: url, schema: `${schema}_${suffix}`, poolSize: POOL });
+    const store = await open("store");
+    const one = await viaStore(store, 1);
+    const many = await viaStore(store, IN_FLIGHT);
+    await store.close();
+    const fetched = await viaFetch(await open("fetch"));
+    const host = new URL(url).host;
+    return { title: `PostgreSQL (fsync=${fsync})`, note: `PostgreSQL ${version} at ${host}, \`fsync=${fsync}\`, \`synchronous_commit=${syncCommit}\`, a fresh schema, pool of ${POOL}`, rows: [fetched, one, many, baseline] };
+  } finally {
+    for (const s of [schema, `${schema}_store`, `${schema}_fetch`]) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    await client.end();
+  }
+}
+
+const urls = (process.env.BENCH_DATABASE_URLS ?? process.env.DATABASE_URL ?? "").split(",").map((u) => u.trim()).filter(Boolean);
+const columns = [await sqliteColumn()];
+for (const url of urls) columns.push(await postgresColumn(url));
+if (urls.length === 0) console.log("PostgreSQL column skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
 rmSync(dir, { recursive: true, force: true });
 
-const rows = [fetchRow, store, baseline];
+const labels = ["gateway.fetch: POST prepare + POST settle", "store: reserve + settle (with charge)", `store: the same, ${IN_FLIGHT} pairs in flight`, "baseline: raw driver, 2 guarded UPDATEs"];
+const cell = (r: Result, base: Result) => `${Math.round(r.perSecond).toLocaleString("en")} | ${(r.perSecond / base.perSecond).toFixed(3)}×`;
 const md = `## Ledger (\`npm run bench:ledger\`)
 
-Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}.
+Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute load average ${loadAtStart} at the start.
 
-Method: one key with a huge budget on a fresh SQLite file (WAL, \`synchronous=NORMAL\`, the default durability);
-each pair reserves 1000 atoms and settles 700, sequentially, for ${SECONDS} s after 200 warm-up pairs. The store
-row is \`reserve\` + \`settle\` of \`@tollgate/sqlite\` (each an immediate transaction: expire-overdue check,
-guarded UPDATE, intent INSERT/UPDATE, charge INSERT). The gateway row adds routing, JSON, zod, token hashing and
-key lookup, and budget headers, through \`gateway.fetch\` with Web Request/Response objects. The baseline is raw
-better-sqlite3 running only the two guarded UPDATEs, in the same run.
-
-| path | pairs | pairs/s | vs baseline |
-|---|---:|---:|---:|
-${rows.map((r) => `| ${r.label} | ${r.pairs} | ${Math.round(r.perSecond).toLocaleString("en")} | ${(r.perSecond / baseline.perSecond).toFixed(3)}× |`).join("\n")}`;
+Method: one key with a huge budget; each pair reserves 1000 atoms and settles 700, for ${SECONDS} s after 200
+warm-up pairs, one pair at a time unless the row says otherwise. The store rows are \`reserve\` + \`settle\` (each
+one atomic store operation: expire-overdue check, guarded UPDATE, intent INSERT/UPDATE, charge INSERT). The
+gateway row adds routing, JSON, zod, token hashing and key lookup, and budget headers, through \`gateway.fetch\`
+with Web Request/Response objects. The baseline is the raw driver (better-sqlite3, or pg on one connection with
+prepared statements) running only the two guarded UPDATEs, each its own implicit transaction; each column's
+ratios are against its own baseline, measured in the same run.
+${columns.map((c) => `\n- ${c.title}: ${c.note}.`).join("")}${urls.length === 0 ? "\n- PostgreSQL: skipped (DATABASE_URL was not set)." : ""}
+${urls.length === 0 ? "" : `
+PostgreSQL runs on the same machine (loopback TCP) and shares its cores with the benchmark. Every store operation is
+one statement, i.e. one commit: with \`fsync=off\` (the throwaway CI/dev cluster of \`.ci/postgres-start\`) a commit never
+waits for the disk, and a power cut or OS crash can corrupt the whole cluster, so use it for tests only; with \`fsync=on\` (the default) each
+commit waits for one WAL flush. The sequential rows use one pooled connection at a time; the in-flight row uses the
+pool of ${POOL}, all on one key, whose row lock serialises the reservations (several keys would spread across connections).
+`}
+| path | ${columns.map((c) => `${c.title} pairs/s | vs baseline`).join(" | ")} |
+|---|${columns.map(() => "---:|---:|").join("")}
+${labels.map((label, i) => `| ${label} | ${columns.map((c) => cell(c.rows[i]!, c.rows[3])).join(" | ")} |`).join("\n")}`;
 console.log(md);
 writeSection("ledger", md);

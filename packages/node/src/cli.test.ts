@@ -47,7 +47,7 @@ describe("tollgate CLI", () => {
     const url = await run.url();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(existsSync(db)).toBe(true);
-    expect(run.out()).toContain(`database: ${db}`);
+    expect(run.out()).toContain(`database: SQLite ${db}`);
     expect(run.out()).toMatch(/catalog: \d+ models/);
     const res = await fetch(`${url}/v1/models?limit=1`);
     expect(res.status).toBe(200);
@@ -72,6 +72,33 @@ describe("tollgate CLI", () => {
     expect(run.err()).toBe('tollgate: --port must be an integer between 1 and 65535 (0 picks a free port) (got "abc")\n');
   });
 
+  it("migrate applies the migrations of a SQLite file and exits 0; it takes only the database options", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "tollgate-cli-")), "m.db");
+    const run = cli(["migrate", "--db", db]);
+    expect(await run.exited).toBe(0);
+    expect(run.out()).toBe(`Migrations applied; the database is up to date (SQLite ${db}).\n`);
+    expect(existsSync(db)).toBe(true);
+    const wrong = cli(["migrate", "--port", "1"]);
+    expect(await wrong.exited).toBe(2);
+    expect(wrong.err()).toBe("tollgate: unknown option --port (see --help)\n");
+  });
+
+  it("exits 2 with one line (no stack, no password) when the postgres:// --db cannot be reached, for serve and settle", async () => {
+    const db = "postgres://tollgate:hunter2@127.0.0.1:1/tollgate";
+    const [serve, settle] = [cli(["serve", "--port", "0", "--db", db]), cli(["settle"], { TOLLGATE_DB: db })];
+    expect([await serve.exited, await settle.exited]).toEqual([2, 2]);
+    for (const run of [serve, settle]) {
+      expect(run.err()).toMatch(/^tollgate: cannot connect to PostgreSQL at postgres:\/\/tollgate:\*\*\*@127\.0\.0\.1:1\/tollgate: [^\n]*ECONNREFUSED[^\n]*\n$/);
+      expect(run.err()).not.toContain("hunter2");
+    }
+  });
+
+  it("exits 2 on --db-schema with a SQLite file", async () => {
+    const run = cli(["serve", "--port", "0", "--db", ":memory:", "--db-schema", "gw"]);
+    expect(await run.exited).toBe(2);
+    expect(run.err()).toBe('tollgate: --db-schema applies only to a postgres:// --db (got the SQLite file ":memory:")\n');
+  });
+
   it("exits 2 on an unknown flag or command", async () => {
     const flag = cli(["serve", "--nope"]);
     const command = cli(["nope"]);
@@ -85,7 +112,7 @@ describe("tollgate CLI", () => {
     const help = cli(["help"]);
     expect([await serveHelp.exited, await help.exited]).toEqual([0, 0]);
     expect(serveHelp.out()).toContain("Usage: tollgate serve [options]");
-    for (const name of ["--port", "--host", "--db", "--catalog", "--extended-catalog", "--models-service-url", "--cors-origins", "TOLLGATE_PORT", "TOLLGATE_CORS_ORIGINS"])
+    for (const name of ["--port", "--host", "--db <file|url>", "--db-schema", "--db-pool-size", "TOLLGATE_DB_SCHEMA", "postgres://", "--catalog", "--extended-catalog", "--models-service-url", "--cors-origins", "TOLLGATE_PORT", "TOLLGATE_CORS_ORIGINS"])
       expect(serveHelp.out()).toContain(name);
     expect(help.out()).toContain("Commands:");
     expect(help.out()).toContain("--models-service-url");

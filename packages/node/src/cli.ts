@@ -3,13 +3,12 @@
  * The `tollgate` command. Commands are rows of one table: adding `keys`, `catalog` or `settle`
  * is one entry with its option table and its `run`. Exit codes: 0 done, 1 failure, 2 bad usage.
  */
-import { resolve } from "node:path";
 import { GatewayOptionsError, createGateway } from "@tollgate/core";
-import type { Gateway, GatewayOptions, Store } from "@tollgate/core";
-import { createSqliteStore } from "@tollgate/sqlite";
-import { formatHelp, parseOptions, serveOptions } from "./config.js";
+import type { Gateway, GatewayOptions } from "@tollgate/core";
+import { formatHelp, migrateOptions, parseOptions, serveOptions } from "./config.js";
 import type { ConfigOf, OptionTable, ServeConfig } from "./config.js";
 import { createUndiciHttpClient } from "./http-client.js";
+import { openStore } from "./open-store.js";
 import { serve } from "./server.js";
 import { runSettle } from "./settle-command.js";
 
@@ -25,6 +24,7 @@ const command = <T extends OptionTable>(c: Command<T>): Command<T> => c;
 const commands: Record<string, Command<OptionTable>> = {
   serve: command({ summary: "Start the gateway HTTP server (the default command).", options: serveOptions, run: runServe }),
   settle: command({ summary: "Run one settlement batch (same options as serve) and print its result as JSON.", options: serveOptions, run: (c) => runSettle(c, gatewayOptions(c)) }),
+  migrate: command({ summary: "Apply pending database migrations and exit (serve also applies them at start).", options: migrateOptions, run: runMigrate }),
 };
 
 function usage(): string {
@@ -89,14 +89,19 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
   };
 }
 
+/** Opening a store applies its pending migrations (PostgreSQL: under an advisory lock, so it may run beside live instances). */
+async function runMigrate(config: ConfigOf<typeof migrateOptions>): Promise<number> {
+  const opened = await openStore(config);
+  if (!opened.ok) return fail(opened.message, opened.exitCode);
+  await opened.store.close();
+  process.stdout.write(`Migrations applied; the database is up to date (${opened.description}).\n`);
+  return 0;
+}
+
 async function runServe(config: ServeConfig): Promise<number | "running"> {
-  let store: Store;
-  try {
-    // Creates the file's directory (./data/ by default) when missing.
-    store = createSqliteStore({ filename: config.db });
-  } catch (error) {
-    return fail(`cannot open the database ${JSON.stringify(config.db)}: ${(error as Error).message}`, 1);
-  }
+  const opened = await openStore(config);
+  if (!opened.ok) return fail(opened.message, opened.exitCode);
+  const { store } = opened;
   const http = createUndiciHttpClient();
   let gateway: Gateway;
   try {
@@ -114,7 +119,7 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     const code = (error as NodeJS.ErrnoException).code;
     return fail(`cannot listen on ${config.host}:${config.port}: ${code ?? (error as Error).message}`, 1);
   }
-  const lines = [`database: ${config.db === ":memory:" ? "in memory" : resolve(config.db)}`, ...gateway.describe()];
+  const lines = [`database: ${opened.description}`, ...gateway.describe()];
   process.stdout.write(`Tollgate listening on ${running.url}\n${lines.map((line) => `  ${line}\n`).join("")}`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NATIVE_CATALOG } from "@tollgate/core";
-import { formatHelp, parseOptions, serveOptions } from "./config.js";
+import { formatHelp, parseOptions, redactUrl, serveOptions } from "./config.js";
 
 const parse = (argv: string[], env: Record<string, string> = {}) => parseOptions(serveOptions, argv, env);
 const problems = (argv: string[], env: Record<string, string> = {}) => {
@@ -49,6 +49,39 @@ describe("serve configuration", () => {
     expect(r).toMatchObject({ kind: "ok", config: { port: 9001, host: "::1", corsOrigins: "*" } });
   });
 
+  it("takes a postgres:// or postgresql:// URL as --db, with a schema and a pool size", () => {
+    const url = "postgres://tollgate:s3cret@db.internal:5432/tollgate?sslmode=require";
+    expect(parse(["--db", url, "--db-schema", "gw_eu", "--db-pool-size", "25", "--db-migrate", "off"])).toMatchObject({ kind: "ok", config: { db: url, dbSchema: "gw_eu", dbPoolSize: 25, dbMigrate: false } });
+    expect(parse(["--db-migrate", "ON"])).toMatchObject({ kind: "ok", config: { dbMigrate: true } });
+    expect(parse([], { TOLLGATE_DB: "postgresql://db.internal/t", TOLLGATE_DB_SCHEMA: "tollgate", TOLLGATE_DB_POOL_SIZE: "4" })).toMatchObject({
+      kind: "ok",
+      config: { db: "postgresql://db.internal/t", dbSchema: "tollgate", dbPoolSize: 4 },
+    });
+    // A Unix socket directory instead of a host.
+    expect(parse(["--db", "postgres:///tollgate?host=/run/postgresql"])).toMatchObject({ kind: "ok", config: { db: "postgres:///tollgate?host=/run/postgresql" } });
+  });
+
+  it("rejects a postgres URL without a host (never echoing its password), a bad schema name and a bad pool size", () => {
+    expect(problems(["--db", "postgres://u:hunter2@/db"])).toEqual(['tollgate: --db must be a URL such as postgres://user:password@host:5432/database (got "postgres://u:***@/db")']);
+    expect(problems(["--db", "postgres://"])).toHaveLength(1);
+    expect(problems(["--db-schema", "Tollgate-EU", "--db-pool-size", "0"])).toEqual([
+      'tollgate: --db-schema must be a lower-case SQL identifier (letters, digits and _, at most 63, not starting with a digit) (got "Tollgate-EU")',
+      'tollgate: --db-pool-size must be an integer between 1 and 1000 (got "0")',
+    ]);
+    expect(problems(["--db-schema", "1st"])).toHaveLength(1);
+    expect(problems(["--db-schema", "a".repeat(64)])).toHaveLength(1);
+    expect(problems([], { TOLLGATE_DB_POOL_SIZE: "1001" })).toHaveLength(1);
+    expect(problems(["--db-pool-size", "2.5"])).toHaveLength(1);
+    expect(problems([], { TOLLGATE_DB_MIGRATE: "later" })).toEqual(['tollgate: TOLLGATE_DB_MIGRATE must be on or off (got "later")']);
+  });
+
+  it("redactUrl hides the password and only the password", () => {
+    expect(redactUrl("postgres://u:p%40ss@h:5432/d?sslmode=require")).toBe("postgres://u:***@h:5432/d?sslmode=require");
+    expect(redactUrl("postgres://u@h/d")).toBe("postgres://u@h/d");
+    expect(redactUrl("postgres://u:pw@/d")).toBe("postgres://u:***@/d");
+    expect(redactUrl("./data/tollgate.db")).toBe("./data/tollgate.db");
+  });
+
   it("loads and validates catalog files (array or { cards })", () => {
     const cards = NATIVE_CATALOG.slice(0, 2);
     const r = parse(["--catalog", file("a.json", JSON.stringify(cards)), "--extended-catalog", file("b.json", JSON.stringify({ cards }))]);
@@ -63,7 +96,7 @@ describe("serve configuration", () => {
     expect(problems(["--port", "abc", "--host", "a b", "--models-service-url", "ftp://x", "--cors-origins", "https://a.example.com/path"], { TOLLGATE_DB: " " })).toEqual([
       'tollgate: --port must be an integer between 1 and 65535 (0 picks a free port) (got "abc")',
       'tollgate: --host must be a host name or IP address (got "a b")',
-      'tollgate: TOLLGATE_DB must be a file path (got " ")',
+      'tollgate: TOLLGATE_DB must be a SQLite file path or a postgres:// URL (got " ")',
       'tollgate: --models-service-url must be an http(s) URL such as http://127.0.0.1:9000 (got "ftp://x")',
       'tollgate: --cors-origins must be * or a comma-separated list of origins such as https://app.example.com (got "https://a.example.com/path")',
     ]);

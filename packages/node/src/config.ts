@@ -58,6 +58,57 @@ export const hostSchema = z.string().transform((raw, ctx) => {
 /** A non-empty file path. */
 export const filePathSchema = z.string().transform((raw, ctx) => (raw.trim() === "" ? invalid(ctx, raw, "must be a file path") : raw.trim()));
 
+/** Whether a `--db` value names a PostgreSQL server (`postgres://…` or `postgresql://…`) rather than a SQLite file. */
+export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
+
+/**
+ * The `--db` value: a SQLite file path, or a `postgres://`/`postgresql://` connection URL (checked
+ * to parse and to name a host, or a socket directory in `?host=`). The value is kept as given (trimmed); {@link isPostgresUrl} tells the two apart.
+ */
+export const databaseSchema = z.string().transform((raw, ctx) => {
+  const db = raw.trim();
+  if (!isPostgresUrl(db)) return db === "" ? invalid(ctx, raw, "must be a SQLite file path or a postgres:// URL") : db;
+  try {
+    const url = new URL(db);
+    if (url.hostname !== "" || url.searchParams.get("host")) return db; // ?host=/run/postgresql: a Unix socket
+  } catch {
+    // reported below
+  }
+  return invalid(ctx, redactUrl(raw), "must be a URL such as postgres://user:password@host:5432/database");
+});
+
+/** The URL with its password replaced by `***`, for messages and logs; anything unparsable comes back unchanged. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url.trim());
+    if (parsed.password === "") return url;
+    parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+  }
+}
+
+/** A PostgreSQL schema name: a lower-case unquoted identifier (so SQL and psql see the same name). */
+export const sqlIdentifierSchema = z.string().transform((raw, ctx) =>
+  /^[a-z_][a-z0-9_]{0,62}$/.test(raw.trim()) ? raw.trim() : invalid(ctx, raw, "must be a lower-case SQL identifier (letters, digits and _, at most 63, not starting with a digit)"),
+);
+
+/** A switch: `on`/`off` (also `true`/`false`, `1`/`0`, `yes`/`no`). */
+export const switchSchema = z.string().transform((raw, ctx) => {
+  const v = raw.trim().toLowerCase();
+  if (["on", "true", "1", "yes"].includes(v)) return true;
+  if (["off", "false", "0", "no"].includes(v)) return false;
+  return invalid(ctx, raw, "must be on or off");
+});
+
+/** A positive integer no larger than `max`. */
+export const positiveIntSchema = (max: number) =>
+  z.string().transform((raw, ctx) => {
+    const n = /^\s*\d{1,9}\s*$/.test(raw) ? Number(raw) : Number.NaN;
+    return n >= 1 && n <= max ? n : invalid(ctx, raw, `must be an integer between 1 and ${max}`);
+  });
+
 /** An absolute http(s) URL. */
 export const httpUrlSchema = z.string().transform((raw, ctx) => {
   try {
@@ -135,7 +186,23 @@ export const gatewayConfigFileSchema = z.string().transform((raw, ctx): Record<s
 export const serveOptions = {
   port: { flag: "port", env: "TOLLGATE_PORT", value: "<port>", description: "TCP port to listen on (0 picks a free port).", default: "8787", schema: portSchema },
   host: { flag: "host", env: "TOLLGATE_HOST", value: "<host>", description: "Interface to listen on; 0.0.0.0 for every interface.", default: "127.0.0.1", schema: hostSchema },
-  db: { flag: "db", env: "TOLLGATE_DB", value: "<file>", description: "SQLite database file (its directory is created if missing).", default: "./data/tollgate.db", schema: filePathSchema },
+  db: {
+    flag: "db",
+    env: "TOLLGATE_DB",
+    value: "<file|url>",
+    description: "SQLite database file (its directory is created if missing), or a postgres:// URL that several instances may share.",
+    default: "./data/tollgate.db",
+    schema: databaseSchema,
+  },
+  dbSchema: { flag: "db-schema", env: "TOLLGATE_DB_SCHEMA", value: "<name>", description: "PostgreSQL only: the schema of Tollgate's tables, created if missing (default public).", schema: sqlIdentifierSchema },
+  dbPoolSize: { flag: "db-pool-size", env: "TOLLGATE_DB_POOL_SIZE", value: "<n>", description: "PostgreSQL only: most connections this process opens (default 10).", schema: positiveIntSchema(1000) },
+  dbMigrate: {
+    flag: "db-migrate",
+    env: "TOLLGATE_DB_MIGRATE",
+    value: "<on|off>",
+    description: "PostgreSQL only: apply pending migrations at start (default on); off only checks that `tollgate migrate` applied them.",
+    schema: switchSchema,
+  },
   catalog: { flag: "catalog", env: "TOLLGATE_CATALOG", value: "<file>", description: "JSON model catalog (array of cards or { cards }) replacing the bundled one.", schema: catalogFileSchema },
   extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
   modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },
@@ -146,6 +213,9 @@ export const serveOptions = {
 
 /** The validated configuration of `tollgate serve`. */
 export type ServeConfig = ConfigOf<typeof serveOptions>;
+
+/** Options of `tollgate migrate`: only where the database is. */
+export const migrateOptions = { db: serveOptions.db, dbSchema: serveOptions.dbSchema } satisfies OptionTable;
 
 /**
  * Parses `argv` (the arguments after the command name) and `env` against a table. Flags win over

@@ -2,28 +2,29 @@
  * `tollgate settle`: runs one settlement batch with the configuration `serve` would use (the
  * same flags, env variables and `--config` file) and prints the batch result as JSON on stdout.
  * Exit codes: 0 every group settled (or nothing was queued), 1 a group failed or the batch could
- * not run, 2 the configuration is unusable (invalid options, settlement not configured).
+ * not run, 2 the configuration is unusable (invalid options, settlement not configured, database
+ * unreachable or its driver missing).
  */
 import { GatewayOptionsError, createGateway } from "@tollgate/core";
-import type { Gateway, GatewayOptions, GatewayServices, Store } from "@tollgate/core";
-import { createSqliteStore } from "@tollgate/sqlite";
+import type { Gateway, GatewayOptions, GatewayServices } from "@tollgate/core";
 import type { ServeConfig } from "./config.js";
+import { openStore } from "./open-store.js";
 
 const problem = (message: string): void => void process.stderr.write(`tollgate: ${message}\n`);
 
 /**
  * Runs one batch. `options` are the gateway options the serve configuration stands for (the CLI
- * builds them); the store is the SQLite file of `config.db`. A configured `settlement.intervalMs`
- * is ignored here: this command runs exactly one batch.
+ * builds them); the store is the one `config.db` names (a SQLite file or a postgres:// URL; on
+ * PostgreSQL it may run beside serving instances: batches lease their charges, so none is settled
+ * twice). A configured `settlement.intervalMs` is ignored here: this command runs exactly one batch.
  */
 export async function runSettle(config: ServeConfig, options: GatewayOptions): Promise<number> {
-  let store: Store;
-  try {
-    store = createSqliteStore({ filename: config.db });
-  } catch (error) {
-    problem(`cannot open the database ${JSON.stringify(config.db)}: ${(error as Error).message}`);
-    return 1;
+  const opened = await openStore(config);
+  if (!opened.ok) {
+    problem(opened.message);
+    return opened.exitCode;
   }
+  const { store } = opened;
   const settlement = options.settlement ? { ...options.settlement } : undefined;
   if (settlement) delete settlement.intervalMs;
   let gateway: Gateway<GatewayServices>;

@@ -1,0 +1,68 @@
+/**
+ * The `tollgate` CLI as a real child process, run from its TypeScript sources (tsx with the
+ * `tollgate-source` condition), for tests that need separate gateway processes.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
+
+/** A running (or finished) `tollgate` process. */
+export interface CliProcess {
+  readonly child: ChildProcess;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  out(): string;
+  err(): string;
+  /** The URL from the "listening on" line; rejects when the process exits first or after `timeoutMs`. */
+  url(timeoutMs?: number): Promise<string>;
+  /** SIGTERM, then SIGKILL after 5 s; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `tollgate <args>` with `env` added to this process's environment. */
+export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, NODE_OPTIONS: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+  child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  return {
+    child,
+    exited,
+    out: () => stdout,
+    err: () => stderr,
+    async url(timeoutMs = 45_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (m) return m[1]!;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`tollgate ${args[0]} did not start (exit ${child.exitCode}): ${stderr || stdout}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      return exited;
+    },
+  };
+}
+
+/** Runs `tollgate <args>` to its end. */
+export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const run = startCli(args, env);
+  const code = await run.exited;
+  return { code, out: run.out(), err: run.err() };
+}
