@@ -8,7 +8,7 @@ import { prng } from "@tollgate/core/testing";
 import type { ChargeRecord, IntentRecord, KeyRecord, Store } from "@tollgate/core";
 import { expect, it } from "vitest";
 import { createPostgresStore } from "./store.js";
-import { testDatabases } from "./test-databases.js";
+import { serverMissing, testDatabases } from "./test-databases.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const OWNER = "0x00000000000000000000000000000000000000cc";
@@ -26,7 +26,7 @@ async function allIntents(store: Store): Promise<IntentRecord[]> {
 }
 
 const databases = testDatabases("races", ["server"]);
-if (databases.length === 0) it.skip("DATABASE_URL unset: the real-server race test is skipped", () => {});
+if (databases.length === 0) serverMissing("the real-server race test");
 
 for (const { name, db, schema } of databases) {
   it(`${name}: ${OPS} mixed concurrent ledger operations with skewed clocks keep exact books`, async () => {

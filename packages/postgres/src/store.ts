@@ -21,6 +21,8 @@ export interface PostgresStoreOptions {
   pool?: Queryable;
   /** Connections of the pool created for `connectionString`. @default 10 */
   poolSize?: number;
+  /** How long the pool created for `connectionString` waits to open a connection, in ms. @default 10000 */
+  connectTimeoutMs?: number;
   /** The schema the tables live in (created if missing). @default "public" */
   schema?: string;
   /**
@@ -87,7 +89,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   let ops: Queryable;
   let end: (() => Promise<void>) | undefined;
   if (options.connectionString !== undefined) {
-    const pool = new pg.Pool({ connectionString: options.connectionString, max: poolSize });
+    // A bounded connect: an address that drops packets fails in 10 s, not at the OS TCP timeout.
+    const pool = new pg.Pool({ connectionString: options.connectionString, max: poolSize, connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000 });
     // An idle connection that breaks (server restart, network) is dropped by the pool and the next
     // query opens a new one; without a listener pg's "error" event would end the process instead.
     pool.on("error", () => {});

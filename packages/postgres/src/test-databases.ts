@@ -4,10 +4,26 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { afterAll } from "vitest";
+import { afterAll, it } from "vitest";
 import { createPgliteQueryable } from "./pglite.js";
 import type { Queryable } from "./queryable.js";
 import { quoteIdent } from "./rows.js";
+
+/** How to get a server: the CI script prints the URL of a throwaway loopback cluster. */
+const HOW = "start one with: export DATABASE_URL=$(.ci/postgres-start)";
+
+/**
+ * Registers what stands in for `what` (tests of the real server) when DATABASE_URL is unset:
+ * under CI (`CI` set) one failing test naming what is missing, because CI must never pass by
+ * skipping; elsewhere a skipped test with the reason in its title.
+ */
+export function serverMissing(what: string): void {
+  if (process.env.CI)
+    it(`${what} needs a PostgreSQL server`, () => {
+      throw new Error(`DATABASE_URL is not set, and CI must run the PostgreSQL tests: ${HOW}`);
+    });
+  else it.skip(`${what} (skipped: DATABASE_URL is not set; ${HOW}; the pglite run covers the store suite)`, () => {});
+}
 
 export interface TestDatabase {
   name: "pglite" | "server";

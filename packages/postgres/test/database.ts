@@ -4,26 +4,17 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { describe, it } from "vitest";
-
-/** How to get a server: the CI script prints the URL of a throwaway loopback cluster. */
-const HOW = "start one with: export DATABASE_URL=$(.ci/postgres-start)";
+import { describe } from "vitest";
+import { serverMissing } from "../src/test-databases.js";
 
 /**
- * Registers `describe(title, …)` with the URL of the test server. Without `DATABASE_URL` the block
- * is skipped with the reason in its title, except under CI (`CI` set), where one failing test
- * says what is missing: CI must never pass by skipping.
+ * Registers `describe(title, …)` with the URL of the test server; without `DATABASE_URL` the
+ * block holds what {@link serverMissing} registers (a failure under CI, else a named skip).
  */
 export function describeWithDatabase(title: string, body: (url: string) => void): void {
   const url = process.env["DATABASE_URL"];
   if (url) describe(title, () => body(url));
-  else if (process.env["CI"])
-    describe(title, () =>
-      it("needs a PostgreSQL server", () => {
-        throw new Error(`DATABASE_URL is not set, and CI must run the PostgreSQL tests: ${HOW}`);
-      }),
-    );
-  else describe.skip(`${title} (skipped: DATABASE_URL is not set; ${HOW})`, () => body(""));
+  else describe(title, () => serverMissing(title));
 }
 
 /** A schema name no other run uses (`<prefix>_<time>_<random>`); the schema itself is created by the store's migrations. */

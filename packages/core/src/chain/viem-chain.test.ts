@@ -7,6 +7,7 @@ import {
   USDC_ABI,
   ChainError,
   createViemChain,
+  isNonceConflict,
   randomNonce,
   signTransferAuthorization,
   verifyTransferAuthorization,
@@ -181,6 +182,25 @@ describe("createViemChain against anvil + TestUSDC", () => {
     expect(new Set(hashes).size).toBe(10);
     expect(await sender.balanceOf(to)).toBe(before + 55n);
     expect(await sender.balanceOf(acct(9).address)).toBe(1_000n - 55n);
+  });
+
+  it("several Chain instances sharing one wallet (several gateway processes) all land their writes", async () => {
+    const senders = [0, 1, 2].map(() => createViemChain({ rpcUrl: node.rpcUrl, chainId: node.chainId, usdc, privateKey: acct(8).privateKey }));
+    await mintUsdc(node, usdc, acct(8).address, 1_000n);
+    const to = acct(7).address;
+    const before = await senders[0]!.balanceOf(to);
+    const funds = await senders[0]!.balanceOf(acct(8).address);
+    const hashes = await Promise.all(Array.from({ length: 12 }, (_, i) => senders[i % 3]!.transfer(to, BigInt(i + 1))));
+    expect(new Set(hashes).size).toBe(12);
+    expect(await senders[0]!.balanceOf(to)).toBe(before + 78n);
+    expect(await senders[0]!.balanceOf(acct(8).address)).toBe(funds - 78n);
+  });
+
+  it("isNonceConflict: nonce refusals are retried, an accepted duplicate or a revert is not", () => {
+    expect(isNonceConflict(new Error("Nonce provided for the transaction (5) is lower than the current nonce of the account."))).toBe(true);
+    expect(isNonceConflict(new Error("replacement transaction underpriced"))).toBe(true);
+    expect(isNonceConflict(new Error("already known"))).toBe(false);
+    expect(isNonceConflict(new Error("execution reverted: ERC20: transfer amount exceeds balance"))).toBe(false);
   });
 
   it("a failed write does not block the queue", async () => {

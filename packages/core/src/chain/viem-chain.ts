@@ -12,6 +12,7 @@ import {
   createWalletClient,
   defineChain,
   http,
+  NonceTooLowError,
   parseSignature,
   size,
   type PrivateKeyAccount,
@@ -62,7 +63,9 @@ export function createViemChain(options: ViemChainOptions): Chain {
    * count and the second would be rejected ("nonce too low") or replace the first. Waiting for the
    * receipt (not just the send) also keeps us correct on load-balanced RPCs whose "pending" view
    * lags. The cost is throughput (one write per block); callers that need more batch on-chain.
-   * Separate Chain instances sharing one key are NOT coordinated: use one instance per wallet.
+   * Separate Chain instances sharing one key (several gateway processes) are coordinated only by
+   * the node: a send it refuses for a taken nonce was not accepted, so `sendWithNonceRetry` signs
+   * it again with a fresh nonce (see {@link isNonceConflict}).
    */
   let queue: Promise<unknown> = Promise.resolve();
   function enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -78,13 +81,15 @@ export function createViemChain(options: ViemChainOptions): Chain {
     return enqueue(async () => {
       let hash: Hex;
       try {
-        const { request: prepared } = await publicClient.simulateContract({
-          account,
-          address: usdc,
-          abi: USDC_ABI,
-          ...request,
-        } as Parameters<typeof publicClient.simulateContract>[0]);
-        hash = await walletClient.writeContract(prepared as Parameters<typeof walletClient.writeContract>[0]);
+        hash = await sendWithNonceRetry(async () => {
+          const { request: prepared } = await publicClient.simulateContract({
+            account,
+            address: usdc,
+            abi: USDC_ABI,
+            ...request,
+          } as Parameters<typeof publicClient.simulateContract>[0]);
+          return walletClient.writeContract(prepared as Parameters<typeof walletClient.writeContract>[0]);
+        });
       } catch (error) {
         throw toChainError(label, error);
       }
@@ -185,6 +190,33 @@ interface WriteRequest {
 }
 
 /** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
+/** How many times a send refused for a nonce conflict is signed again. */
+const NONCE_RETRIES = 8;
+
+/**
+ * True when the node refused a send because its nonce was already used or is pending from
+ * another sender of the same wallet (another gateway process): the transaction was NOT
+ * accepted, so sending it again with a fresh nonce cannot pay twice. "already known" (the very
+ * same signed transaction is in the pool) is deliberately not a conflict: it was accepted.
+ */
+export function isNonceConflict(error: unknown): boolean {
+  if (error instanceof BaseError && error.walk((e) => e instanceof NonceTooLowError) instanceof NonceTooLowError) return true;
+  const text = error instanceof Error ? error.message : String(error);
+  return /nonce too low|nonce provided .* lower than the current nonce|replacement transaction underpriced|nonce has already been used/i.test(text);
+}
+
+/** Runs `send` (simulate + sign + send), again after a short random pause when the nonce was taken. */
+async function sendWithNonceRetry(send: () => Promise<Hex>): Promise<Hex> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      if (attempt >= NONCE_RETRIES || !isNonceConflict(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 80) * (attempt + 1)));
+    }
+  }
+}
+
 export function toChainError(label: string, error: unknown): ChainError {
   if (error instanceof ChainError) return error;
   let reason: string | undefined;
