@@ -1,34 +1,72 @@
-// Starts the BUILT `tollgate` CLI (packages/node/dist/cli.js) on a free port with a temporary
-// SQLite file, checks that the catalog answers, and stops it. Run after `npm run build`.
+// Starts the BUILT `tollgate` CLI (packages/node/dist/cli.js) on a free port, checks that the
+// catalog answers and that a key can be created (a store write), and stops it: once on a temporary
+// SQLite file, and — when DATABASE_URL is set (CI) — once on PostgreSQL in a throwaway schema,
+// which also proves the built CLI loads the built @tollgate/postgres. Run after `npm run build`.
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 
+const OWNER = "0x00000000000000000000000000000000000000a1";
+
+async function smoke(label, dbArgs) {
+  const child = spawn(process.execPath, ["packages/node/dist/cli.js", "serve", "--port", "0", ...dbArgs], { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = once(child, "exit");
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error("the CLI did not print its URL within 20 s")), 20_000);
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+        const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+        if (m) resolve(m[0]), clearTimeout(timer);
+      });
+      child.on("exit", (code) => reject(new Error(`the CLI exited early with code ${code}`)));
+    });
+    const models = await fetch(`${url}/v1/models?limit=1`);
+    const body = await models.json();
+    if (models.status !== 200 || body.object !== "list" || body.data.length !== 1) throw new Error(`unexpected answer ${models.status} ${JSON.stringify(body).slice(0, 200)}`);
+    const key = await fetch(`${url}/api/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-session-user-address": OWNER },
+      body: JSON.stringify({ budgetLimit: "1000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
+    });
+    if (key.status !== 201) throw new Error(`POST /api/keys answered ${key.status}: ${(await key.text()).slice(0, 200)}`);
+    console.log(`smoke: built CLI on ${label} served ${body.total} models and created a key at ${url}`);
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+let failed = false;
 const dir = mkdtempSync(join(tmpdir(), "tollgate-smoke-"));
-const child = spawn(process.execPath, ["packages/node/dist/cli.js", "serve", "--port", "0", "--db", join(dir, "smoke.db")], { stdio: ["ignore", "pipe", "inherit"] });
-const fail = (msg) => {
-  console.error(`smoke: ${msg}`);
-  child.kill("SIGKILL");
-  process.exit(1);
-};
-const timer = setTimeout(() => fail("the CLI did not print its URL within 20 s"), 20_000);
-let out = "";
-child.stdout.on("data", async (chunk) => {
-  out += chunk;
-  const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-  if (!m || timer._done) return;
-  timer._done = true;
-  clearTimeout(timer);
-  const res = await fetch(`${m[0]}/v1/models?limit=1`);
-  const body = await res.json();
-  if (res.status !== 200 || body.object !== "list" || body.data.length !== 1) fail(`unexpected answer ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
-  child.kill("SIGTERM");
-  child.on("exit", () => {
-    rmSync(dir, { recursive: true, force: true });
-    console.log(`smoke: built CLI served ${body.total} models at ${m[0]}`);
-  });
-});
-child.on("exit", (code) => {
-  if (!timer._done) fail(`the CLI exited early with code ${code}`);
-});
+try {
+  await smoke("SQLite", ["--db", join(dir, "smoke.db")]);
+} catch (error) {
+  failed = true;
+  console.error(`smoke (SQLite): ${error.message}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const url = process.env.DATABASE_URL;
+if (url) {
+  const schema = `smoke_${process.pid}_${Date.now().toString(36)}`;
+  try {
+    await smoke("PostgreSQL", ["--db", url, "--db-schema", schema]);
+  } catch (error) {
+    failed = true;
+    console.error(`smoke (PostgreSQL): ${error.message}`);
+  } finally {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  }
+} else {
+  console.log("smoke: DATABASE_URL unset, the PostgreSQL run is skipped");
+}
+process.exit(failed ? 1 : 0);
