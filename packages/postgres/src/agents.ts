@@ -1,24 +1,12 @@
 /** {@link AgentStore} on PostgreSQL. */
-import type { AgentStore } from "@tollgate/core";
+import { agentFromRow, type AgentStore, type SqlAgentRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import type { TableName } from "./rows.js";
 
-type AgentCard = Parameters<AgentStore["upsertAgent"]>[0];
-
-interface AgentRow {
-  wallet_address: string;
-  created_at: string;
-  card: string;
-}
+type AgentRow = SqlAgentRow<string>;
 
 const COLS = "wallet_address, created_at::text AS created_at, card::text AS card";
-
-/** The card column holds every field but the two that have their own columns. */
-function toCard(r: AgentRow): AgentCard {
-  const rest = JSON.parse(r.card) as Omit<AgentCard, "walletAddress" | "createdAt">;
-  return { walletAddress: r.wallet_address, ...rest, createdAt: Number(r.created_at) };
-}
 
 export function createAgentOps(db: Queryable, t: TableName): AgentStore {
   const agents = t("agents");
@@ -33,15 +21,15 @@ export function createAgentOps(db: Queryable, t: TableName): AgentStore {
         [walletAddress, createdAt, JSON.stringify(rest)],
       );
       if (!rows[0]) throw new Error("postgres store: upsert returned no row");
-      return toCard(rows[0]);
+      return agentFromRow(rows[0]);
     },
     async getAgent(walletAddress) {
       const { rows } = await db.query<AgentRow>(`SELECT ${COLS} FROM ${agents} WHERE wallet_address = $1::text`, [walletAddress]);
-      return rows[0] ? toCard(rows[0]) : null;
+      return rows[0] ? agentFromRow(rows[0]) : null;
     },
     async listAgents() {
       const { rows } = await db.query<AgentRow>(`SELECT ${COLS} FROM ${agents} x ORDER BY x.created_at, x.wallet_address`);
-      return rows.map(toCard);
+      return rows.map((r) => agentFromRow(r));
     },
     async removeAgent(walletAddress) {
       const { rows } = await db.query(`DELETE FROM ${agents} WHERE wallet_address = $1::text RETURNING 1`, [walletAddress]);

@@ -4,35 +4,14 @@
  * single statement cannot count rows that concurrent claims insert, but it can lock and re-read
  * one counter row).
  */
-import type { BeginDispenserClaimResult as BeginResult, DispenserClaimRecord as ClaimRecord, DispenserStore } from "@tollgate/core";
+import { dispenserClaimFromRow, type BeginDispenserClaimResult as BeginResult, type DispenserStore, type SqlDispenserClaimRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { checkAmount, parseRow, rowJson, selectList, type TableName } from "./rows.js";
 
-interface ClaimRow {
-  address: string;
-  chain_id: string;
-  status: string;
-  amount: string;
-  created_at: string;
-  claimed_at: string | null;
-  tx_hash: string | null;
-}
+type ClaimRow = SqlDispenserClaimRow<string>;
 
 const COLS = selectList("address status tx_hash", "chain_id amount created_at claimed_at");
-
-function toClaim(r: ClaimRow): ClaimRecord {
-  const claim: ClaimRecord = {
-    address: r.address,
-    chainId: Number(r.chain_id),
-    status: r.status as ClaimRecord["status"],
-    amount: BigInt(r.amount),
-    createdAt: Number(r.created_at),
-  };
-  if (r.claimed_at !== null) claim.claimedAt = Number(r.claimed_at);
-  if (r.tx_hash !== null) claim.txHash = r.tx_hash;
-  return claim;
-}
 
 /** The dispenser operations over a migrated schema. */
 export function createDispenserOps(db: Queryable, t: TableName): DispenserStore {
@@ -72,9 +51,9 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
       const params = [claim.address, claim.chainId, checkAmount(claim.amount, "amount"), claim.createdAt, maxClaims ?? null];
       const { rows } = await retryOnConflict(["dispenser_claims_pkey"], () => db.query<{ existing: string | null; inserted: string | null }>(begin, params));
       const existing = parseRow<ClaimRow>(rows[0]?.existing);
-      if (existing) return { ok: false, reason: "already_claimed", claim: toClaim(existing) };
+      if (existing) return { ok: false, reason: "already_claimed", claim: dispenserClaimFromRow(existing) };
       const inserted = parseRow<ClaimRow>(rows[0]?.inserted);
-      if (inserted) return { ok: true, claim: toClaim(inserted) };
+      if (inserted) return { ok: true, claim: dispenserClaimFromRow(inserted) };
       // The counter refused: report the count as it stands now (it was at the limit when refused).
       return { ok: false, reason: "limit_reached", count: await count(claim.chainId) };
     },
@@ -86,7 +65,7 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
          WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' RETURNING ${COLS}`,
         [address, chainId, txHash, now],
       );
-      return rows[0] ? toClaim(rows[0]) : null;
+      return rows[0] ? dispenserClaimFromRow(rows[0]) : null;
     },
 
     async releaseDispenserClaim({ address, chainId }) {
@@ -96,7 +75,7 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
 
     async listDispenserClaims(address) {
       const { rows } = await db.query<ClaimRow>(`SELECT ${COLS} FROM ${claims} x WHERE address = $1::text ORDER BY x.chain_id`, [address]);
-      return rows.map(toClaim);
+      return rows.map((r) => dispenserClaimFromRow(r));
     },
 
     countDispenserClaims: count,

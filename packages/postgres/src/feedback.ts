@@ -1,46 +1,16 @@
 /** {@link FeedbackStore} on PostgreSQL. */
-import type { FeedbackStore } from "@tollgate/core";
+import { feedbackFromRow, type FeedbackStore, type SqlFeedbackRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { dec, enc, selectList, type TableName } from "./rows.js";
 
 type FeedbackRecord = Parameters<FeedbackStore["insertFeedback"]>[0];
 type Summary = Awaited<ReturnType<FeedbackStore["summarizeFeedback"]>>;
-
-interface FeedbackRow {
-  feedback_id: string;
-  target_type: string;
-  target_id: string;
-  category: string;
-  rating: string | null;
-  comment: string | null;
-  labels: string;
-  verification: string;
-  reviewer: string | null;
-  key_id: string | null;
-  chain_id: string | null;
-  created_at: string;
-}
+type FeedbackRow = SqlFeedbackRow<string>;
 
 const COLS = selectList("feedback_id target_type target_id category comment verification reviewer key_id", "rating labels chain_id created_at");
 
-function toRecord(r: FeedbackRow): FeedbackRecord {
-  const record: FeedbackRecord = {
-    feedbackId: r.feedback_id,
-    targetType: dec(r.target_type),
-    targetId: dec(r.target_id),
-    category: dec(r.category),
-    labels: JSON.parse(r.labels) as string[],
-    verification: r.verification as FeedbackRecord["verification"],
-    createdAt: Number(r.created_at),
-  };
-  if (r.rating !== null) record.rating = Number(r.rating);
-  if (r.comment !== null) record.comment = dec(r.comment);
-  if (r.reviewer !== null) record.reviewer = r.reviewer;
-  if (r.key_id !== null) record.keyId = r.key_id;
-  if (r.chain_id !== null) record.chainId = Number(r.chain_id);
-  return record;
-}
+const toRecord = (r: FeedbackRow) => feedbackFromRow(r, dec);
 
 export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
   const feedback = t("feedback");

@@ -1,6 +1,6 @@
 /**
  * Row shapes of the PostgreSQL tables, the SQL that reads them, and their conversion to the core
- * records.
+ * records (the shared mappers of `@tollgate/core`, with {@link dec} for free text).
  *
  * Every column that is not text is read as text (`::text` in the select lists below) and parsed
  * here, so results never depend on the driver's type parsers: a `pg.Pool` or `pg.Client` the
@@ -9,8 +9,8 @@
  * and out as decimal strings; timestamps are BIGINT milliseconds; JSON is the `json` type, which
  * keeps the text as given (key order, `\u0000` escapes), so a stored result replays byte for byte.
  */
-import { invalidRequest, MAX_AMOUNT } from "@tollgate/core";
-import type { ChargeRecord, IntentRecord, IntentStatus, KeyPurpose, KeyRecord } from "@tollgate/core";
+import { chargeFromRow, intentFromRow, invalidRequest, keyFromRow, MAX_AMOUNT } from "@tollgate/core";
+import type { ChargeRecord, IntentRecord, KeyRecord, SqlChargeRow, SqlIntentRow, SqlKeyRow } from "@tollgate/core";
 
 /** Refuses negative amounts and amounts above uint256 (what NUMERIC(78,0) columns are checked for). */
 export function checkAmount(value: bigint, param: string): string {
@@ -72,9 +72,6 @@ export function tablesIn(schema: string): TableName {
   return (table) => `${s}.${quoteIdent(table)}`;
 }
 
-/** A nullable text column as a number. */
-const num = (v: string | null): number | undefined => (v === null ? undefined : Number(v));
-
 export const KEY_COLS = selectList(
   "key_id token_hash owner purpose name",
   "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at",
@@ -88,118 +85,15 @@ export const CHARGE_COLS = selectList(
   "chain_id amount created_at lease_until settled_at",
 );
 
-export interface KeyRow {
-  key_id: string;
-  token_hash: string;
-  owner: string;
-  chain_id: string;
-  purpose: string;
-  name: string | null;
-  budget_limit: string;
-  budget_used: string;
-  budget_reserved: string;
-  created_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
+/** Rows as this store reads them: every non-text column as text (the select lists above). */
+export type KeyRow = SqlKeyRow<string>;
+export type IntentRow = SqlIntentRow<string>;
+export type ChargeRow = SqlChargeRow<string>;
 
-export interface IntentRow {
-  intent_id: string;
-  key_id: string;
-  owner: string;
-  chain_id: string;
-  status: string;
-  max_amount: string;
-  final_amount: string | null;
-  released_amount: string | null;
-  idempotency_key: string | null;
-  fingerprint: string;
-  request: string;
-  result: string | null;
-  reason: string | null;
-  created_at: string;
-  expires_at: string;
-  finished_at: string | null;
-}
-
-export interface ChargeRow {
-  charge_id: string;
-  intent_id: string | null;
-  key_id: string;
-  owner: string;
-  chain_id: string;
-  amount: string;
-  status: string;
-  created_at: string;
-  tx_hash: string | null;
-  error: string | null;
-  batch_id: string | null;
-  lease_until: string | null;
-  settled_at: string | null;
-}
-
-export function toKey(r: KeyRow): KeyRecord {
-  const key: KeyRecord = {
-    keyId: r.key_id,
-    tokenHash: r.token_hash,
-    owner: r.owner,
-    chainId: Number(r.chain_id),
-    purpose: r.purpose as KeyPurpose,
-    budgetLimit: BigInt(r.budget_limit),
-    budgetUsed: BigInt(r.budget_used),
-    budgetReserved: BigInt(r.budget_reserved),
-    createdAt: Number(r.created_at),
-    expiresAt: Number(r.expires_at),
-  };
-  if (r.name !== null) key.name = dec(r.name);
-  if (r.revoked_at !== null) key.revokedAt = Number(r.revoked_at);
-  if (r.last_used_at !== null) key.lastUsedAt = Number(r.last_used_at);
-  return key;
-}
-
-export function toIntent(r: IntentRow): IntentRecord {
-  const intent: IntentRecord = {
-    intentId: r.intent_id,
-    keyId: r.key_id,
-    owner: r.owner,
-    chainId: Number(r.chain_id),
-    status: r.status as IntentStatus,
-    maxAmount: BigInt(r.max_amount),
-    fingerprint: r.fingerprint,
-    request: JSON.parse(r.request),
-    createdAt: Number(r.created_at),
-    expiresAt: Number(r.expires_at),
-  };
-  if (r.final_amount !== null) intent.finalAmount = BigInt(r.final_amount);
-  if (r.released_amount !== null) intent.releasedAmount = BigInt(r.released_amount);
-  if (r.idempotency_key !== null) intent.idempotencyKey = dec(r.idempotency_key);
-  if (r.result !== null) intent.result = JSON.parse(r.result);
-  if (r.reason !== null) intent.reason = dec(r.reason);
-  if (r.finished_at !== null) intent.finishedAt = Number(r.finished_at);
-  return intent;
-}
-
-export function toCharge(r: ChargeRow): ChargeRecord {
-  const charge: ChargeRecord = {
-    chargeId: r.charge_id,
-    keyId: r.key_id,
-    owner: r.owner,
-    chainId: Number(r.chain_id),
-    amount: BigInt(r.amount),
-    status: r.status as ChargeRecord["status"],
-    createdAt: Number(r.created_at),
-  };
-  if (r.intent_id !== null) charge.intentId = r.intent_id;
-  if (r.tx_hash !== null) charge.txHash = r.tx_hash;
-  if (r.error !== null) charge.error = dec(r.error);
-  if (r.batch_id !== null) charge.batchId = r.batch_id;
-  const leaseUntil = num(r.lease_until);
-  if (leaseUntil !== undefined) charge.leaseUntil = leaseUntil;
-  const settledAt = num(r.settled_at);
-  if (settledAt !== undefined) charge.settledAt = settledAt;
-  return charge;
-}
+/** The core mappers with this store's free-text decoding ({@link dec}). */
+export const toKey = (r: KeyRow): KeyRecord => keyFromRow(r, dec);
+export const toIntent = (r: IntentRow): IntentRecord => intentFromRow(r, dec);
+export const toCharge = (r: ChargeRow): ChargeRecord => chargeFromRow(r, dec);
 
 /** The columns of a charge insert, in the order of {@link chargeValues}. */
 export const CHARGE_INSERT_COLUMNS = "charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at";

@@ -1,46 +1,14 @@
 /** {@link VideoStore} on PostgreSQL: each guarded method is one conditional UPDATE. */
-import type { VideoJobRecord, VideoJobStatus, VideoStore } from "@tollgate/core";
+import { videoJobFromRow, type SqlVideoJobRow, type VideoStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { dec, enc, selectList, toJson, type TableName } from "./rows.js";
 
-interface VideoRow {
-  id: string;
-  model: string;
-  provider: string;
-  upstream: string;
-  upstream_id: string;
-  status: VideoJobStatus;
-  progress: string | null;
-  url: string | null;
-  error: string | null;
-  receipt: string | null;
-  created_at: string;
-  updated_at: string;
-  lease_owner: string | null;
-  lease_until: string | null;
-}
+type VideoRow = SqlVideoJobRow<string>;
 
 const COLS = selectList("id model provider upstream upstream_id status url error lease_owner", "progress receipt created_at updated_at lease_until");
 
-function toJob(r: VideoRow): VideoJobRecord {
-  return {
-    id: r.id,
-    model: r.model,
-    provider: r.provider,
-    upstream: r.upstream,
-    upstreamId: r.upstream_id,
-    status: r.status,
-    ...(r.progress === null ? {} : { progress: Number(r.progress) }),
-    ...(r.url === null ? {} : { url: dec(r.url) }),
-    ...(r.error === null ? {} : { error: dec(r.error) }),
-    ...(r.receipt === null ? {} : { receipt: JSON.parse(r.receipt) as unknown }),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    ...(r.lease_owner === null ? {} : { leaseOwner: r.lease_owner }),
-    ...(r.lease_until === null ? {} : { leaseUntil: Number(r.lease_until) }),
-  };
-}
+const toJob = (r: VideoRow) => videoJobFromRow(r, dec);
 
 const TERMINAL = "('completed', 'failed')";
 

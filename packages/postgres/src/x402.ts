@@ -1,39 +1,12 @@
 /** {@link PaymentNonceStore} on PostgreSQL: one statement per operation (each atomic on its own). */
-import type { PaymentNonceStore } from "@tollgate/core";
+import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { selectList, type TableName } from "./rows.js";
 
-type NonceRecord = NonNullable<Awaited<ReturnType<PaymentNonceStore["getPaymentNonce"]>>>;
-
-interface NonceRow {
-  network: string;
-  payer: string;
-  nonce: string;
-  request_id: string;
-  status: string;
-  claimed_at: string;
-  expires_at: string;
-  tx_hash: string | null;
-  settled_at: string | null;
-}
+type NonceRow = SqlNonceRow<string>;
 
 const COLS = selectList("network payer nonce request_id status tx_hash", "claimed_at expires_at settled_at");
-
-function toRecord(r: NonceRow): NonceRecord {
-  const record: NonceRecord = {
-    network: r.network,
-    payer: r.payer,
-    nonce: r.nonce,
-    requestId: r.request_id,
-    status: r.status as NonceRecord["status"],
-    claimedAt: Number(r.claimed_at),
-    expiresAt: Number(r.expires_at),
-  };
-  if (r.tx_hash !== null) record.txHash = r.tx_hash;
-  if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
-  return record;
-}
 
 /** $1 network, $2 payer, $3 nonce: the key of a claim, lower-cased. */
 const key = (k: { network: string; payer: string; nonce: string }) => [k.network, k.payer.toLowerCase(), k.nonce.toLowerCase()];
@@ -69,7 +42,7 @@ export function createPaymentNonceOps(db: Queryable, t: TableName): PaymentNonce
     },
     async getPaymentNonce(k) {
       const { rows } = await db.query<NonceRow>(`SELECT ${COLS} FROM ${nonces} WHERE ${BY_KEY}`, key(k));
-      return rows[0] ? toRecord(rows[0]) : null;
+      return rows[0] ? nonceFromRow(rows[0]) : null;
     },
   };
 }

@@ -1,21 +1,9 @@
 /** {@link AgentStore} on SQLite. */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import type { AgentStore } from "@tollgate/core";
+import { agentFromRow, type AgentStore, type SqlAgentRow } from "@tollgate/core";
 
-type AgentCard = Parameters<AgentStore["upsertAgent"]>[0];
-
-interface AgentRow {
-  wallet_address: string;
-  created_at: bigint;
-  card: string;
-}
-
-/** The card column holds every field but the two that have their own columns. */
-function toCard(r: AgentRow): AgentCard {
-  const rest = JSON.parse(r.card) as Omit<AgentCard, "walletAddress" | "createdAt">;
-  return { walletAddress: r.wallet_address, ...rest, createdAt: Number(r.created_at) };
-}
+type AgentRow = SqlAgentRow<bigint>;
 
 export function createAgentOps(db: Database.Database): AgentStore {
   // One statement: a concurrent upsert of the same address cannot interleave; created_at stays.
@@ -32,14 +20,14 @@ export function createAgentOps(db: Database.Database): AgentStore {
       const { walletAddress, createdAt, ...rest } = card;
       const row = upsert.get(walletAddress, createdAt, JSON.stringify(rest));
       if (!row) throw new Error("sqlite store: upsert returned no row");
-      return toCard(row);
+      return agentFromRow(row);
     },
     async getAgent(walletAddress) {
       const row = byAddress.get(walletAddress);
-      return row ? toCard(row) : null;
+      return row ? agentFromRow(row) : null;
     },
     async listAgents() {
-      return all.all().map(toCard);
+      return all.all().map((r) => agentFromRow(r));
     },
     async removeAgent(walletAddress) {
       return remove.run(walletAddress).changes > 0;

@@ -1,7 +1,7 @@
 /** {@link ChargeStore} on SQLite. Each write is one statement, atomic on its own. */
 import type Database from "better-sqlite3";
-import type { ChargeStore } from "@tollgate/core";
-import { toCharge, type ChargeRow } from "./rows.js";
+import { chargeFromRow, type ChargeStore } from "@tollgate/core";
+import type { ChargeRow } from "./rows.js";
 
 const byAge = (a: ChargeRow, b: ChargeRow) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.charge_id < b.charge_id ? -1 : 1);
 
@@ -27,16 +27,16 @@ export function createChargeOps(db: Database.Database): ChargeStore {
 
   return {
     async listQueuedCharges({ limit }) {
-      return queued.all(Math.max(0, Math.floor(limit))).map(toCharge);
+      return queued.all(Math.max(0, Math.floor(limit))).map((r) => chargeFromRow(r));
     },
 
     async getCharge(chargeId) {
       const row = byId.get(chargeId);
-      return row ? toCharge(row) : null;
+      return row ? chargeFromRow(row) : null;
     },
 
     async claimCharges({ batchId, now, leaseMs, limit }) {
-      return claim.all({ batch_id: batchId, now, until: now + leaseMs, limit: Math.max(0, Math.floor(limit)) }).sort(byAge).map(toCharge);
+      return claim.all({ batch_id: batchId, now, until: now + leaseMs, limit: Math.max(0, Math.floor(limit)) }).sort(byAge).map((r) => chargeFromRow(r));
     },
 
     async completeCharges({ chargeIds, batchId, txHash, now }) {

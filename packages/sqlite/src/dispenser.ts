@@ -5,31 +5,10 @@
  */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import type { BeginDispenserClaimResult as BeginResult, DispenserClaimRecord as ClaimRecord, DispenserStore } from "@tollgate/core";
+import { dispenserClaimFromRow, type BeginDispenserClaimResult as BeginResult, type DispenserStore, type SqlDispenserClaimRow } from "@tollgate/core";
 import { checkAmount } from "./rows.js";
 
-interface ClaimRow {
-  address: string;
-  chain_id: bigint;
-  status: string;
-  amount: bigint;
-  created_at: bigint;
-  claimed_at: bigint | null;
-  tx_hash: string | null;
-}
-
-function toClaim(r: ClaimRow): ClaimRecord {
-  const claim: ClaimRecord = {
-    address: r.address,
-    chainId: Number(r.chain_id),
-    status: r.status as ClaimRecord["status"],
-    amount: r.amount,
-    createdAt: Number(r.created_at),
-  };
-  if (r.claimed_at !== null) claim.claimedAt = Number(r.claimed_at);
-  if (r.tx_hash !== null) claim.txHash = r.tx_hash;
-  return claim;
-}
+type ClaimRow = SqlDispenserClaimRow<bigint>;
 
 /** The dispenser operations over an open, migrated database. */
 export function createDispenserOps(db: Database.Database): DispenserStore {
@@ -46,14 +25,14 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
 
   const begin = db.transaction((claim: { address: string; chainId: number; amount: bigint; createdAt: number }, maxClaims: number | undefined): BeginResult => {
     const existing = byPair.get(claim.address, claim.chainId);
-    if (existing) return { ok: false, reason: "already_claimed", claim: toClaim(existing) };
+    if (existing) return { ok: false, reason: "already_claimed", claim: dispenserClaimFromRow(existing) };
     if (maxClaims !== undefined) {
       const n = Number(count.get(claim.chainId)?.n ?? 0n);
       if (n >= maxClaims) return { ok: false, reason: "limit_reached", count: n };
     }
     const row = insert.get({ address: claim.address, chain_id: claim.chainId, amount: claim.amount, created_at: claim.createdAt });
     if (!row) throw new Error("sqlite store: dispenser claim insert returned no row");
-    return { ok: true, claim: toClaim(row) };
+    return { ok: true, claim: dispenserClaimFromRow(row) };
   });
 
   return {
@@ -64,7 +43,7 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
 
     async completeDispenserClaim({ address, chainId, txHash, now }) {
       const row = complete.get({ address, chain_id: chainId, tx_hash: txHash, now });
-      return row ? toClaim(row) : null;
+      return row ? dispenserClaimFromRow(row) : null;
     },
 
     async releaseDispenserClaim({ address, chainId }) {
@@ -72,7 +51,7 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
     },
 
     async listDispenserClaims(address) {
-      return byAddress.all(address).map(toClaim);
+      return byAddress.all(address).map((r) => dispenserClaimFromRow(r));
     },
 
     async countDispenserClaims(chainId) {

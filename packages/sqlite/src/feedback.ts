@@ -1,44 +1,11 @@
 /** {@link FeedbackStore} on SQLite. */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import type { FeedbackStore } from "@tollgate/core";
+import { feedbackFromRow, type FeedbackStore, type SqlFeedbackRow } from "@tollgate/core";
 
 type FeedbackRecord = Parameters<FeedbackStore["insertFeedback"]>[0];
 type Summary = Awaited<ReturnType<FeedbackStore["summarizeFeedback"]>>;
-
-interface FeedbackRow {
-  seq: bigint;
-  feedback_id: string;
-  target_type: string;
-  target_id: string;
-  category: string;
-  rating: bigint | null;
-  comment: string | null;
-  labels: string;
-  verification: string;
-  reviewer: string | null;
-  key_id: string | null;
-  chain_id: bigint | null;
-  created_at: bigint;
-}
-
-function toRecord(r: FeedbackRow): FeedbackRecord {
-  const record: FeedbackRecord = {
-    feedbackId: r.feedback_id,
-    targetType: r.target_type,
-    targetId: r.target_id,
-    category: r.category,
-    labels: JSON.parse(r.labels) as string[],
-    verification: r.verification as FeedbackRecord["verification"],
-    createdAt: Number(r.created_at),
-  };
-  if (r.rating !== null) record.rating = Number(r.rating);
-  if (r.comment !== null) record.comment = r.comment;
-  if (r.reviewer !== null) record.reviewer = r.reviewer;
-  if (r.key_id !== null) record.keyId = r.key_id;
-  if (r.chain_id !== null) record.chainId = Number(r.chain_id);
-  return record;
-}
+type FeedbackRow = SqlFeedbackRow<bigint>;
 
 export function createFeedbackOps(db: Database.Database): FeedbackStore {
   const insert = db.prepare(`
@@ -71,7 +38,7 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
         summary.ratings[rating - 1] = (summary.ratings[rating - 1] ?? 0) + n;
       }
     }
-    summary.recent = recentLimit > 0 ? newest.all(type, id, recentLimit).map(toRecord) : [];
+    summary.recent = recentLimit > 0 ? newest.all(type, id, recentLimit).map((r) => feedbackFromRow(r)) : [];
     return summary;
   });
 
@@ -95,7 +62,7 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
 
     async listFeedback(target, { limit }) {
       const n = Math.max(0, Math.floor(limit));
-      return n === 0 ? [] : newest.all(target.type, target.id, n).map(toRecord);
+      return n === 0 ? [] : newest.all(target.type, target.id, n).map((r) => feedbackFromRow(r));
     },
 
     async summarizeFeedback(target, { recentLimit }) {

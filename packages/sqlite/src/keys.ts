@@ -1,7 +1,7 @@
 /** {@link KeyStore} on SQLite. */
 import type Database from "better-sqlite3";
-import type { KeyCursor, KeyRecord, KeyStore } from "@tollgate/core";
-import { checkAmount, toKey, type KeyRow } from "./rows.js";
+import { keyFromRow, type KeyCursor, type KeyRecord, type KeyStore } from "@tollgate/core";
+import { checkAmount, type KeyRow } from "./rows.js";
 
 export function createKeyOps(db: Database.Database): KeyStore {
   const insert = db.prepare(`
@@ -53,12 +53,12 @@ export function createKeyOps(db: Database.Database): KeyStore {
 
     async getKeyById(keyId) {
       const row = byId.get(keyId);
-      return row ? toKey(row) : null;
+      return row ? keyFromRow(row) : null;
     },
 
     async getKeyByTokenHash(tokenHash) {
       const row = byToken.get(tokenHash);
-      return row ? toKey(row) : null;
+      return row ? keyFromRow(row) : null;
     },
 
     async listKeys(owner, { limit, cursor, chainId }) {
@@ -70,7 +70,7 @@ export function createKeyOps(db: Database.Database): KeyStore {
         cursor_key: cursor?.keyId ?? null,
         limit: n + 1,
       });
-      const keys = rows.slice(0, n).map(toKey);
+      const keys = rows.slice(0, n).map((r) => keyFromRow(r));
       const last = keys[keys.length - 1];
       const nextCursor: KeyCursor | null = rows.length > n && last ? { createdAt: last.createdAt, keyId: last.keyId } : null;
       return { keys, nextCursor };
@@ -78,7 +78,7 @@ export function createKeyOps(db: Database.Database): KeyStore {
 
     async revokeKey(keyId, at) {
       const row = revoke.get(at, keyId);
-      return row ? toKey(row) : null;
+      return row ? keyFromRow(row) : null;
     },
   };
 }

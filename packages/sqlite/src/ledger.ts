@@ -5,8 +5,9 @@
  * `RETURNING` (no row back = guard missed).
  */
 import type Database from "better-sqlite3";
+import { intentFromRow, keyFromRow } from "@tollgate/core";
 import type { ChargeRecord, FinishResult, KeyGuardReason, KeyRecord, LedgerStore, NewIntent, ReserveResult } from "@tollgate/core";
-import { chargeParams, checkAmount, MAX_INT64, toIntent, toJson, toKey, type IntentRow, type KeyRow } from "./rows.js";
+import { chargeParams, checkAmount, MAX_INT64, toJson, type IntentRow, type KeyRow } from "./rows.js";
 
 type Released = { key_id: string; max_amount: bigint };
 
@@ -75,18 +76,18 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     return "budget_exhausted";
   }
 
-  const mustKey = (keyId: string): KeyRecord => toKey(keyById.get(keyId) as KeyRow);
+  const mustKey = (keyId: string): KeyRecord => keyFromRow(keyById.get(keyId) as KeyRow);
 
   /** The answer of settle/abort when its conditional UPDATE changed nothing. */
   function finishMiss(intentId: string, now: number): FinishResult {
     const row = intentById.get(intentId);
     if (!row) return { ok: false, reason: "not_found" };
-    if (row.status !== "authorized") return { ok: false, reason: "invalid_state", intent: toIntent(row) };
+    if (row.status !== "authorized") return { ok: false, reason: "invalid_state", intent: intentFromRow(row) };
     if (row.expires_at <= now) {
       release(expireOne.all({ now, intent_id: intentId }));
-      return { ok: false, reason: "expired", intent: toIntent(intentById.get(intentId) as IntentRow) };
+      return { ok: false, reason: "expired", intent: intentFromRow(intentById.get(intentId) as IntentRow) };
     }
-    return { ok: false, reason: "exceeds_reservation", intent: toIntent(row) };
+    return { ok: false, reason: "exceeds_reservation", intent: intentFromRow(row) };
   }
 
   const reserveTx = db.transaction((intent: NewIntent, now: number): ReserveResult => {
@@ -95,7 +96,7 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     release(expireDueOfKey.all({ now, key_id: intent.keyId }));
     if (intent.idempotencyKey !== undefined) {
       const existing = intentByIdempotency.get(intent.keyId, intent.idempotencyKey);
-      if (existing) return { ok: false, reason: "idempotent_replay", intent: toIntent(existing), key: mustKey(intent.keyId) };
+      if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(intent.keyId) };
     }
     // Above 2^63-1 nothing can fit any budget: a guard miss, without binding the amount.
     const keyRow = intent.maxAmount <= MAX_INT64 ? reserveOnKey.get({ key_id: intent.keyId, amount: intent.maxAmount, now }) : undefined;
@@ -115,7 +116,7 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
       created_at: intent.createdAt,
       expires_at: intent.expiresAt,
     }) as IntentRow;
-    return { ok: true, intent: toIntent(row), key: toKey(keyRow) };
+    return { ok: true, intent: intentFromRow(row), key: keyFromRow(keyRow) };
   });
 
   const settleTx = db.transaction((intentId: string, final: bigint, result: string | null, now: number, charge: ChargeRecord | undefined): FinishResult => {
@@ -123,14 +124,14 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     if (!row) return finishMiss(intentId, now);
     const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final }) as KeyRow;
     queueCharge(charge);
-    return { ok: true, intent: toIntent(row), key: toKey(key) };
+    return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
   });
 
   const abortTx = db.transaction((intentId: string, reason: string, result: string | null, now: number): FinishResult => {
     const row = abortIntent.get({ intent_id: intentId, reason, result, now });
     if (!row) return finishMiss(intentId, now);
     const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final: 0n }) as KeyRow;
-    return { ok: true, intent: toIntent(row), key: toKey(key) };
+    return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
   });
 
   const chargeTx = db.transaction((keyId: string, amount: bigint, now: number, charge: ChargeRecord | undefined) => {
@@ -142,7 +143,7 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
       return { ok: false as const, reason: guardReason(key, now), key };
     }
     queueCharge(charge);
-    return { ok: true as const, key: toKey(keyRow) };
+    return { ok: true as const, key: keyFromRow(keyRow) };
   });
 
   const sweepTx = db.transaction((now: number, limit: number) => release(expireDue.all({ now, limit })));
@@ -175,10 +176,10 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     async getIntent(intentId, now) {
       const row = intentById.get(intentId);
       if (!row) return null;
-      if (now === undefined || row.status !== "authorized" || row.expires_at > now) return toIntent(row);
+      if (now === undefined || row.status !== "authorized" || row.expires_at > now) return intentFromRow(row);
       // Release on read; the conditional UPDATE re-checks the state under the write lock.
       expireOneTx.immediate(intentId, now);
-      return toIntent(intentById.get(intentId) as IntentRow);
+      return intentFromRow(intentById.get(intentId) as IntentRow);
     },
 
     async listIntents(owner, { limit, cursor, chainId, keyId }) {
@@ -191,7 +192,7 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
         cursor_id: cursor?.intentId ?? null,
         limit: n + 1,
       });
-      const intents = rows.slice(0, n).map(toIntent);
+      const intents = rows.slice(0, n).map((r) => intentFromRow(r));
       const last = intents[intents.length - 1];
       return { intents, nextCursor: rows.length > n && last ? { createdAt: last.createdAt, intentId: last.intentId } : null };
     },

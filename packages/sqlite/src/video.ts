@@ -1,43 +1,9 @@
 /** {@link VideoStore} on SQLite: each guarded method is one conditional UPDATE. */
 import type Database from "better-sqlite3";
-import type { VideoJobRecord, VideoJobStatus, VideoStore } from "@tollgate/core";
+import { videoJobFromRow, type SqlVideoJobRow, type VideoStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 
-interface VideoRow {
-  id: string;
-  model: string;
-  provider: string;
-  upstream: string;
-  upstream_id: string;
-  status: VideoJobStatus;
-  progress: bigint | null;
-  url: string | null;
-  error: string | null;
-  receipt: string | null;
-  created_at: bigint;
-  updated_at: bigint;
-  lease_owner: string | null;
-  lease_until: bigint | null;
-}
-
-function toJob(r: VideoRow): VideoJobRecord {
-  return {
-    id: r.id,
-    model: r.model,
-    provider: r.provider,
-    upstream: r.upstream,
-    upstreamId: r.upstream_id,
-    status: r.status,
-    ...(r.progress === null ? {} : { progress: Number(r.progress) }),
-    ...(r.url === null ? {} : { url: r.url }),
-    ...(r.error === null ? {} : { error: r.error }),
-    ...(r.receipt === null ? {} : { receipt: JSON.parse(r.receipt) as unknown }),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-    ...(r.lease_owner === null ? {} : { leaseOwner: r.lease_owner }),
-    ...(r.lease_until === null ? {} : { leaseUntil: Number(r.lease_until) }),
-  };
-}
+type VideoRow = SqlVideoJobRow<bigint>;
 
 export function createVideoOps(db: Database.Database): VideoStore {
   const insert = db.prepare(`
@@ -78,17 +44,17 @@ export function createVideoOps(db: Database.Database): VideoStore {
     },
     async getVideoJob(id) {
       const row = byId.get(id);
-      return row ? toJob(row) : null;
+      return row ? videoJobFromRow(row) : null;
     },
     async leaseVideoJob({ id, owner, now, leaseMs }) {
       return lease.run({ id, owner, now, until: now + leaseMs }).changes === 1;
     },
     async updateVideoJob({ id, owner, now, status, progress, url, error }) {
       const row = update.get({ id, owner, now, status, progress: progress ?? null, url: url ?? null, error: error ?? null });
-      return row ? toJob(row) : null;
+      return row ? videoJobFromRow(row) : null;
     },
     async listPendingVideoJobs({ now, limit }) {
-      return pending.all({ now, limit }).map(toJob);
+      return pending.all({ now, limit }).map((r) => videoJobFromRow(r));
     },
   };
 }

@@ -1,36 +1,9 @@
 /** {@link PaymentNonceStore} on SQLite: one statement per operation (each atomic on its own). */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import type { PaymentNonceStore } from "@tollgate/core";
+import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgate/core";
 
-type NonceRecord = NonNullable<Awaited<ReturnType<PaymentNonceStore["getPaymentNonce"]>>>;
-
-interface NonceRow {
-  network: string;
-  payer: string;
-  nonce: string;
-  request_id: string;
-  status: string;
-  claimed_at: bigint;
-  expires_at: bigint;
-  tx_hash: string | null;
-  settled_at: bigint | null;
-}
-
-function toRecord(r: NonceRow): NonceRecord {
-  const record: NonceRecord = {
-    network: r.network,
-    payer: r.payer,
-    nonce: r.nonce,
-    requestId: r.request_id,
-    status: r.status as NonceRecord["status"],
-    claimedAt: Number(r.claimed_at),
-    expiresAt: Number(r.expires_at),
-  };
-  if (r.tx_hash !== null) record.txHash = r.tx_hash;
-  if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
-  return record;
-}
+type NonceRow = SqlNonceRow<bigint>;
 
 const key = (k: { network: string; payer: string; nonce: string }) => ({ network: k.network, payer: k.payer.toLowerCase(), nonce: k.nonce.toLowerCase() });
 
@@ -60,7 +33,7 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
     },
     async getPaymentNonce(k) {
       const row = get.get(key(k));
-      return row ? toRecord(row) : null;
+      return row ? nonceFromRow(row) : null;
     },
   };
 }

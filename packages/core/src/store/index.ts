@@ -36,3 +36,4 @@ export type {
   PaymentNonceRecord,
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
+export * from "./sql-rows.js";
