@@ -127,14 +127,7 @@ export async function startStub(handler: (request: Seen, index: number) => StubR
   };
 }
 
-/** A URL on which nothing listens (a port that was just released). */
-export async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+export { closedPortUrl } from "@tollgate/core/testing";
 
 /** Runs `fn` and returns what it threw (fails when it does not throw). */
 export async function thrown(fn: () => unknown): Promise<any> {

@@ -20,3 +20,4 @@ export { generateCards, prng } from "./card-fixtures.js";
 export { startAnvil, deployTestUsdc, mintUsdc, approveUsdc, setNextBlockTimestamp, ANVIL_ACCOUNTS, type AnvilNode, type AnvilAccount } from "./anvil.js";
 export { compileTestUsdc } from "./test-usdc.js";
 export { runAdapterConformance, listenHttp, type AdapterConformanceOptions, type AdapterStartOptions, type AdapterTarget } from "./adapter-suite.js";
+export { closedPortUrl } from "./directory-stub.js";
