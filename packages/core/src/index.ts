@@ -15,6 +15,7 @@ export type { GatewayRequest, GatewayRequestBody, GatewayResponse, GatewayRespon
 export { defineRoute, type AnyRoute, type RouteContext, type RouteDefinition, type RouteMethod } from "./http/route.js";
 export { createRouter, type Router, type RouteMatch } from "./http/router.js";
 export { json, bytes, empty, stringifyJson } from "./http/respond.js";
+export { fallbackResponse } from "./http/handle.js";
 export { sseFrame, sseComment, sseResponse } from "./http/sse.js";
 export { fromWebRequest, relativeToBase, toWebResponse, type FromWebRequestOptions, type ToWebResponseOptions } from "./http/fetch.js";
 export { API_VERSION, buildOpenApiDocument, openApiRoute, type OpenApiDocument, type OpenApiOptions } from "./http/openapi.js";

@@ -4,7 +4,7 @@
  * `export const { GET, POST, DELETE, OPTIONS } = createHandler(gateway, { basePath: "/gateway" })`.
  * Only Web `Request`/`Response` are used, so `next` is never imported at runtime.
  */
-import { fromWebRequest, toErrorEnvelope, toWebResponse } from "@tollgate/core";
+import { fallbackResponse, fromWebRequest, toWebResponse } from "@tollgate/core";
 import type { Gateway } from "@tollgate/core";
 
 /** Options of {@link createHandler}; the same names as every Tollgate framework adapter. */
@@ -49,17 +49,10 @@ export function createHandler(gateway: Pick<Gateway, "handle">, options: NextHan
       return toWebResponse(await gateway.handle(gatewayRequest), { onError });
     } catch (error) {
       onError(error);
-      return fallback(error);
+      return toWebResponse(fallbackResponse(error, request.headers.get("x-request-id")));
     }
   };
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler, HEAD: handler };
-}
-
-function fallback(error: unknown): Response {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  const requestId = `req_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
-  const envelope = toErrorEnvelope(error, requestId);
-  return Response.json(envelope.body, { status: envelope.status, headers: { ...envelope.headers, "x-request-id": requestId } });
 }
 
 function defaultOnError(error: unknown): void {

@@ -3,9 +3,8 @@
  * with no Web Request/Response objects on the way (DESIGN.md "The shape of a request").
  * The standalone server, Express and Fastify all go through these three functions.
  */
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { GatewayError, relativeToBase, stringifyJson, toErrorEnvelope } from "@tollgate/core";
+import { fallbackResponse, GatewayError, relativeToBase, stringifyJson } from "@tollgate/core";
 import type { Gateway, GatewayRequest, GatewayRequestBody, GatewayResponse } from "@tollgate/core";
 
 /** Options of {@link toGatewayRequest}. */
@@ -323,15 +322,9 @@ function writeFallback(req: IncomingMessage, res: ServerResponse, error: unknown
   }
   try {
     const incoming = req.headers["x-request-id"];
-    const requestId = typeof incoming === "string" && /^[A-Za-z0-9_.:-]{1,128}$/.test(incoming) ? incoming : `req_${randomBytes(12).toString("hex")}`;
-    const envelope = toErrorEnvelope(error, requestId);
-    const text = JSON.stringify(envelope.body);
-    res.writeHead(envelope.status, {
-      ...envelope.headers,
-      "content-type": "application/json; charset=utf-8",
-      "content-length": String(Buffer.byteLength(text)),
-      "x-request-id": requestId,
-    });
+    const answer = fallbackResponse(error, typeof incoming === "string" ? incoming : undefined);
+    const text = JSON.stringify(answer.body.kind === "json" ? answer.body.value : null);
+    res.writeHead(answer.status, { ...answer.headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) });
     res.end(text);
   } catch {
     res.destroy();

@@ -24,9 +24,20 @@ const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const DEFINITIVE = { "x-should-retry": "false" } as const;
 
 /** Echoes a well-formed caller `x-request-id`, else mints `req_<hex>`. */
-export function requestIdFor(req: GatewayRequest, ctx: Pick<GatewayContext, "ids">): string {
+export function requestIdFor(req: Pick<GatewayRequest, "headers">, ctx: Pick<GatewayContext, "ids">): string {
   const given = req.headers["x-request-id"];
   return given && REQUEST_ID.test(given) ? given : (ctx.ids ?? randomIds).next("req");
+}
+
+/**
+ * The answer an adapter sends when `gateway.handle` itself threw (it never does, but a wrapped or
+ * custom gateway might): the CONTRACT.md envelope of `error` (500 `internal_error` for anything
+ * but a GatewayError) under the caller's well-formed `x-request-id` or a new one.
+ */
+export function fallbackResponse(error: unknown, incomingRequestId?: string | null): GatewayResponse {
+  const requestId = requestIdFor({ headers: { "x-request-id": incomingRequestId ?? undefined } }, { ids: randomIds });
+  const envelope = toErrorEnvelope(error, requestId);
+  return json(envelope.body, { status: envelope.status, headers: { ...envelope.headers, "x-request-id": requestId } });
 }
 
 /** Turns zod issues into one 400 naming the first offending field and listing all of them. */
