@@ -1,43 +1,19 @@
-import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { startCli, type CliProcess } from "./testing/cli-process.js";
 
-const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
 const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-function cli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, NODE_OPTIONS: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (stderr += c));
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  return {
-    child,
-    exited,
-    out: () => stdout,
-    err: () => stderr,
-    async url(): Promise<string> {
-      for (;;) {
-        const m = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (m) return m[1]!;
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    },
-  };
+function cli(args: string[], env: Record<string, string> = {}): CliProcess {
+  const run = startCli(args, env);
+  children.push(run.child);
+  return run;
 }
 
 describe("tollgate CLI", () => {

@@ -1,29 +1,16 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { createGateway } from "@tollgate/core";
 import { approveUsdc, startUsdcNode, type UsdcNode } from "@tollgate/core/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startCli } from "./testing/cli-process.js";
 
-const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
 const SECRET = "settle-secret-0123456789";
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env, NODE_OPTIONS: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-  child.stderr.setEncoding("utf8").on("data", (c: string) => (err += c));
-  return new Promise((r) => child.on("exit", (code) => r({ code, out, err })));
-}
+const cli = runCli;
 
 /** Queues one charge of `amount` from `owner` on `chainId` in the SQLite file `db`. */
 async function queueCharge(db: string, owner: string, chainId: number, amount: bigint): Promise<void> {
@@ -108,21 +95,13 @@ describe("tollgate settle", () => {
       dispenser: { chains: [{ chainId: usdc.chain.chainId, privateKey: usdc.node.accounts[3]!.privateKey }] },
       settlement: { internalSecret: SECRET, treasury: usdc.node.accounts[0]!.address, chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: usdc.node.accounts[1]!.privateKey }], intervalMs: 60_000 },
     });
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", "serve", "--port", "0", "--db", join(dir, "serve.db"), "--config", config], {
-      cwd: repoRoot,
-      env: { ...process.env, NODE_OPTIONS: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-    const exited = new Promise((r) => child.on("exit", r));
+    const run = startCli(["serve", "--port", "0", "--db", join(dir, "serve.db"), "--config", config]);
     try {
-      while (!/cors: /.test(out) && child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
-      expect(out).toContain(`dispenser: on, 1.00 USDC per claim on chains ${usdc.chain.chainId} (wallet ${usdc.node.accounts[3]!.address})`);
-      expect(out).toContain(`settlement: on, treasury ${usdc.node.accounts[0]!.address}, spender ${usdc.node.accounts[1]!.address} on chain ${usdc.chain.chainId}, every 60 s`);
+      while (!/cors: /.test(run.out()) && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
+      expect(run.out()).toContain(`dispenser: on, 1.00 USDC per claim on chains ${usdc.chain.chainId} (wallet ${usdc.node.accounts[3]!.address})`);
+      expect(run.out()).toContain(`settlement: on, treasury ${usdc.node.accounts[0]!.address}, spender ${usdc.node.accounts[1]!.address} on chain ${usdc.chain.chainId}, every 60 s`);
     } finally {
-      child.kill("SIGTERM");
-      await exited;
+      await run.stop();
     }
   });
 });

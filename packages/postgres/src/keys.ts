@@ -1,5 +1,6 @@
 /** {@link KeyStore} on PostgreSQL. */
-import type { KeyCursor, KeyRecord, KeyStore } from "@tollgate/core";
+import { keysetPage, pageQuerySize } from "@tollgate/core";
+import type { KeyRecord, KeyStore } from "@tollgate/core";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { checkAmount, enc, KEY_COLS, toKey, type KeyRow, type TableName } from "./rows.js";
 
@@ -84,12 +85,9 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
     },
 
     async listKeys(owner, { limit, cursor, chainId }) {
-      const n = Math.max(0, Math.floor(limit));
-      const { rows } = await db.query<KeyRow>(page, [owner, chainId ?? null, cursor?.createdAt ?? null, cursor?.keyId ?? null, n + 1]);
-      const keys = rows.slice(0, n).map(toKey);
-      const last = keys[keys.length - 1];
-      const nextCursor: KeyCursor | null = rows.length > n && last ? { createdAt: last.createdAt, keyId: last.keyId } : null;
-      return { keys, nextCursor };
+      const { rows } = await db.query<KeyRow>(page, [owner, chainId ?? null, cursor?.createdAt ?? null, cursor?.keyId ?? null, pageQuerySize(limit)]);
+      const { items: keys, more } = keysetPage(rows, limit, toKey);
+      return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
     },
 
     /** One conditional UPDATE: the row lock makes the first revocation time win. */

@@ -3,6 +3,7 @@
  * for how each is built and why it is race-free): no transaction is opened, so any connection of
  * a pool may run it and several instances may share the database.
  */
+import { keysetPage, pageQuerySize } from "@tollgate/core";
 import type { FinishResult, IntentRecord, KeyGuardReason, KeyRecord, LedgerStore } from "@tollgate/core";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
@@ -104,11 +105,9 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
     },
 
     async listIntents(owner, { limit, cursor, chainId, keyId }) {
-      const n = Math.max(0, Math.floor(limit));
-      const { rows } = await db.query<IntentRow>(sql.intentPage, [owner, chainId ?? null, keyId ?? null, cursor?.createdAt ?? null, cursor?.intentId ?? null, n + 1]);
-      const intents = rows.slice(0, n).map(toIntent);
-      const last = intents[intents.length - 1];
-      return { intents, nextCursor: rows.length > n && last ? { createdAt: last.createdAt, intentId: last.intentId } : null };
+      const { rows } = await db.query<IntentRow>(sql.intentPage, [owner, chainId ?? null, keyId ?? null, cursor?.createdAt ?? null, cursor?.intentId ?? null, pageQuerySize(limit)]);
+      const { items: intents, more } = keysetPage(rows, limit, toIntent);
+      return { intents, nextCursor: more && { createdAt: more.createdAt, intentId: more.intentId } };
     },
   };
 }

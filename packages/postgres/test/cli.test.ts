@@ -1,6 +1,6 @@
 /** The `tollgate` CLI on a real PostgreSQL server: migrations ahead of start, and what start-up says when the database is not usable. */
 import { afterAll, expect, it } from "vitest";
-import { runCli, startCli } from "./cli-process.js";
+import { runCli, startCli } from "../../node/src/testing/cli-process.js";
 import { describeWithDatabase, dropSchema, freshSchema } from "./database.js";
 import { call } from "./gateway-client.js";
 

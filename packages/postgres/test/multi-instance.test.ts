@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Store } from "@tollgate/core";
 import { approveUsdc, prng, startUsdcNode, type UsdcNode } from "@tollgate/core/testing";
 import { createPostgresStore, migrate } from "../src/index.js";
-import { runCli, startCli, type CliProcess } from "./cli-process.js";
+import { runCli, startCli, type CliProcess } from "../../node/src/testing/cli-process.js";
 import { describeWithDatabase, dropSchema, freshSchema } from "./database.js";
 import { call, createKey, type CallResult } from "./gateway-client.js";
 

@@ -1,6 +1,6 @@
 /** {@link KeyStore} on SQLite. */
 import type Database from "better-sqlite3";
-import { keyFromRow, type KeyCursor, type KeyRecord, type KeyStore } from "@tollgate/core";
+import { keyFromRow, keysetPage, pageQuerySize, type KeyRecord, type KeyStore } from "@tollgate/core";
 import { checkAmount, type KeyRow } from "./rows.js";
 
 export function createKeyOps(db: Database.Database): KeyStore {
@@ -62,18 +62,15 @@ export function createKeyOps(db: Database.Database): KeyStore {
     },
 
     async listKeys(owner, { limit, cursor, chainId }) {
-      const n = Math.max(0, Math.floor(limit));
       const rows = page.all({
         owner,
         chain_id: chainId ?? null,
         cursor_created: cursor?.createdAt ?? null,
         cursor_key: cursor?.keyId ?? null,
-        limit: n + 1,
+        limit: pageQuerySize(limit),
       });
-      const keys = rows.slice(0, n).map((r) => keyFromRow(r));
-      const last = keys[keys.length - 1];
-      const nextCursor: KeyCursor | null = rows.length > n && last ? { createdAt: last.createdAt, keyId: last.keyId } : null;
-      return { keys, nextCursor };
+      const { items: keys, more } = keysetPage(rows, limit, (r) => keyFromRow(r));
+      return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
     },
 
     async revokeKey(keyId, at) {

@@ -5,7 +5,7 @@
  * `RETURNING` (no row back = guard missed).
  */
 import type Database from "better-sqlite3";
-import { intentFromRow, keyFromRow } from "@tollgate/core";
+import { intentFromRow, keyFromRow, keysetPage, pageQuerySize } from "@tollgate/core";
 import type { ChargeRecord, FinishResult, KeyGuardReason, KeyRecord, LedgerStore, NewIntent, ReserveResult } from "@tollgate/core";
 import { chargeParams, checkAmount, MAX_INT64, toJson, type IntentRow, type KeyRow } from "./rows.js";
 
@@ -183,18 +183,16 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     },
 
     async listIntents(owner, { limit, cursor, chainId, keyId }) {
-      const n = Math.max(0, Math.floor(limit));
       const rows = intentPage.all({
         owner,
         chain_id: chainId ?? null,
         key_id: keyId ?? null,
         cursor_created: cursor?.createdAt ?? null,
         cursor_id: cursor?.intentId ?? null,
-        limit: n + 1,
+        limit: pageQuerySize(limit),
       });
-      const intents = rows.slice(0, n).map((r) => intentFromRow(r));
-      const last = intents[intents.length - 1];
-      return { intents, nextCursor: rows.length > n && last ? { createdAt: last.createdAt, intentId: last.intentId } : null };
+      const { items: intents, more } = keysetPage(rows, limit, (r) => intentFromRow(r));
+      return { intents, nextCursor: more && { createdAt: more.createdAt, intentId: more.intentId } };
     },
   };
 }

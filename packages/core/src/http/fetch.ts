@@ -3,6 +3,7 @@
  * runtimes and tests. (The Node adapters use the plain-shape bridge in @tollgate/node instead.)
  */
 import { GatewayError } from "../errors.js";
+import { concatBytes } from "../providers/bytes.js";
 import { stringifyJson } from "./respond.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 
@@ -21,13 +22,7 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 /** Options of {@link fromWebRequest}. */

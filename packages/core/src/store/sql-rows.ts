@@ -290,3 +290,23 @@ export function dispenserClaimFromRow(r: SqlDispenserClaimRow): DispenserClaimRe
   if (r.tx_hash !== null) claim.txHash = r.tx_hash;
   return claim;
 }
+
+/**
+ * Keyset paging for SQL stores: a page query asks for `limit + 1` rows ({@link pageQuerySize});
+ * `keysetPage` maps the first `limit` of them and returns the last mapped item as `more` only
+ * when the extra row shows that another page follows (null on the last page).
+ */
+export function keysetPage<R, T>(rows: readonly R[], limit: number, map: (row: R) => T): { items: T[]; more: T | null } {
+  const n = pageLimit(limit);
+  const items = rows.slice(0, n).map(map);
+  return { items, more: rows.length > n ? (items[items.length - 1] ?? null) : null };
+}
+
+/** The row count a keyset page query asks for: `limit` (floored, at least 0) plus one. */
+export function pageQuerySize(limit: number): number {
+  return pageLimit(limit) + 1;
+}
+
+function pageLimit(limit: number): number {
+  return Math.max(0, Math.floor(limit));
+}

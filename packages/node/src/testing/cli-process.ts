@@ -1,13 +1,14 @@
 /**
- * The `tollgate` CLI as a real child process, run from its TypeScript sources (tsx with the
- * `tollgate-source` condition), for tests that need separate gateway processes.
+ * Test helper (not part of the package build): the `tollgate` CLI as a real child process, run
+ * from its TypeScript sources (tsx with the `tollgate-source` condition). Used by the CLI tests
+ * here and by the Postgres multi-instance tests.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
+const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../..");
 
 /** A running (or finished) `tollgate` process. */
 export interface CliProcess {
