@@ -27,6 +27,9 @@ const POOL = 10;
 const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-"));
 const loadAtStart = loadavg()[0]!.toFixed(1);
 const owner = "0x00000000000000000000000000000000000000b1";
+/** The host app's secret of the benchmark gateways: it proves the owner wallet of the key creation. */
+const INTERNAL_SECRET = "bench-ledger-internal-secret";
+const JSON_TYPE = { "content-type": "application/json" };
 
 interface Result {
   pairs: number;
@@ -52,21 +55,23 @@ async function timed(pair: (i: number) => Promise<void> | void, workers = 1): Pr
 }
 
 async function viaFetch(store: Store): Promise<Result> {
-  const gateway = createGateway({ store, sweepIntervalMs: 0 });
+  const gateway = createGateway({ store, sweepIntervalMs: 0, internalSecret: INTERNAL_SECRET });
   const res = await gateway.fetch(
     new Request("http://bench/api/keys", {
       method: "POST",
-      headers: { "x-session-user-address": owner },
+      headers: { ...JSON_TYPE, "x-session-user-address": owner, "x-internal-secret": INTERNAL_SECRET },
       body: JSON.stringify({ budgetLimit: "1000000000000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
     }),
   );
+  if (res.status !== 201) throw new Error(`key creation answered ${res.status}: ${await res.text()}`);
   const { token } = (await res.json()) as { token: string };
-  const auth = { authorization: `Bearer ${token}`, "x-network-id": "8453" };
+  const auth = { ...JSON_TYPE, authorization: `Bearer ${token}`, "x-network-id": "8453" };
   const prepareBody = JSON.stringify({ service: "inference", action: "bench", resource: "/v1/bench", method: "POST", maxAmountWei: "1000" });
   const result = await timed(async () => {
     const p = await gateway.fetch(new Request("http://bench/api/payments/prepare", { method: "POST", headers: auth, body: prepareBody }));
+    if (p.status !== 200) throw new Error(`prepare answered ${p.status}: ${await p.text()}`);
     const { paymentIntentId } = (await p.json()) as { paymentIntentId: string };
-    const s = await gateway.fetch(new Request("http://bench/api/payments/settle", { method: "POST", body: JSON.stringify({ paymentIntentId, finalAmountWei: "700" }) }));
+    const s = await gateway.fetch(new Request("http://bench/api/payments/settle", { method: "POST", headers: JSON_TYPE, body: JSON.stringify({ paymentIntentId, finalAmountWei: "700" }) }));
     if (s.status !== 200) throw new Error(`settle answered ${s.status}`);
     await s.arrayBuffer();
   });

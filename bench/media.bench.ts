@@ -76,9 +76,12 @@ const proxyUrl = await listen(proxy);
 
 // The gateway.
 const upstreamHttp = createUndiciHttpClient();
+/** The host app's secret of the benchmark gateway: it proves the owner wallet of the key creation. */
+const INTERNAL_SECRET = "bench-media-internal-secret";
 const gateway = createGateway({
   store: createSqliteStore({ filename: join(dir, "media.db") }),
   sweepIntervalMs: 0,
+  internalSecret: INTERNAL_SECRET,
   http: upstreamHttp,
   media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stubUrl}/v1`, apiKey: "sk-bench" } } },
   video: { pollerIntervalMs: 0 },
@@ -86,9 +89,10 @@ const gateway = createGateway({
 const running = await serve(gateway, { port: 0 });
 const created = await fetch(`${running.url}/api/keys`, {
   method: "POST",
-  headers: { "content-type": "application/json", "x-session-user-address": OWNER },
+  headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": INTERNAL_SECRET },
   body: JSON.stringify({ budgetLimit: "1000000000000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
 });
+if (created.status !== 201) throw new Error(`key creation answered ${created.status}: ${await created.text()}`);
 const key = (await created.json()) as { keyId: string; token: string };
 
 interface Row {

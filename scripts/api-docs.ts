@@ -41,7 +41,7 @@ export function renderApiDoc(): string {
   ];
   for (const tag of tags) {
     lines.push(`## ${tag}`, "", "| method | path | body | what it does |", "|---|---|---|---|");
-    for (const r of routes.filter((x) => x.tag === tag)) lines.push(`| ${r.method} | \`${r.path}\` | ${r.body ? `JSON (${r.bodyLimit ?? "json"} limit)` : "—"} | ${r.summary} |`);
+    for (const r of routes.filter((x) => x.tag === tag)) lines.push(`| ${r.method} | \`${r.path}\` | ${r.body ? `JSON (${typeof r.bodyLimit === "function" ? "media limit; 1 MiB without a credential" : `${r.bodyLimit ?? "json"} limit`})` : "—"} | ${r.summary} |`);
     lines.push("");
   }
   lines.push("## Errors", "", "Every error answers `{\"error\":{\"code\",\"message\",\"type\",\"param\"?,\"details\"?,\"requestId\"}}`.", "", "| code | status | type | default message |", "|---|---:|---|---|");

@@ -1,130 +1,89 @@
 "use client";
 /**
- * The wallet dashboard: an address form, then the wallet's keys, spend totals and recent payment
- * intents, all read from the gateway's HTTP API in the browser with `@tollgate/client`. The address is mirrored in
- * `?address=` so a view can be linked and reloaded.
+ * The wallet dashboard: the wallet signs in with Sign-In with Ethereum (an EIP-1193 wallet in the
+ * browser signs the gateway's SIWE message; the gateway answers with an HttpOnly session cookie),
+ * then the page shows only that wallet's keys, spend and payment intents. No address is typed
+ * in: the gateway serves the wallet the cookie proves. "Sign out" ends the session.
  */
-import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
-import type { IntentListItem, ServiceKey, TollgateClient } from "@tollgate/client";
-import { describeError, fetchAllKeys, fetchIntents, walletClient } from "../lib/api";
-import { IntentsTable } from "./intents-table";
-import { KeysTable } from "./keys-table";
-import { SpendSummary } from "./spend-summary";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { WalletSession } from "@tollgate/client";
+import { currentSession, describeError, gatewayClient, signInWithWallet } from "../lib/api";
+import { injectedWallet } from "../lib/wallet";
+import { WalletBar } from "./wallet-bar";
+import { WalletData } from "./wallet-data";
 
-type View =
-  | { state: "idle" }
-  | { state: "loading"; address: string }
-  | { state: "error"; address: string; message: string }
-  | { state: "ready"; address: string; keys: ServiceKey[]; intents: IntentListItem[]; nextCursor: string | null };
-
-/** Props of {@link Dashboard}. */
-export interface DashboardProps {
-  /** Address from the page URL, loaded at once when not empty. */
-  initialAddress: string;
-}
+type Auth = { state: "checking" } | { state: "signed-out" } | { state: "busy"; session: WalletSession | null } | { state: "signed-in"; session: WalletSession };
 
 /** The whole dashboard; see the file comment. */
-export function Dashboard({ initialAddress }: DashboardProps) {
-  const [input, setInput] = useState(initialAddress);
-  const [view, setView] = useState<View>({ state: "idle" });
-  const [more, setMore] = useState<{ loading: boolean; error?: string }>({ loading: false });
-  // Only the latest load may write state: an older answer arriving late is dropped.
-  const current = useRef<{ controller: AbortController; client: TollgateClient } | null>(null);
+export function Dashboard() {
+  const client = useMemo(() => (typeof window === "undefined" ? null : gatewayClient()), []);
+  const [auth, setAuth] = useState<Auth>({ state: "checking" });
+  const [error, setError] = useState<string | undefined>();
+  const [hasWallet, setHasWallet] = useState(false);
 
-  const load = useCallback(async (address: string) => {
-    current.current?.controller.abort();
+  // A session cookie from an earlier visit signs the page in at once.
+  useEffect(() => {
+    if (!client) return;
+    setHasWallet(injectedWallet() !== undefined);
     const controller = new AbortController();
-    const client = walletClient(address);
-    current.current = { controller, client };
-    setView({ state: "loading", address });
-    setMore({ loading: false });
-    try {
-      const [keys, page] = await Promise.all([fetchAllKeys(client, controller.signal), fetchIntents(client, null, controller.signal)]);
-      if (!controller.signal.aborted) setView({ state: "ready", address, keys, intents: page.intents, nextCursor: page.next_cursor });
-    } catch (error) {
-      if (!controller.signal.aborted) setView({ state: "error", address, message: describeError(error) });
-    }
+    currentSession(client, controller.signal).then(
+      (session) => !controller.signal.aborted && setAuth(session ? { state: "signed-in", session } : { state: "signed-out" }),
+      (e: unknown) => {
+        if (controller.signal.aborted) return;
+        setAuth({ state: "signed-out" });
+        setError(describeError(e));
+      },
+    );
+    return () => controller.abort();
+  }, [client]);
+
+  const onSessionEnded = useCallback(() => {
+    setAuth({ state: "signed-out" });
+    setError("The session ended (expired or signed out elsewhere): sign in again.");
   }, []);
 
-  useEffect(() => {
-    if (initialAddress.trim()) void load(initialAddress.trim());
-    return () => current.current?.controller.abort();
-  }, [initialAddress, load]);
-
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const address = input.trim();
-    if (!address) return;
-    const url = new URL(window.location.href);
-    url.searchParams.set("address", address);
-    window.history.replaceState(null, "", url);
-    void load(address);
-  }
-
-  async function loadMore() {
-    if (view.state !== "ready" || !view.nextCursor) return;
-    if (!current.current) return;
-    const { controller, client } = current.current;
-    setMore({ loading: true });
+  async function signIn() {
+    const provider = injectedWallet();
+    if (!client || !provider) return;
+    setError(undefined);
+    setAuth({ state: "busy", session: null });
     try {
-      const page = await fetchIntents(client, view.nextCursor, controller.signal);
-      if (controller.signal.aborted) return;
-      setView({ ...view, intents: [...view.intents, ...page.intents], nextCursor: page.next_cursor });
-      setMore({ loading: false });
-    } catch (error) {
-      if (!controller.signal.aborted) setMore({ loading: false, error: describeError(error) });
+      setAuth({ state: "signed-in", session: await signInWithWallet(client, provider) });
+    } catch (e) {
+      setAuth({ state: "signed-out" });
+      setError(describeError(e));
     }
   }
 
+  async function signOut() {
+    if (!client || auth.state !== "signed-in") return;
+    setError(undefined);
+    setAuth({ state: "busy", session: auth.session });
+    try {
+      await client.auth.signOut();
+      setAuth({ state: "signed-out" });
+    } catch (e) {
+      setAuth({ state: "signed-in", session: auth.session });
+      setError(describeError(e));
+    }
+  }
+
+  if (!client || auth.state === "checking")
+    return (
+      <p className="status" role="status">
+        Checking for a wallet session…
+      </p>
+    );
+  const session = auth.state === "signed-in" || auth.state === "busy" ? auth.session : null;
   return (
     <>
-      <form className="lookup" onSubmit={onSubmit} role="search" aria-label="Wallet lookup">
-        <label htmlFor="address">Wallet address</label>
-        <div className="lookup-row">
-          <input
-            id="address"
-            name="address"
-            type="text"
-            required
-            spellCheck={false}
-            autoComplete="off"
-            placeholder="0x…"
-            value={input}
-            onChange={(e) => setInput(e.target.value)}
-          />
-          <button type="submit" disabled={view.state === "loading"}>
-            Show dashboard
-          </button>
-        </div>
-      </form>
-
-      {view.state === "loading" && (
-        <p className="status" role="status">
-          Loading {view.address}…
-        </p>
-      )}
-      {view.state === "error" && (
+      <WalletBar session={session} hasWallet={hasWallet} busy={auth.state === "busy"} onSignIn={() => void signIn()} onSignOut={() => void signOut()} />
+      {error && (
         <div className="error" role="alert">
-          <strong>Could not load this wallet.</strong> {view.message}
+          <strong>{session ? "Could not sign out." : "Not signed in."}</strong> {error}
         </div>
       )}
-      {view.state === "ready" && (
-        <div className="results" aria-live="polite">
-          <p className="wallet">
-            Wallet <code>{view.address}</code>
-          </p>
-          <SpendSummary keys={view.keys} />
-          <KeysTable keys={view.keys} />
-          <IntentsTable
-            intents={view.intents}
-            keys={view.keys}
-            hasMore={view.nextCursor !== null}
-            loadingMore={more.loading}
-            loadMoreError={more.error}
-            onLoadMore={() => void loadMore()}
-          />
-        </div>
-      )}
+      {auth.state === "signed-in" && <WalletData key={auth.session.address} client={client} onSessionEnded={onSessionEnded} />}
     </>
   );
 }

@@ -1,17 +1,23 @@
 /**
  * Browser test of the dashboard: `next start` on the production build with a fresh SQLite file,
- * data seeded through the gateway's HTTP API, then headless Debian Chromium (via playwright-core)
- * types the wallet address and checks that every key, budget, intent and total on the page is
- * exactly the seeded data; also an empty wallet, an invalid address, and "Load more".
- * Saves e2e/artifacts/dashboard.png. Exits non-zero on any failure. Run: npm run test:e2e
+ * two wallets seeded through the gateway's HTTP API (each signed in with SIWE by a viem local
+ * account), then headless Debian Chromium (via playwright-core) with a test EIP-1193 wallet
+ * injected as `window.ethereum` — backed by the same viem accounts, signing in Node through
+ * `page.exposeFunction` — signs in and checks that: nothing of a wallet shows before sign-in;
+ * after it, every key, budget, intent and total on the page is exactly the signed-in wallet's
+ * seeded data and nothing of the other wallet; the session is an HttpOnly cookie that survives
+ * a reload; "Load more"; sign-out clears it all; a declined signature; an empty wallet.
+ * Saves e2e/artifacts/signed-out.png and dashboard.png. Exits non-zero on any failure. Run: npm run test:e2e
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { parseSiweMessage } from "viem/siwe";
 import { startApp, stopAllApps, type AppServer } from "./server";
-import { CHAT_INTENTS, seedWallet, type Seeded } from "./seed";
+import { CHAT_INTENTS, seedOtherWallet, seedWallet, type Seeded } from "./seed";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -26,13 +32,62 @@ const CHROMIUM_ARGS = [
 ];
 const APP_DIR = join(import.meta.dirname, "..");
 const ARTIFACTS = join(import.meta.dirname, "artifacts");
-const WALLET = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-const EMPTY_WALLET = "0x000000000000000000000000000000000000dEaD";
+// Well-known development keys (never funded anywhere that matters).
+const WALLET = privateKeyToAccount("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
+const OTHER_WALLET = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
+const EMPTY_WALLET = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a");
+/** The chain the test wallet reports (`eth_chainId`): Base. */
+const WALLET_CHAIN = 8453;
 const EXPIRY = "2031-01-15 12:00 UTC";
 
 interface Row {
   header: string;
   cells: string[];
+}
+
+/**
+ * The test wallet behind `window.ethereum`: which account it connects with, whether it declines
+ * the next signature, and every message it signed (for the assertions).
+ */
+interface TestWallet {
+  account: PrivateKeyAccount;
+  decline: boolean;
+  signed: string[];
+}
+
+/**
+ * Injects an EIP-1193 provider into every page of `page`'s context: `eth_requestAccounts`,
+ * `eth_chainId` and `personal_sign`, answered in Node by `wallet`'s viem account. A declined
+ * signature is the EIP-1193 error 4001, as a real wallet answers it.
+ */
+async function injectWallet(page: Page, wallet: TestWallet): Promise<void> {
+  await page.exposeFunction("__testWalletAccount", () => wallet.account.address.toLowerCase());
+  await page.exposeFunction("__testWalletSign", async (hex: `0x${string}`, address: string) => {
+    if (wallet.decline) return { declined: true };
+    assert.equal(address.toLowerCase(), wallet.account.address.toLowerCase(), "personal_sign names the connected account");
+    wallet.signed.push(Buffer.from(hex.slice(2), "hex").toString("utf8"));
+    return { signature: await wallet.account.signMessage({ message: { raw: hex } }) };
+  });
+  await page.addInitScript((chainId: number) => {
+    const bridge = window as unknown as {
+      __testWalletAccount(): Promise<string>;
+      __testWalletSign(hex: string, address: string): Promise<{ signature?: string; declined?: boolean }>;
+      ethereum: unknown;
+    };
+    bridge.ethereum = {
+      async request({ method, params }: { method: string; params?: unknown[] }) {
+        if (method === "eth_requestAccounts" || method === "eth_accounts") return [await bridge.__testWalletAccount()];
+        if (method === "eth_chainId") return `0x${chainId.toString(16)}`;
+        if (method === "personal_sign") {
+          const [hex, address] = params as [string, string];
+          const answer = await bridge.__testWalletSign(hex, address);
+          if (answer.declined) throw Object.assign(new Error("User rejected the request."), { code: 4001 });
+          return answer.signature;
+        }
+        throw Object.assign(new Error(`Unsupported method ${method}`), { code: 4200 });
+      },
+    };
+  }, WALLET_CHAIN);
 }
 
 async function rowsOf(table: Locator): Promise<Row[]> {
@@ -45,11 +100,6 @@ async function rowsOf(table: Locator): Promise<Row[]> {
   return out;
 }
 
-async function lookUp(page: Page, address: string): Promise<void> {
-  await page.getByLabel("Wallet address").fill(address);
-  await page.getByRole("button", { name: "Show dashboard" }).click();
-}
-
 /** The value shown for `label` in the Spend summary (a `<dt>` and the `<dd>` after it). */
 async function total(page: Page, label: string): Promise<string> {
   const term = page
@@ -59,12 +109,44 @@ async function total(page: Page, label: string): Promise<string> {
   return (await term.locator("xpath=following-sibling::dd[1]").innerText()).trim();
 }
 
-async function checkSeededWallet(page: Page, base: string, seed: Seeded): Promise<void> {
+/** What GET /api/keys answers from inside the page (with the browser's cookies). */
+const keysStatusInPage = (page: Page) => page.evaluate(() => fetch("/api/keys", { cache: "no-store" }).then((r) => r.status));
+
+/** Asserts the signed-out page: the sign-in button, no wallet data, and the API refusing the browser. */
+async function expectSignedOut(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign in with wallet" }).waitFor();
+  assert.equal(await page.getByRole("table").count(), 0, "no table before sign-in");
+  assert.equal(await page.getByRole("region", { name: "Spend" }).count(), 0, "no totals before sign-in");
+  assert.equal(await page.getByText("Signed in as").count(), 0);
+  assert.equal(await keysStatusInPage(page), 401, "the gateway serves no wallet to this browser");
+  const cookies = await page.context().cookies();
+  assert.equal(cookies.filter((c) => c.name === "tollgate_session" && c.value !== "").length, 0, "no session cookie");
+}
+
+async function signIn(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign in with wallet" }).click();
+  await page.getByText("Signed in as").waitFor();
+}
+
+async function checkSignedOutAtFirst(page: Page, base: string): Promise<void> {
   await page.goto(base);
-  await lookUp(page, WALLET);
+  await expectSignedOut(page);
+  assert.equal(await page.getByLabel("Wallet address").count(), 0, "no address to type in any more");
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, "signed-out.png"), fullPage: true });
+}
+
+async function checkSeededWallet(page: Page, base: string, wallet: TestWallet, seed: Seeded, other: { keyId: string; intentId: string }): Promise<void> {
+  await signIn(page);
   const keysTable = page.getByRole("table", { name: "Service keys" });
   await keysTable.waitFor();
-  assert.equal(new URL(page.url()).searchParams.get("address"), WALLET, "the address is mirrored in ?address=");
+  assert.equal((await page.getByRole("region", { name: "Wallet session" }).locator("code").innerText()).trim(), WALLET.address.toLowerCase());
+  const siwe = parseSiweMessage(wallet.signed.at(-1)!);
+  assert.deepEqual(
+    [siwe.domain, siwe.address, siwe.uri, siwe.chainId],
+    [new URL(base).host, WALLET.address, new URL(base).origin, WALLET_CHAIN],
+    "the wallet signed a SIWE message for this host",
+  );
 
   const trialExpiry = `${new Date(seed.trialExpiresAt).toISOString().slice(0, 16).replace("T", " ")} UTC`;
   const expectedKeys = new Map([
@@ -74,7 +156,7 @@ async function checkSeededWallet(page: Page, base: string, seed: Seeded): Promis
     [seed.keys.trial, { name: "Short trial", cells: ["API", "8453", "3.000000", "0.000000", "0.000000", "3.000000", trialExpiry, "Expired"] }],
   ]);
   const keyRows = await rowsOf(keysTable);
-  assert.equal(keyRows.length, expectedKeys.size, "one row per key");
+  assert.equal(keyRows.length, expectedKeys.size, "one row per key of this wallet, none of the other wallet");
   for (const row of keyRows) {
     const keyId = [...expectedKeys.keys()].find((id) => row.header.includes(id));
     assert.ok(keyId, `unexpected key row ${row.header}`);
@@ -112,29 +194,52 @@ async function checkSeededWallet(page: Page, base: string, seed: Seeded): Promis
   for (const row of all.slice(-3)) assert.deepEqual(row.cells.slice(0, 6), expectedResearch.get(row.header), `intent ${row.header}`);
   assert.equal(new Set(all.map((r) => r.header)).size, all.length, "no intent is shown twice");
 
+  const text = await page.locator("main").innerText();
+  for (const hidden of [other.keyId, other.intentId, "Other wallet key", "other.wallet", OTHER_WALLET.address.toLowerCase()])
+    assert.ok(!text.includes(hidden), `the other wallet's ${hidden} is not shown`);
+
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, "dashboard.png"), fullPage: true });
 }
 
-async function checkEmptyWallet(page: Page, base: string): Promise<void> {
-  await page.goto(`${base}/?address=${EMPTY_WALLET}`);
-  await page.getByText("This wallet has no keys yet.").waitFor();
-  assert.equal(await page.getByLabel("Wallet address").inputValue(), EMPTY_WALLET, "?address= fills the form");
-  await page.getByText("No payment intents yet.").waitFor();
-  for (const label of ["Settled", "Reserved", "Total spend", "Available"]) assert.equal(await total(page, label), "0.000000 USDC", label);
+async function checkCookieAndReload(page: Page): Promise<void> {
+  const [cookie] = (await page.context().cookies()).filter((c) => c.name === "tollgate_session");
+  assert.ok(cookie, "the gateway set the session cookie");
+  assert.match(cookie.value, /^sess_/);
+  assert.deepEqual([cookie.httpOnly, cookie.sameSite, cookie.path], [true, "Lax", "/"]);
+  assert.ok(!(await page.evaluate(() => document.cookie)).includes("tollgate_session"), "page scripts cannot read the session");
+  assert.equal(await keysStatusInPage(page), 200);
+  await page.reload();
+  await page.getByRole("table", { name: "Service keys" }).waitFor();
+  assert.equal(await page.getByRole("button", { name: "Sign in with wallet" }).count(), 0, "the cookie keeps the page signed in across a reload");
 }
 
-async function checkInvalidAddress(page: Page, base: string): Promise<void> {
-  const response = await fetch(`${base}/api/keys`, { headers: { "x-session-user-address": "0x1234" } });
-  assert.equal(response.status, 400);
-  const { error } = (await response.json()) as { error: { message: string } };
-  await page.goto(base);
-  await lookUp(page, "0x1234");
+async function checkSignOut(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expectSignedOut(page);
+  await page.reload();
+  await expectSignedOut(page);
+}
+
+async function checkDeclined(page: Page, wallet: TestWallet): Promise<void> {
+  wallet.decline = true;
+  await page.getByRole("button", { name: "Sign in with wallet" }).click();
   // Next renders its own (empty) route announcer with role=alert as well.
-  const alert = page.getByRole("alert").filter({ hasText: "Could not load this wallet." });
+  const alert = page.getByRole("alert").filter({ hasText: "Not signed in." });
   await alert.waitFor();
-  assert.equal((await alert.innerText()).trim(), `Could not load this wallet. ${error.message}`);
-  assert.equal(await page.getByRole("table").count(), 0, "no data is shown for an invalid address");
+  assert.equal((await alert.innerText()).trim(), "Not signed in. The wallet declined the request.");
+  await expectSignedOut(page);
+  wallet.decline = false;
+}
+
+async function checkEmptyWallet(page: Page, wallet: TestWallet): Promise<void> {
+  wallet.account = EMPTY_WALLET;
+  await signIn(page);
+  await page.getByText("This wallet has no keys yet.").waitFor();
+  await page.getByText("No payment intents yet.").waitFor();
+  assert.equal((await page.getByRole("region", { name: "Wallet session" }).locator("code").innerText()).trim(), EMPTY_WALLET.address.toLowerCase());
+  for (const label of ["Settled", "Reserved", "Total spend", "Available"]) assert.equal(await total(page, label), "0.000000 USDC", label);
+  await checkSignOut(page);
 }
 
 async function main(): Promise<void> {
@@ -157,15 +262,21 @@ async function main(): Promise<void> {
   process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
   try {
     server = await startApp(APP_DIR, { TOLLGATE_DB: join(dir, "tollgate.db") });
+    const other = await seedOtherWallet(server.url, OTHER_WALLET);
     const seed = await seedWallet(server.url, WALLET);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(15_000);
+    const wallet: TestWallet = { account: WALLET, decline: false, signed: [] };
+    await injectWallet(page, wallet);
+    await checkSignedOutAtFirst(page, server.url);
     // The trial key must be past its expiry before the page reads it.
     await new Promise((r) => setTimeout(r, Math.max(0, seed.trialExpiresAt + 50 - Date.now())));
-    await checkSeededWallet(page, server.url, seed);
-    await checkEmptyWallet(page, server.url);
-    await checkInvalidAddress(page, server.url);
+    await checkSeededWallet(page, server.url, wallet, seed, other);
+    await checkCookieAndReload(page);
+    await checkSignOut(page);
+    await checkDeclined(page, wallet);
+    await checkEmptyWallet(page, wallet);
     console.log(`dashboard e2e: passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshot ${join(ARTIFACTS, "dashboard.png")}`);
   } catch (error) {
     if (page) {

@@ -1,7 +1,11 @@
 /**
- * Seeds a wallet through the gateway's public HTTP API only, the way a real client would:
- * keys with POST /api/keys, intents with prepare / settle / abort, a revocation with DELETE.
+ * Seeds wallets through the gateway's public HTTP API only, the way a real client would: each
+ * wallet signs in with Sign-In with Ethereum (`@tollgate/client`'s `auth.signIn`, signed by a
+ * viem local account) and creates its keys with that session (POST /api/keys); intents with
+ * prepare / settle / abort, a revocation with DELETE, paid by the keys.
  */
+import { createTollgateClient } from "@tollgate/client";
+import type { PrivateKeyAccount } from "viem/accounts";
 
 /** What was created, for the assertions. */
 export interface Seeded {
@@ -30,9 +34,16 @@ async function call<T>(base: string, method: string, path: string, headers: Reco
   return JSON.parse(text) as T;
 }
 
-/** Creates the seed data of the browser test for `wallet` on the app at `base`. */
-export async function seedWallet(base: string, wallet: string): Promise<Seeded> {
-  const owner = { "x-session-user-address": wallet };
+/** Signs `account` in on the app at `base` (SIWE for its host) and returns the session token. */
+export async function signIn(base: string, account: PrivateKeyAccount, chainId = 8453): Promise<string> {
+  const client = createTollgateClient({ baseUrl: base, maxRetries: 0 });
+  const session = await client.auth.signIn({ address: account.address, chainId, signMessage: (message) => account.signMessage({ message }) });
+  return session.token;
+}
+
+/** Creates the seed data of the browser test for the wallet of `account` on the app at `base`. */
+export async function seedWallet(base: string, account: PrivateKeyAccount): Promise<Seeded> {
+  const owner = { authorization: `Bearer ${await signIn(base, account)}` };
   const createKey = (body: Record<string, unknown>) => call<{ keyId: string; token: string }>(base, "POST", "/api/keys", owner, body);
   const bearer = (token: string, chainId: number) => ({ authorization: `Bearer ${token}`, "x-network-id": String(chainId) });
   const prepare = async (token: string, chainId: number, maxAmountWei: string, action: string) => {
@@ -70,4 +81,21 @@ export async function seedWallet(base: string, wallet: string): Promise<Seeded> 
     research: { settled, aborted, authorized },
     chatSettled,
   };
+}
+
+/** Another wallet's key with one settled intent: the dashboard of the seeded wallet must not show it. */
+export async function seedOtherWallet(base: string, account: PrivateKeyAccount): Promise<{ keyId: string; intentId: string }> {
+  const owner = { authorization: `Bearer ${await signIn(base, account)}` };
+  const key = await call<{ keyId: string; token: string }>(base, "POST", "/api/keys", owner, {
+    name: "Other wallet key",
+    purpose: "api",
+    networkId: 8453,
+    budgetLimit: "9000000",
+    expiresAt: SEED_EXPIRES_AT,
+  });
+  const body = { service: "inference", action: "other.wallet", resource: "/v1/chat/completions", method: "POST", maxAmountWei: "100000" };
+  const headers = { authorization: `Bearer ${key.token}`, "x-network-id": "8453" };
+  const { paymentIntentId } = await call<{ paymentIntentId: string }>(base, "POST", "/api/payments/prepare", headers, body);
+  await call(base, "POST", "/api/payments/settle", {}, { paymentIntentId, finalAmountWei: "50000" });
+  return { keyId: key.keyId, intentId: paymentIntentId };
 }

@@ -1,8 +1,18 @@
 /**
- * What the dashboard needs on top of `@tollgate/client`: a client for one wallet on this origin,
- * every key of the wallet (all pages), a page of its intents, and one sentence per failure.
+ * What the dashboard needs on top of `@tollgate/client`: a client of the gateway on this origin,
+ * the wallet session (Sign-In with Ethereum, carried by the gateway's HttpOnly cookie), every key
+ * of the signed-in wallet (all pages), a page of its intents, and one sentence per failure.
  */
-import { createTollgateClient, TollgateError, type IntentList, type ServiceKey, type TollgateClient } from "@tollgate/client";
+import {
+  AuthenticationError,
+  createTollgateClient,
+  TollgateError,
+  type IntentList,
+  type ServiceKey,
+  type TollgateClient,
+  type WalletSession,
+} from "@tollgate/client";
+import { connectWallet, isUserRejection, personalSign, type Eip1193Provider } from "./wallet";
 
 /** Intents shown per page of the dashboard. */
 export const INTENT_PAGE_SIZE = 20;
@@ -11,23 +21,48 @@ const KEY_PAGE_SIZE = 200;
 const MAX_KEY_PAGES = 50;
 
 /**
- * A client of the gateway served beside this page, acting as `address` (`x-session-user-address`).
- * Browser only (reads `window.location`). One retry for a transient failure of these GETs.
+ * A client of the gateway served beside this page. It holds no credential: the browser sends
+ * the `tollgate_session` cookie (HttpOnly, same origin) that proves the signed-in wallet, so the
+ * session token never sits in page memory. Browser only (reads `window.location`). One retry
+ * for a transient failure of the GETs.
  */
-export function walletClient(address: string): TollgateClient {
+export function gatewayClient(): TollgateClient {
   return createTollgateClient({
     baseUrl: window.location.origin,
-    sessionAddress: address,
     maxRetries: 1,
-    // The answers vary by the address header but do not say so (no Vary): never reuse a cached one.
-    fetch: (input, init) => fetch(input, { ...init, cache: "no-store" }),
+    // The answers vary by the session cookie: never reuse a cached one.
+    fetch: (input, init) => fetch(input, { ...init, cache: "no-store", credentials: "same-origin" }),
   });
 }
 
+/** The wallet session of this browser (its cookie), or null when it has none or it ended. */
+export async function currentSession(client: TollgateClient, signal?: AbortSignal): Promise<WalletSession | null> {
+  try {
+    return await client.auth.session({ signal });
+  } catch (error) {
+    if (error instanceof AuthenticationError) return null;
+    throw error;
+  }
+}
+
 /**
- * Every key of the client's wallet, newest first, following `next_cursor` to the end so that
- * totals cover all keys. Rejects with the client's errors (e.g. `BadRequestError` for an invalid
- * address, `UserAbortError` once `signal` aborts).
+ * Signs in with the browser wallet: its account and chain, a nonce, the SIWE message for this
+ * host signed with `personal_sign`, then verify — whose answer sets the session cookie. Resolves
+ * to the session; rejects with the wallet's error when the user declines.
+ */
+export async function signInWithWallet(client: TollgateClient, provider: Eip1193Provider): Promise<WalletSession> {
+  const { address, chainId } = await connectWallet(provider);
+  await client.auth.signIn({ address, chainId, signMessage: personalSign(provider, address), useToken: false });
+  // The cookie now proves the wallet: read the session back as every later call will see it.
+  const session = await currentSession(client);
+  if (!session) throw new Error("Signed in, but the browser did not keep the session cookie.");
+  return session;
+}
+
+/**
+ * Every key of the signed-in wallet, newest first, following `next_cursor` to the end so that
+ * totals cover all keys. Rejects with the client's errors (`AuthenticationError` once the session
+ * ended, `UserAbortError` once `signal` aborts).
  */
 export async function fetchAllKeys(client: TollgateClient, signal: AbortSignal): Promise<ServiceKey[]> {
   const keys: ServiceKey[] = [];
@@ -41,20 +76,22 @@ export async function fetchAllKeys(client: TollgateClient, signal: AbortSignal):
   return keys;
 }
 
-/** One page of {@link INTENT_PAGE_SIZE} intents of the client's wallet, newest first, after `cursor` when given. */
+/** One page of {@link INTENT_PAGE_SIZE} intents of the signed-in wallet, newest first, after `cursor` when given. */
 export function fetchIntents(client: TollgateClient, cursor: string | null, signal: AbortSignal): Promise<IntentList> {
   return client.payments.list({ limit: INTENT_PAGE_SIZE, cursor: cursor ?? undefined }, { signal });
 }
 
 /**
- * A user-facing sentence for any failure of the calls above: the gateway's own message for an
- * error answer (its envelope `error.message`, e.g. the 400 for an invalid address), else why the
- * gateway could not be reached.
+ * A user-facing sentence for any failure of the calls above: the wallet's refusal, the
+ * gateway's own message for an error answer (its envelope `error.message`), else why the gateway
+ * or the wallet could not be reached.
  */
 export function describeError(error: unknown): string {
+  if (isUserRejection(error)) return "The wallet declined the request.";
   if (error instanceof TollgateError && error.status !== undefined) {
     const envelope = (error.body as { error?: { message?: unknown } } | null | undefined)?.error;
     return typeof envelope?.message === "string" ? envelope.message : error.message;
   }
-  return `Could not reach the gateway: ${error instanceof Error ? error.message : String(error)}`;
+  if (error instanceof TollgateError) return `Could not reach the gateway: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
 }

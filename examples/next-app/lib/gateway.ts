@@ -2,6 +2,11 @@
  * The app's one Tollgate gateway, on SQLite with the offline `local` provider. Created on the
  * first request (so `next build` never opens the database) and kept on `globalThis` so that dev
  * hot reloads reuse the open database instead of leaking a connection per edit.
+ *
+ * Wallets prove themselves with Sign-In with Ethereum (the dashboard's "Sign in with wallet").
+ * `TOLLGATE_INTERNAL_SECRET` (at least 16 characters), when set, also lets a server-side
+ * script act for a wallet it names (`x-internal-secret` with `x-session-user-address`); never
+ * send it from a browser.
  */
 import { createGateway, type Gateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
@@ -10,8 +15,10 @@ const holder = globalThis as typeof globalThis & { __tollgateGateway?: Gateway }
 
 /** Returns the process-wide gateway; the database file is `TOLLGATE_DB` (default `./data/tollgate.db`). */
 export function getGateway(): Gateway {
+  const internalSecret = process.env.TOLLGATE_INTERNAL_SECRET || undefined;
   holder.__tollgateGateway ??= createGateway({
     store: createSqliteStore({ filename: process.env.TOLLGATE_DB ?? "./data/tollgate.db" }),
+    ...(internalSecret === undefined ? {} : { internalSecret }),
   });
   return holder.__tollgateGateway;
 }

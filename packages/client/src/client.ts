@@ -2,8 +2,9 @@
 import type { APIPromise } from "./api-promise.js";
 import { createCaller } from "./http/caller.js";
 import type { QueryValue } from "./http/encoding.js";
-import type { HttpMethod } from "./http/request.js";
+import type { BearerPolicy, HttpMethod } from "./http/request.js";
 import type { ClientOptions, RequestOptions } from "./options.js";
+import { authResource, type AuthResource } from "./resources/auth.js";
 import { agentsResource, directoryResource, type AgentsResource, type DirectoryResource } from "./resources/agents.js";
 import { dispenserResource, type DispenserResource } from "./resources/dispenser.js";
 import { feedbackResource, type FeedbackResource } from "./resources/feedback.js";
@@ -24,6 +25,8 @@ export interface RawRequest {
   body?: unknown;
   /** Whether repeating the call is harmless: decides what is retried. @default true for GET, HEAD, OPTIONS and DELETE, else false */
   idempotent?: boolean;
+  /** Which credential goes in `Authorization`: `"wallet"` for a wallet route (the session token first), `"key-first"`, or the `apiKey` only. @default "key" */
+  bearer?: BearerPolicy;
 }
 
 /** The OpenAPI document of the gateway (`GET /openapi.json`), as parsed JSON. */
@@ -36,6 +39,8 @@ export interface OpenAPIDocument {
 
 /** The typed client of a Tollgate gateway. Every method takes per-call {@link RequestOptions} last. */
 export interface TollgateClient {
+  /** Wallet sessions: Sign-In with Ethereum (`signIn`, or `nonce` + `verify`), `session`, `signOut`. */
+  readonly auth: AuthResource;
   /** Service keys: create, list, get, revoke, legacy settle. */
   readonly keys: KeysResource;
   /** Payment intents: prepare, settle, abort, list; and metering. */
@@ -76,12 +81,14 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE"]);
  *
  * ```ts
  * const client = createTollgateClient({ baseUrl: "http://127.0.0.1:8787", apiKey: "svc-…", networkId: 8453 });
+ * // or, for the wallet routes: await client.auth.signIn({ address, chainId, signMessage })
  * const { data, meta } = await client.embeddings.create({ model: "text-embedding-3-small", input: "hi" }).withResponse();
  * ```
  */
 export function createTollgateClient(options: ClientOptions): TollgateClient {
   const caller = createCaller(options);
   return {
+    auth: authResource(caller),
     keys: keysResource(caller, options.networkId),
     payments: paymentsResource(caller),
     images: imagesResource(caller),

@@ -5,7 +5,9 @@
  * `{error:{code, message, type, param?, details?, requestId}}` as fields.
  */
 import type { PaymentRequired } from "./types/x402.js";
+import type { RateLimitInfo } from "./types/common.js";
 import { decodeBase64Json } from "./http/encoding.js";
+import { rateLimitOf } from "./http/meta.js";
 
 /** What a {@link TollgateError} is built from. */
 export interface TollgateErrorInit {
@@ -59,7 +61,11 @@ export class TollgateError extends Error {
 
 /** 400: a malformed or invalid request (`invalid_request`, with `param`). */
 export class BadRequestError extends TollgateError {}
-/** 401: no, unknown, revoked or expired credential (`authentication_required`, `invalid_key`, `key_revoked`, `key_expired`, `unauthorized`). */
+/**
+ * 401: no, unknown, revoked or expired credential (`authentication_required`, `invalid_key`,
+ * `key_revoked`, `key_expired`, `unauthorized`), or a wallet that is named but not proven, or a
+ * sign-in that failed (`wallet_unverified`: sign in with the wallet, see `auth.signIn`).
+ */
 export class AuthenticationError extends TollgateError {}
 /**
  * 402: the key's budget is too small (`budget_exhausted`) or a paid route wants a payment
@@ -74,7 +80,10 @@ export class PaymentRequiredError extends TollgateError {
     this.paymentRequired = challengeOf(init.headers, init.body);
   }
 }
-/** 403: the key belongs to another wallet (`forbidden`). */
+/**
+ * 403 `forbidden`: the key belongs to another wallet, `x-session-user-address` names another
+ * wallet than the proven one, or a service key tried to create a key.
+ */
 export class PermissionDeniedError extends TollgateError {}
 /** 404: unknown route, key, intent, model, agent or video job (`not_found`, `key_not_found`, …). */
 export class NotFoundError extends TollgateError {}
@@ -93,10 +102,19 @@ export class RequestTimeoutError extends TollgateError {}
 export class ConflictError extends TollgateError {}
 /** 413: the body is over the gateway's limit (`payload_too_large`). */
 export class PayloadTooLargeError extends TollgateError {}
+/** 415: a body sent without `Content-Type: application/json` (`unsupported_media_type`; the client always sends it). */
+export class UnsupportedMediaTypeError extends TollgateError {}
 /** 422: the server understood the request but cannot process it (not sent by the gateway itself). */
 export class UnprocessableEntityError extends TollgateError {}
 /** 429: rate limited (`rate_limited`); retried after `Retry-After`. */
-export class RateLimitError extends TollgateError {}
+export class RateLimitError extends TollgateError {
+  /** The limit that was hit (`x-ratelimit-*` headers), when the gateway sent it. */
+  readonly rateLimit: RateLimitInfo | undefined;
+  constructor(message: string, init: TollgateErrorInit = {}) {
+    super(message, init);
+    this.rateLimit = init.headers ? rateLimitOf(init.headers) : undefined;
+  }
+}
 /** 500: an unexpected gateway error (`internal_error`). */
 export class InternalServerError extends TollgateError {}
 /** 502: an upstream provider or external service failed (`upstream_error`). */
@@ -126,6 +144,7 @@ export const ERROR_CLASSES: Readonly<Record<number, ErrorClass>> = {
   408: RequestTimeoutError,
   409: ConflictError,
   413: PayloadTooLargeError,
+  415: UnsupportedMediaTypeError,
   422: UnprocessableEntityError,
   429: RateLimitError,
   500: InternalServerError,

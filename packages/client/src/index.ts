@@ -3,12 +3,12 @@
  * resource, an error class per status, retries with backoff honouring `Retry-After`, an
  * idempotency key kept across retries of a prepare, timeouts and AbortSignal on every call,
  * budget and receipt headers in `.withResponse()`, and the video status stream as an
- * AsyncIterable. Needs only `fetch`: browsers, edge runtimes and Node 20+.
+ * AsyncIterable, and Sign-In with Ethereum wallet sessions. Needs only `fetch`: browsers, edge runtimes and Node 20+.
  */
 export { createTollgateClient, type OpenAPIDocument, type RawRequest, type TollgateClient } from "./client.js";
 export { APIPromise } from "./api-promise.js";
 export type { ResponseMeta, WithMeta } from "./http/meta.js";
-export type { HttpMethod } from "./http/request.js";
+export type { BearerPolicy, HttpMethod } from "./http/request.js";
 export type { QueryValue } from "./http/encoding.js";
 export { isRetryableAnswer, retryAfterMs, retryDelayMs, INITIAL_RETRY_DELAY_MS, MAX_RETRY_AFTER_MS, MAX_RETRY_DELAY_MS } from "./http/retry.js";
 export { DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_MS } from "./options.js";
@@ -33,13 +33,16 @@ export {
   TimeoutError,
   TollgateError,
   UnprocessableEntityError,
+  UnsupportedMediaTypeError,
   UserAbortError,
   type TollgateErrorInit,
 } from "./errors.js";
 export { VideoStream, type VideoErrorEvent, type VideoJobStatus, type VideoStatusEvent, type VideoStreamEvent } from "./sse.js";
-export type { Amount, Budget, LineItem, Paged, Receipt, SettlementState } from "./types/common.js";
+export type { Amount, Budget, LineItem, Paged, RateLimitInfo, Receipt, SettlementState } from "./types/common.js";
+export { buildSiweMessage, toChecksumAddress, type SiweMessageFields } from "./siwe.js";
+export { DEFAULT_SIGN_IN_STATEMENT, type AuthNonce, type AuthResource, type SignedIn, type SignedOut, type SignInParams, type SignMessage, type WalletSession } from "./resources/auth.js";
 export type { PaymentRequired, PaymentRequirements, PaymentResponse } from "./types/x402.js";
-export type { CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
+export type { CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyRateLimit, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
 export type {
   AbortedIntent,
   IntentList,

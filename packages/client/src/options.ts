@@ -1,17 +1,37 @@
 /** The options of the client and of each call, and how a call's options override the client's. */
+import type { BearerPolicy } from "./http/request.js";
 
 /** A `fetch` implementation (the global one by default; pass another for tests, proxies or old runtimes). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
 /** Credentials and context headers; each can be set on the client and overridden per call (`null` removes it for the call). */
 export interface Credentials {
-  /** A service key (`svc-…`), sent as `Authorization: Bearer <apiKey>`. */
+  /**
+   * A service key (`svc-…`), sent as `Authorization: Bearer <apiKey>` on the routes a key pays
+   * or acts on; on the wallet routes only when no `sessionToken` applies (see {@link Credentials.sessionToken}).
+   */
   apiKey?: string | null | undefined;
-  /** The owner wallet, sent as `x-session-user-address` (key create/list, intents list, settlement status, feedback reviewer). */
+  /**
+   * A wallet session (`sess_…`, from `auth.signIn` or `auth.verify`), sent as
+   * `Authorization: Bearer <sessionToken>` on the wallet routes only — key create and list,
+   * intents list, settlement status, `auth.session`, `auth.signOut` — where it proves the wallet
+   * and wins over `apiKey`, unless the call itself passes an `apiKey` (and no `sessionToken`);
+   * `feedback.create` sends it when there is no `apiKey`. Never sent to the routes a key pays
+   * for. `auth.signIn` sets it on the client.
+   */
+  sessionToken?: string | null | undefined;
+  /**
+   * The owner wallet, sent as `x-session-user-address` (key create/list, intents list,
+   * settlement status, feedback reviewer). The gateway needs a proof of it: a `sessionToken`, a
+   * key of that wallet (reads), or `internalSecret`; with a session it may be left out.
+   */
   sessionAddress?: string | null | undefined;
   /** The chain id, sent as `x-network-id` (prepare; settlement status and feedback read it too). */
   networkId?: number | string | null | undefined;
-  /** The internal secret of `POST /api/settlement/batch`, sent as `x-internal-secret`. */
+  /**
+   * The gateway's internal secret, sent as `x-internal-secret`: a server-side host app acting for
+   * the wallet it names in `sessionAddress`, and `POST /api/settlement/batch`. Never use it in a browser.
+   */
   internalSecret?: string | null | undefined;
 }
 
@@ -75,8 +95,7 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Default number of retries after the first attempt. */
 export const DEFAULT_MAX_RETRIES = 2;
 
-const CREDENTIAL_HEADERS: Record<keyof Credentials, (value: string) => [string, string]> = {
-  apiKey: (v) => ["authorization", `Bearer ${v}`],
+const CREDENTIAL_HEADERS: Record<Exclude<keyof Credentials, "apiKey" | "sessionToken">, (value: string) => [string, string]> = {
   sessionAddress: (v) => ["x-session-user-address", v],
   networkId: (v) => ["x-network-id", v],
   internalSecret: (v) => ["x-internal-secret", v],
@@ -107,10 +126,25 @@ export function checkClientOptions(options: ClientOptions): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
-/** Merges the client's options with a call's: credentials become headers, per-call values win. */
-export function resolveRequest(client: ClientOptions, call: RequestOptions = {}): ResolvedRequest {
+/** The bearer of a call under `policy` (see {@link BearerPolicy}). */
+function bearer(client: Credentials, call: Credentials, policy: BearerPolicy): string | undefined {
+  const apiKey = pick("apiKey", client, call);
+  if (policy === "key") return apiKey;
+  const session = pick("sessionToken", client, call);
+  if (policy === "key-first") return apiKey ?? session;
+  if (call.apiKey !== undefined && call.apiKey !== null && call.sessionToken === undefined) return apiKey;
+  return session ?? apiKey;
+}
+
+/**
+ * Merges the client's options with a call's: credentials become headers, per-call values win.
+ * `policy` chooses the `Authorization` credential of the route (see {@link BearerPolicy}).
+ */
+export function resolveRequest(client: ClientOptions, call: RequestOptions = {}, policy: BearerPolicy = "key"): ResolvedRequest {
   const headers: Record<string, string> = {};
-  for (const key of Object.keys(CREDENTIAL_HEADERS) as (keyof Credentials)[]) {
+  const token = bearer(client, call, policy);
+  if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+  for (const key of Object.keys(CREDENTIAL_HEADERS) as (keyof typeof CREDENTIAL_HEADERS)[]) {
     const value = pick(key, client, call);
     if (value !== undefined) {
       const [name, text] = CREDENTIAL_HEADERS[key](value);

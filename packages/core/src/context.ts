@@ -1,7 +1,23 @@
 import type { Clock } from "./clock.js";
 import type { IdGenerator } from "./ids.js";
 import type { HttpClient } from "./http/client.js";
+import type { BodyBudget } from "./http/body-budget.js";
+import type { RateLimiter } from "./http/rate-limit.js";
+import type { ResolvedRateLimits } from "./auth/options.js";
+import type { WalletAuthenticator } from "./options.js";
 import type { GatewayServices } from "./services.js";
+
+/** Who may act for a wallet (see http/wallet-proof.ts). */
+export interface WalletPolicy {
+  /** `"verified"`: the header must be proven; `"trusted-header"`: it is enough on its own. */
+  readonly mode: "verified" | "trusted-header";
+  /** The host app's hook, when configured. */
+  readonly authenticate: WalletAuthenticator | undefined;
+  /** The secret that lets a host app act for any wallet it names. */
+  readonly internalSecret: string | undefined;
+  /** Name of the session cookie. */
+  readonly cookieName: string;
+}
 
 /** Everything a route handler may use besides its parsed inputs. Built once by `createGateway`. */
 export interface GatewayContext {
@@ -9,7 +25,16 @@ export interface GatewayContext {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly http: HttpClient;
-  readonly limits: { readonly jsonBodyBytes: number; readonly mediaBodyBytes: number };
+  readonly limits: { readonly jsonBodyBytes: number; readonly mediaBodyBytes: number; readonly unpaidBodyBytes: number };
   /** `"compose"` switches the token prefix and SSE event names (CONTRACT.md "Aliases"). */
   readonly compat: "compose" | undefined;
+  readonly wallets: WalletPolicy;
+  /** Request rate limits and their counters. */
+  readonly rateLimits: ResolvedRateLimits & { readonly limiter: RateLimiter; readonly trustedProxies: number };
+  /** In-flight request-body bytes of this process. */
+  readonly bodyBudget: BodyBudget;
+  /** SIWE domains allowed besides the request's own Host (none: only the Host). */
+  readonly signInDomains: readonly string[] | undefined;
+  /** The session cookie's attributes. */
+  readonly sessionCookie: { readonly sameSite: "lax" | "strict" | "none"; readonly secure: boolean | undefined };
 }

@@ -20,6 +20,7 @@ export const ERROR_TABLE = {
   key_revoked: { status: 401, type: "authentication_error", message: "The service key has been revoked." },
   key_expired: { status: 401, type: "authentication_error", message: "The service key has expired." },
   unauthorized: { status: 401, type: "authentication_error", message: "The internal secret is wrong." },
+  wallet_unverified: { status: 401, type: "authentication_error", message: "The wallet is not proven: sign in with the wallet (SIWE) or send a key of that wallet." },
   forbidden: { status: 403, type: "permission_error", message: "The key belongs to another wallet." },
   budget_exhausted: { status: 402, type: "insufficient_quota", message: "The key's remaining budget is too small." },
   payment_required: { status: 402, type: "payment_required", message: "Payment is required." },
@@ -30,6 +31,7 @@ export const ERROR_TABLE = {
   agent_not_found: { status: 404, type: "not_found_error", message: "The agent does not exist." },
   job_not_found: { status: 404, type: "not_found_error", message: "The video job does not exist." },
   method_not_allowed: { status: 405, type: "invalid_request_error", message: "The method is not allowed on this path." },
+  unsupported_media_type: { status: 415, type: "invalid_request_error", message: "The body must be JSON (Content-Type: application/json)." },
   chain_mismatch: { status: 409, type: "conflict_error", message: "The key's chain differs from the request chain." },
   amount_exceeds_reservation: { status: 409, type: "conflict_error", message: "The amount exceeds the reservation." },
   invalid_state: { status: 409, type: "conflict_error", message: "The object is not in a state that allows this." },
@@ -39,6 +41,7 @@ export const ERROR_TABLE = {
   internal_error: { status: 500, type: "api_error", message: "Internal error." },
   upstream_error: { status: 502, type: "api_error", message: "The upstream service failed." },
   not_configured: { status: 503, type: "api_error", message: "This feature is not configured." },
+  overloaded: { status: 503, type: "api_error", message: "The gateway is reading too many request bodies at once; retry shortly." },
   upstream_timeout: { status: 504, type: "api_error", message: "The upstream service timed out." },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -33,11 +33,17 @@ import { createMediaService } from "./media/service.js";
 import { mediaRoutes } from "./media/routes.js";
 import { createVideoService } from "./video/service.js";
 import { videoRoutes } from "./video/routes.js";
+import { createAuthService } from "./auth/service.js";
+import { authRoutes } from "./auth/routes.js";
+import { resolveRateLimits } from "./auth/options.js";
+import { createSignatureVerifier } from "./chain/signatures.js";
+import { createBodyBudget } from "./http/body-budget.js";
+import { createRateLimiter } from "./http/rate-limit.js";
 
 
 /** Every route of the gateway, in table order; the last one serves the OpenAPI document of them all. */
 export function gatewayRoutes(): AnyRoute[] {
-  const routes = [...catalogRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
+  const routes = [...catalogRoutes(), ...authRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
   routes.push(openApiRoute(routes));
   return routes;
 }
@@ -95,20 +101,33 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     settlement: createSettlementService(deps),
     media,
     video: createVideoService(deps, media.upstreams),
+    auth: createAuthService(deps, createSignatureVerifier(o.chains ?? [])),
   };
+  const rateLimits = resolveRateLimits(o.rateLimits);
+  const internalSecret = o.internalSecret ?? o.settlement?.internalSecret;
+  const walletMode = o.walletAuth ?? "verified";
   const ctx: GatewayContext = {
     services,
     clock,
     ids,
     http,
-    limits: { jsonBodyBytes: o.jsonBodyBytes, mediaBodyBytes: o.mediaBodyBytes },
+    limits: { jsonBodyBytes: o.jsonBodyBytes, mediaBodyBytes: o.mediaBodyBytes, unpaidBodyBytes: o.unpaidBodyBytes },
     compat: o.compat,
+    wallets: { mode: walletMode, authenticate: o.authenticateWallet, internalSecret, cookieName: o.auth?.cookie?.name ?? "tollgate_session" },
+    rateLimits: { ...rateLimits, trustedProxies: o.trustedProxies ?? 0, limiter: createRateLimiter({ clock, maxSubjects: rateLimits.maxTrackedClients }) },
+    bodyBudget: createBodyBudget(o.inFlightBodyBytes),
+    signInDomains: o.auth?.domains,
+    sessionCookie: { sameSite: o.auth?.cookie?.sameSite ?? (o.cors?.credentials ? "none" : "lax"), secure: o.auth?.cookie?.secure },
   };
   const handle = createRequestHandler(createRouter(gatewayRoutes()), ctx, o.cors);
   let closed: Promise<void> | undefined;
   const sweepMs = o.sweepIntervalMs ?? 60_000;
   // Expiry is enforced on every read; the sweeper only returns idle reservations to budgets sooner.
-  const sweeper = sweepMs > 0 ? setInterval(() => void services.ledger.sweep().catch((e: unknown) => console.error("[tollgate] sweep failed:", e)), sweepMs) : undefined;
+  const sweep = async () => {
+    await services.ledger.sweep();
+    await services.auth.prune();
+  };
+  const sweeper = sweepMs > 0 ? setInterval(() => void sweep().catch((e: unknown) => console.error("[tollgate] sweep failed:", e)), sweepMs) : undefined;
   (sweeper as { unref?: () => void } | undefined)?.unref?.();
   return {
     services,
@@ -120,6 +139,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       `extended catalog (/v1/models/all): ${o.extendedCards ? `${extendedCatalog.size} models` : "not configured, serving the native catalog"}`,
       `models service (/api/models): ${o.modelsService ? o.modelsService.url : "not configured, serving the native catalog"}`,
       `keys and payment intents: on (intent TTL ${intentTtlMs / 1000} s, platform fee ${feeBps} bps)`,
+      walletMode === "trusted-header"
+        ? "wallet auth: TRUSTED-HEADER: x-session-user-address is believed as sent; only run so behind a proxy that authenticates users"
+        : `wallet auth: verified (SIWE sessions${internalSecret ? ", internal secret" : ""}${o.authenticateWallet ? ", authenticateWallet hook" : ""}, keys of the wallet); sign-in domain: ${
+            o.auth?.domains ? o.auth.domains.join(", ") : "the request's Host (set auth.domains to the public host in production)"
+          }`,
+      `rate limits: ${describeLimits(rateLimits)}`,
       ...descriptions.map((d) => d()),
       `cors: ${o.cors ? (o.cors.origins === "*" ? "any origin" : o.cors.origins.join(", ")) : "off"}`,
     ],
@@ -131,4 +156,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       })());
     },
   };
+}
+
+function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {
+  const ip = Object.entries(r.perIp).map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`).join(", ");
+  return `per IP ${ip}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
 }

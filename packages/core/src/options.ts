@@ -16,6 +16,8 @@ import { dispenserOptionsSchema } from "./dispenser/options.js";
 import { settlementOptionsSchema } from "./settlement/options.js";
 import { mediaOptionsSchema } from "./media/options.js";
 import { videoOptionsSchema } from "./video/options.js";
+import { authOptionsSchema, rateLimitOptionsSchema, walletAuthenticatorSchema } from "./auth/options.js";
+import type { GatewayRequest } from "./http/types.js";
 
 
 /** Thrown by `createGateway` when its options are invalid; `issues` holds one line per problem. */
@@ -59,16 +61,49 @@ export const gatewayOptionsSchema = z.strictObject({
   cors: z
     .strictObject({
       origins: z.union([z.literal("*"), z.array(origin).min(1)]),
+      /** Allow cookies and credentials; needs explicit origins (a credentialed `*` would let any site act for signed-in users). */
       credentials: z.boolean().optional(),
       maxAgeSeconds: z.number().int().min(0).max(86_400).optional(),
     })
+    .refine((c) => !(c.origins === "*" && c.credentials), { message: 'credentials: true needs explicit origins, not "*"', path: ["credentials"] })
     .optional(),
   limits: z
     .strictObject({
       jsonBodyBytes: z.number().int().min(1024).max(64 * MiB).optional(),
       mediaBodyBytes: z.number().int().min(1024).max(1024 * MiB).optional(),
+      /** The most a paid route reads from a request that carries no credential (enough to price its x402 challenge). @default 1 MiB */
+      unpaidBodyBytes: z.number().int().min(1024).max(1024 * MiB).optional(),
+      /** Cap on request-body bytes being read or held at once by this process; beyond it, 503 `overloaded`. @default 64 MiB */
+      inFlightBodyBytes: z.number().int().min(64 * 1024).max(64 * 1024 * MiB).optional(),
     })
     .optional(),
+  /**
+   * How the owner wallet named by `x-session-user-address` is proven. `"verified"`: a wallet
+   * session (SIWE), a live key of that wallet, the internal secret or `authenticateWallet` must
+   * prove it. `"trusted-header"`: the header alone is enough; only behind a proxy that has
+   * already authenticated the user. @default "verified"
+   */
+  walletAuth: z.enum(["verified", "trusted-header"]).optional(),
+  /**
+   * A host app's own user authentication: returns the wallet the request's user owns (any case),
+   * or null when it does not know the user (the other proofs then apply).
+   */
+  authenticateWallet: walletAuthenticatorSchema.optional(),
+  /**
+   * A secret (at least 16 characters) that a server-side host app sends as `x-internal-secret` to
+   * act for the wallet it names in `x-session-user-address`.
+   * @default settlement.internalSecret (the secret of `POST /api/settlement/batch`), when set
+   */
+  internalSecret: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Sign-In with Ethereum and wallet sessions. */
+  auth: authOptionsSchema,
+  /** Request rate limits (per key, per client IP on credential-free routes). */
+  rateLimits: rateLimitOptionsSchema,
+  /**
+   * How many reverse proxies in front of the gateway append to `X-Forwarded-For`; the client IP
+   * is the entry that many from the right. 0: the socket's peer address. @default 0
+   */
+  trustedProxies: z.number().int().min(0).max(10).optional(),
   clock: withMethod<Clock>("now", "a Clock ({ now(): number })").optional(),
   ids: withMethod<IdGenerator>("next", "an IdGenerator ({ next(prefix): string })").optional(),
   compat: z.enum(["compose"]).optional(),
@@ -99,7 +134,12 @@ export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSche
   readonly providerPriority: readonly string[] | undefined;
   readonly jsonBodyBytes: number;
   readonly mediaBodyBytes: number;
+  readonly unpaidBodyBytes: number;
+  readonly inFlightBodyBytes: number;
 }
+
+/** A host app's wallet authentication hook (see `GatewayOptions.authenticateWallet`). */
+export type WalletAuthenticator = (request: GatewayRequest) => Promise<string | null> | string | null;
 
 /** Validates options; throws {@link GatewayOptionsError} listing every problem. */
 export function resolveOptions(input: unknown): ResolvedOptions {
@@ -126,5 +166,7 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     providerPriority: o.catalog?.providerPriority,
     jsonBodyBytes: o.limits?.jsonBodyBytes ?? MiB,
     mediaBodyBytes: o.limits?.mediaBodyBytes ?? 32 * MiB,
+    unpaidBodyBytes: o.limits?.unpaidBodyBytes ?? MiB,
+    inFlightBodyBytes: o.limits?.inFlightBodyBytes ?? 64 * MiB,
   };
 }

@@ -10,6 +10,7 @@ import type { DispenserService } from "./dispenser/service.js";
 import type { SettlementService } from "./settlement/service.js";
 import type { MediaService } from "./media/service.js";
 import type { VideoService } from "./video/service.js";
+import type { AuthService } from "./auth/service.js";
 
 
 /** The domain services of a gateway, exposed as `gateway.services` for use from application code. */
@@ -35,5 +36,7 @@ export interface GatewayServices {
   readonly settlement: SettlementService;
   readonly media: MediaService;
   readonly video: VideoService;
+  /** Wallet sessions (Sign-In with Ethereum). */
+  readonly auth: AuthService;
 
 }

@@ -55,6 +55,8 @@ const HOST_RE = /^[A-Za-z0-9.\-:[\]]{1,255}$/;
  *   soon as more than `limit` bytes arrive (or Content-Length already says so).
  * - `signal`: aborted when the client disconnects before the response finished (needs `opts.res`).
  * - `origin`: from `Host` (and `X-Forwarded-*` when `trustProxy`); undefined without a usable host.
+ * - `remoteAddress`: the socket peer (the gateway's `trustedProxies` option decides whether
+ *   `X-Forwarded-For` overrides it for the per-IP rate limits).
  */
 export function toGatewayRequest(req: IncomingMessage, opts: ToGatewayRequestOptions = {}): GatewayRequest {
   const method = (req.method ?? "GET").toUpperCase();
@@ -71,6 +73,7 @@ export function toGatewayRequest(req: IncomingMessage, opts: ToGatewayRequestOpt
     ...(body === undefined ? {} : { body }),
     ...(opts.res === undefined ? {} : { signal: disconnectSignal(opts.res) }),
     ...(origin === undefined ? {} : { origin }),
+    ...(req.socket?.remoteAddress ? { remoteAddress: req.socket.remoteAddress } : {}),
   };
 }
 
@@ -179,8 +182,8 @@ function requestBody(req: IncomingMessage, method: string, opts: ToGatewayReques
   let once: Promise<Uint8Array> | undefined;
   return {
     kind: "stream",
-    read(limit: number) {
-      once ??= readBody(req, Math.min(limit, opts.maxBodySize ?? Number.POSITIVE_INFINITY), opts.res);
+    read(limit: number, onChunk?: (bytes: number) => void) {
+      once ??= readBody(req, Math.min(limit, opts.maxBodySize ?? Number.POSITIVE_INFINITY), opts.res, onChunk);
       return once;
     },
   };
@@ -190,13 +193,13 @@ function tooLarge(limit: number): GatewayError {
   return new GatewayError("payload_too_large", `The request body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
 }
 
-function readBody(req: IncomingMessage, limit: number, res: ServerResponse | undefined): Promise<Uint8Array> {
+function readBody(req: IncomingMessage, limit: number, res: ServerResponse | undefined, onChunk?: (bytes: number) => void): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
-    const refuse = () => {
-      // Stop holding the rest of an oversized body: discard what still arrives and close after the 413.
+    const refuse = (error: unknown = tooLarge(limit)) => {
+      // Stop holding the rest of a refused body: discard what still arrives and close after the answer.
       if (res && !res.headersSent) res.setHeader("connection", "close");
       req.resume();
-      reject(tooLarge(limit));
+      reject(error);
     };
     const declared = Number(req.headers["content-length"]);
     if (Number.isFinite(declared) && declared > limit) return refuse();
@@ -211,9 +214,12 @@ function readBody(req: IncomingMessage, limit: number, res: ServerResponse | und
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
+      try {
+        if (size > limit) throw tooLarge(limit);
+        onChunk?.(chunk.length);
+      } catch (error) {
         cleanup();
-        refuse();
+        refuse(error);
         return;
       }
       chunks.push(chunk);

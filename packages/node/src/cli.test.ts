@@ -42,6 +42,38 @@ describe("tollgate CLI", () => {
     expect(await run.exited).toBe(0);
   });
 
+  it("--internal-secret (or TOLLGATE_INTERNAL_SECRET) lets a host app create keys for the wallet it names; the header alone is refused", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "tollgate-cli-")), "t.db");
+    const secret = "cli-test-internal-secret-0123";
+    const run = cli(["serve", "--port", "0", "--db", db], { TOLLGATE_INTERNAL_SECRET: secret });
+    const url = await run.url();
+    expect(run.out()).toContain("wallet auth: verified (SIWE sessions, internal secret");
+    expect(run.out()).not.toContain(secret);
+    const owner = "0x00000000000000000000000000000000000000c1";
+    const body = JSON.stringify({ budgetLimit: "1000", expiresAt: Date.now() + 60_000, networkId: 8453, purpose: "api" });
+    const create = (headers: Record<string, string>) => fetch(`${url}/api/keys`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    const unproven = await create({ "x-session-user-address": owner });
+    expect([unproven.status, ((await unproven.json()) as { error: { code: string } }).error.code]).toEqual([401, "wallet_unverified"]);
+    const wrong = await create({ "x-session-user-address": owner, "x-internal-secret": `${secret}x` });
+    expect([wrong.status, ((await wrong.json()) as { error: { code: string } }).error.code]).toEqual([401, "unauthorized"]);
+    const created = await create({ "x-session-user-address": owner, "x-internal-secret": secret });
+    expect(created.status).toBe(201);
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+  });
+
+  it("--wallet-auth trusted-header believes the owner-wallet header as sent, and says so at start", async () => {
+    const db = join(mkdtempSync(join(tmpdir(), "tollgate-cli-")), "t.db");
+    const run = cli(["serve", "--port", "0", "--db", db, "--wallet-auth", "trusted-header"]);
+    const url = await run.url();
+    expect(run.out()).toContain("wallet auth: TRUSTED-HEADER");
+    const body = JSON.stringify({ budgetLimit: "1000", expiresAt: Date.now() + 60_000, networkId: 8453, purpose: "api" });
+    const res = await fetch(`${url}/api/keys`, { method: "POST", headers: { "content-type": "application/json", "x-session-user-address": "0x00000000000000000000000000000000000000c1" }, body });
+    expect(res.status).toBe(201);
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+  });
+
   it("exits 2 with one line on stderr for a bad value", async () => {
     const run = cli(["serve", "--port", "abc"]);
     expect(await run.exited).toBe(2);
@@ -88,7 +120,7 @@ describe("tollgate CLI", () => {
     const help = cli(["help"]);
     expect([await serveHelp.exited, await help.exited]).toEqual([0, 0]);
     expect(serveHelp.out()).toContain("Usage: tollgate serve [options]");
-    for (const name of ["--port", "--host", "--db <file|url>", "--db-schema", "--db-pool-size", "TOLLGATE_DB_SCHEMA", "postgres://", "--catalog", "--extended-catalog", "--models-service-url", "--cors-origins", "TOLLGATE_PORT", "TOLLGATE_CORS_ORIGINS"])
+    for (const name of ["--port", "--host", "--db <file|url>", "--db-schema", "--db-pool-size", "TOLLGATE_DB_SCHEMA", "postgres://", "--catalog", "--extended-catalog", "--models-service-url", "--cors-origins", "TOLLGATE_PORT", "TOLLGATE_CORS_ORIGINS", "--internal-secret", "TOLLGATE_INTERNAL_SECRET", "--wallet-auth", "TOLLGATE_WALLET_AUTH"])
       expect(serveHelp.out()).toContain(name);
     expect(help.out()).toContain("Commands:");
     expect(help.out()).toContain("--models-service-url");

@@ -86,6 +86,10 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
     ...(config.agents ? { agents: { ...file.agents, seed: config.agents as NonNullable<GatewayOptions["agents"]>["seed"] } } : {}),
     ...(config.modelsServiceUrl ? { modelsService: { url: config.modelsServiceUrl } } : {}),
     ...(config.corsOrigins ? { cors: { origins: config.corsOrigins } } : {}),
+    ...(config.internalSecret ? { internalSecret: config.internalSecret } : {}),
+    ...(config.walletAuth ? { walletAuth: config.walletAuth } : {}),
+    ...(config.authDomains ? { auth: { ...file.auth, domains: config.authDomains } } : {}),
+    ...(config.trustedProxies !== undefined ? { trustedProxies: config.trustedProxies } : {}),
   };
 }
 

@@ -49,6 +49,13 @@ describe("serve configuration", () => {
     expect(r).toMatchObject({ kind: "ok", config: { port: 9001, host: "::1", corsOrigins: "*" } });
   });
 
+  it("takes the sign-in domains and the trusted proxy count, and refuses bad ones", () => {
+    expect(parse(["--auth-domains", "gw.example.com, localhost:8787", "--trusted-proxies", "1"])).toMatchObject({ kind: "ok", config: { authDomains: ["gw.example.com", "localhost:8787"], trustedProxies: 1 } });
+    expect(parse([], { TOLLGATE_TRUSTED_PROXIES: "0" })).toMatchObject({ kind: "ok", config: { trustedProxies: 0 } });
+    expect(parse(["--trusted-proxies", "11"])).toMatchObject({ kind: "error" });
+    expect(parse(["--auth-domains", "https://gw.example.com/path"])).toMatchObject({ kind: "error" });
+  });
+
   it("takes a postgres:// or postgresql:// URL as --db, with a schema and a pool size", () => {
     const url = "postgres://tollgate:s3cret@db.internal:5432/tollgate?sslmode=require";
     expect(parse(["--db", url, "--db-schema", "gw_eu", "--db-pool-size", "25", "--db-migrate", "off"])).toMatchObject({ kind: "ok", config: { db: url, dbSchema: "gw_eu", dbPoolSize: 25, dbMigrate: false } });
@@ -73,6 +80,20 @@ describe("serve configuration", () => {
     expect(problems([], { TOLLGATE_DB_POOL_SIZE: "1001" })).toHaveLength(1);
     expect(problems(["--db-pool-size", "2.5"])).toHaveLength(1);
     expect(problems([], { TOLLGATE_DB_MIGRATE: "later" })).toEqual(['tollgate: TOLLGATE_DB_MIGRATE must be on or off (got "later")']);
+  });
+
+  it("takes the internal secret and the wallet-auth mode from flags or the environment; no default for either", () => {
+    const secret = "host-app-secret-0123456789";
+    expect(parse(["--internal-secret", secret, "--wallet-auth", "trusted-header"])).toMatchObject({ kind: "ok", config: { internalSecret: secret, walletAuth: "trusted-header" } });
+    expect(parse([], { TOLLGATE_INTERNAL_SECRET: secret, TOLLGATE_WALLET_AUTH: " Verified " })).toMatchObject({ kind: "ok", config: { internalSecret: secret, walletAuth: "verified" } });
+    const none = parse([]);
+    expect(none.kind === "ok" && ["internalSecret" in none.config, "walletAuth" in none.config]).toEqual([false, false]);
+  });
+
+  it("rejects a short internal secret without echoing it, and an unknown wallet-auth mode", () => {
+    expect(problems(["--internal-secret", "hunter2"])).toEqual(["tollgate: --internal-secret must be at least 16 characters (got 7)"]);
+    expect(problems([], { TOLLGATE_INTERNAL_SECRET: "hunter2" })).toEqual(["tollgate: TOLLGATE_INTERNAL_SECRET must be at least 16 characters (got 7)"]);
+    expect(problems(["--wallet-auth", "header"])).toEqual(['tollgate: --wallet-auth must be verified or trusted-header (got "header")']);
   });
 
   it("redactUrl hides the password and only the password", () => {

@@ -136,6 +136,34 @@ export const corsOriginsSchema = z.string().transform((raw, ctx): "*" | string[]
   return origins;
 });
 
+/**
+ * A secret of at least 16 characters, kept as given. A problem never echoes the value (it would
+ * land in logs).
+ */
+export const secretSchema = z.string().transform((raw, ctx) => {
+  if (raw.length >= 16) return raw;
+  ctx.issues.push({ code: "custom", message: `must be at least 16 characters (got ${raw.length})`, input: "" });
+  return z.NEVER;
+});
+
+/** How the gateway proves the owner wallet of `x-session-user-address`: `verified` or `trusted-header`. */
+export const walletAuthSchema = z.string().transform((raw, ctx): "verified" | "trusted-header" => {
+  const v = raw.trim().toLowerCase();
+  return v === "verified" || v === "trusted-header" ? v : invalid(ctx, raw, "must be verified or trusted-header");
+});
+
+/** A count of trusted reverse proxies, 0..10. */
+export const proxyCountSchema = z.string().transform((raw, ctx) => {
+  const n = /^\s*\d{1,2}\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  return n >= 0 && n <= 10 ? n : invalid(ctx, raw, "must be an integer between 0 and 10");
+});
+
+/** A comma-separated list of hosts (`host[:port]`). */
+export const hostListSchema = z.string().transform((raw, ctx) => {
+  const hosts = raw.split(",").map((h) => h.trim()).filter(Boolean);
+  return hosts.length > 0 && hosts.every((h) => /^[A-Za-z0-9.\-[\]:]{1,255}$/.test(h)) ? hosts : invalid(ctx, raw, "must be a comma-separated list of hosts such as gateway.example.com or localhost:8787");
+});
+
 /** Reads and parses a JSON file named by an option; problems become one readable issue. */
 function readJsonFile(raw: string, ctx: Ctx): { ok: true; json: unknown } | { ok: false } {
   try {
@@ -207,6 +235,36 @@ export const serveOptions = {
   extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
   modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },
   corsOrigins: { flag: "cors-origins", env: "TOLLGATE_CORS_ORIGINS", value: "<list>", description: "Allowed browser origins: * or a comma-separated list.", schema: corsOriginsSchema },
+  internalSecret: {
+    flag: "internal-secret",
+    env: "TOLLGATE_INTERNAL_SECRET",
+    value: "<secret>",
+    description:
+      "Secret (16+ characters) a server-side host app sends as x-internal-secret to act for the wallet it names in x-session-user-address; prefer the env variable (a flag shows in ps). Default: settlement.internalSecret of --config, else none.",
+    schema: secretSchema,
+  },
+  walletAuth: {
+    flag: "wallet-auth",
+    env: "TOLLGATE_WALLET_AUTH",
+    value: "<verified|trusted-header>",
+    description:
+      "How x-session-user-address is proven: verified (a wallet session, a key of that wallet or the internal secret; the default) or trusted-header (believed as sent: only behind a proxy that authenticates users).",
+    schema: walletAuthSchema,
+  },
+  authDomains: {
+    flag: "auth-domains",
+    env: "TOLLGATE_AUTH_DOMAINS",
+    value: "<hosts>",
+    description: "Hosts a Sign-In with Ethereum message may name (comma-separated, e.g. gateway.example.com); default: the request's Host. Set it in production.",
+    schema: hostListSchema,
+  },
+  trustedProxies: {
+    flag: "trusted-proxies",
+    env: "TOLLGATE_TRUSTED_PROXIES",
+    value: "<n>",
+    description: "Reverse proxies in front that append to X-Forwarded-For; the client IP of the per-IP rate limits is that many entries from the right. Default 0: the socket peer.",
+    schema: proxyCountSchema,
+  },
   agents: { flag: "agents", env: "TOLLGATE_AGENTS", value: "<file.json>", description: "JSON agent cards seeding /agents (array or { agents }).", schema: agentsFileSchema },
   config: { flag: "config", env: "TOLLGATE_CONFIG", value: "<file.json>", description: "JSON file of further gateway options (chains, dispenser, settlement, …); flags win.", schema: gatewayConfigFileSchema },
 } satisfies OptionTable;

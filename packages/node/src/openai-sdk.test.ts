@@ -10,6 +10,8 @@ import { createGateway } from "@tollgate/core";
 import { serve, type RunningServer } from "./server.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c3";
+/** The host app's secret: with it, x-session-user-address names the wallet the key is created for. */
+const INTERNAL_SECRET = "openai-sdk-test-internal-secret";
 let running: RunningServer;
 let key: { keyId: string; token: string };
 let client: OpenAI;
@@ -25,10 +27,10 @@ async function keyView(): Promise<{ budgetUsed: string; budgetReserved: string }
 }
 
 beforeAll(async () => {
-  running = await serve(createGateway({ sweepIntervalMs: 0, video: { pollerIntervalMs: 0 } }), { port: 0 });
+  running = await serve(createGateway({ sweepIntervalMs: 0, video: { pollerIntervalMs: 0 }, internalSecret: INTERNAL_SECRET }), { port: 0 });
   const res = await fetch(`${running.url}/api/keys`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-session-user-address": OWNER },
+    headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": INTERNAL_SECRET },
     body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
   });
   expect(res.status).toBe(201);

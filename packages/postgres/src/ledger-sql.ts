@@ -7,6 +7,7 @@
  * order), so two statements never wait for each other in a cycle.
  */
 import { CHARGE_INSERT_COLUMNS, chargePlaceholders, INTENT_COLS, KEY_COLS, rowJson, type TableName } from "./rows.js";
+import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders } from "./video.js";
 
 /** The result row of reserve and chargeDirect: JSON of each record, or NULL. */
 export interface StepRow {
@@ -33,7 +34,7 @@ export interface FinishRow {
 }
 
 export function ledgerSql(t: TableName) {
-  const [keys, intents, charges] = [t("keys"), t("intents"), t("charges")];
+  const [keys, intents, charges, videoJobs] = [t("keys"), t("intents"), t("charges"), t("video_jobs")];
 
   /**
    * CTEs over $1 = key id, $2 = now, $3 = amount: `expired` expires the key's overdue intents
@@ -111,10 +112,12 @@ export function ledgerSql(t: TableName) {
       SELECT ${stepResult}`,
     /**
      * $1 intent id, $2 now, $3 target status ('settled', 'aborted', or 'expired': only expire an
-     * overdue intent), $4 final amount (settle), $5 result, $6 reason (abort), $7… the charge.
-     * `cur` locks the intent (its latest version); `fin` moves it out of `authorized` (to
-     * `expired` when it is overdue); `upd` releases the reservation on its key and adds the final
-     * amount to used; `chg` queues the charge of a settle.
+     * overdue intent), $4 final amount (settle), $5 result, $6 reason (abort), $7…$19 the charge,
+     * $20…$31 the video job (settle; all NULL when none). `cur` locks the intent (its latest
+     * version); `fin` moves it out of `authorized` (to `expired` when it is overdue); `upd`
+     * releases the reservation on its key and adds the final amount to used; `chg` queues the
+     * charge of a settle and `job` inserts its video job (a duplicate job id fails the statement,
+     * so the settle and its job land together or not at all).
      */
     finish: `
       WITH cur AS MATERIALIZED (SELECT * FROM ${intents} WHERE intent_id = $1::text FOR NO KEY UPDATE),
@@ -139,6 +142,10 @@ export function ledgerSql(t: TableName) {
       chg AS (
         INSERT INTO ${charges} (${CHARGE_INSERT_COLUMNS})
         SELECT ${chargePlaceholders(7)} FROM fin WHERE fin.status = 'settled' AND $12::numeric > 0
+      ),
+      job AS (
+        INSERT INTO ${videoJobs} (${VIDEO_JOB_INSERT_COLUMNS})
+        SELECT ${videoJobPlaceholders(20)} FROM fin WHERE fin.status = 'settled' AND $20::text IS NOT NULL
       )
       SELECT ${rowJson(INTENT_COLS, "cur")} AS current, ${rowJson(INTENT_COLS, "fin")} AS finished, ${rowJson(KEY_COLS, "upd")} AS key`,
     /**

@@ -4,10 +4,11 @@
  * a pool may run it and several instances may share the database.
  */
 import { keysetPage, pageQuerySize } from "@tollgate/core";
-import type { FinishResult, IntentRecord, KeyGuardReason, KeyRecord, LedgerStore } from "@tollgate/core";
+import type { ChargeRecord, FinishResult, IntentRecord, KeyGuardReason, KeyRecord, LedgerStore, VideoJobRecord } from "@tollgate/core";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
+import { videoJobValues } from "./video.js";
 
 /** Why a key that exists refused an amount: the guard of `calc`, restated on the locked key. */
 function guardReason(key: KeyRecord, now: number): KeyGuardReason {
@@ -29,9 +30,10 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
   const sql = ledgerSql(t);
 
   /** Runs the finishing statement (settle, abort, or expire-on-read) and classifies its outcome. */
-  async function finish(params: { intentId: string; now: number; status: "settled" | "aborted" | "expired"; final?: string; result?: unknown; reason?: string; charge?: Parameters<LedgerStore["settle"]>[0]["charge"] }): Promise<FinishResult> {
-    const { intentId, now, status, final, result, reason, charge } = params;
-    const { rows } = await db.query<FinishRow>(sql.finish, [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge)]);
+  async function finish(params: { intentId: string; now: number; status: "settled" | "aborted" | "expired"; final?: string; result?: unknown; reason?: string; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult> {
+    const { intentId, now, status, final, result, reason, charge, videoJob } = params;
+    const values = [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge), ...videoJobValues(videoJob)];
+    const { rows } = await db.query<FinishRow>(sql.finish, values);
     const row = rows[0];
     const current = intentOf(row?.current);
     const finished = intentOf(row?.finished);
@@ -67,9 +69,12 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       return { ok: false, reason: guardReason(key, now), key };
     },
 
-    /** One statement (ledger-sql.ts `finish`): the intent's row lock makes exactly one concurrent finisher win. */
-    async settle({ intentId, finalAmount, result, now, charge }) {
-      return finish({ intentId, now, status: "settled", final: checkAmount(finalAmount, "finalAmount"), result, ...(charge ? { charge } : {}) });
+    /**
+     * One statement (ledger-sql.ts `finish`): the intent's row lock makes exactly one concurrent
+     * finisher win; its charge and video job are inserted by the same statement.
+     */
+    async settle({ intentId, finalAmount, result, now, charge, videoJob }) {
+      return finish({ intentId, now, status: "settled", final: checkAmount(finalAmount, "finalAmount"), result, ...(charge ? { charge } : {}), ...(videoJob ? { videoJob } : {}) });
     },
 
     /** One statement (ledger-sql.ts `finish`), as settle. */

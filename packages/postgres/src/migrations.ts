@@ -7,6 +7,7 @@
  * Append new migrations at the end; never edit an applied one.
  */
 import { AGENTS_MIGRATIONS } from "./agents.js";
+import { AUTH_MIGRATIONS } from "./auth.js";
 import { DISPENSER_MIGRATIONS } from "./dispenser.js";
 import { FEEDBACK_MIGRATIONS } from "./feedback.js";
 import { inTransaction, type Queryable } from "./queryable.js";
@@ -99,11 +100,18 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     name: "intents by owner (listIntents)",
     sql: "CREATE INDEX intents_by_owner ON intents (owner, created_at DESC, intent_id DESC);",
   },
+  {
+    version: 8,
+    name: "keys: own rate limit",
+    // NULL: the key has no own limit (the gateway default applies). Range checks are the caller's.
+    sql: "ALTER TABLE keys ADD COLUMN rate_limit_rpm integer;",
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
- * 5 dispenser, 6 x402 nonces, 7 intents by owner (the same numbers as `@tollgate/sqlite`).
+ * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions
+ * (the same numbers as `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -112,6 +120,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...AGENTS_MIGRATIONS,
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
+  ...AUTH_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /** The advisory lock class of migrations ("toll"); the schema name's hash is the other half. */

@@ -74,7 +74,7 @@ export function tablesIn(schema: string): TableName {
 
 export const KEY_COLS = selectList(
   "key_id token_hash owner purpose name",
-  "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at",
+  "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at rate_limit_rpm",
 );
 export const INTENT_COLS = selectList(
   "intent_id key_id owner status idempotency_key fingerprint reason",
@@ -98,13 +98,17 @@ export const toCharge = (r: ChargeRow): ChargeRecord => chargeFromRow(r, dec);
 /** The columns of a charge insert, in the order of {@link chargeValues}. */
 export const CHARGE_INSERT_COLUMNS = "charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at";
 
+/** Placeholders `$first`, `$first+1`… cast to `types`, comma-separated. */
+export function castPlaceholders(types: readonly string[], first: number): string {
+  return types.map((t, i) => `$${first + i}::${t}`).join(", ");
+}
+
 /**
  * The thirteen placeholders of a charge insert starting at `$first`, cast to the column types (for
  * an `INSERT … SELECT` whose row only exists when a guard passed).
  */
 export function chargePlaceholders(first: number): string {
-  const types = ["text", "text", "text", "text", "bigint", "numeric", "text", "bigint", "text", "text", "text", "bigint", "bigint"];
-  return types.map((t, i) => `$${first + i}::${t}`).join(", ");
+  return castPlaceholders(["text", "text", "text", "text", "bigint", "numeric", "text", "bigint", "text", "text", "text", "bigint", "bigint"], first);
 }
 
 /** The values of {@link chargePlaceholders}; all NULL when there is no charge to queue. */

@@ -2,6 +2,7 @@
 import { MAX_AMOUNT, type Store } from "@tollgate/core";
 import pg from "pg";
 import { createAgentOps } from "./agents.js";
+import { createAuthOps } from "./auth.js";
 import { createChargeOps } from "./charges.js";
 import { createDispenserOps } from "./dispenser.js";
 import { createFeedbackOps } from "./feedback.js";
@@ -120,6 +121,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createDispenserOps(ops, t),
     ...createVideoOps(ops, t),
     ...createPaymentNonceOps(ops, t),
+    ...createAuthOps(ops, t),
     async close() {
       closing ??= end?.() ?? Promise.resolve();
       await closing;

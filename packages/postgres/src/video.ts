@@ -1,8 +1,8 @@
 /** {@link VideoStore} on PostgreSQL: each guarded method is one conditional UPDATE. */
-import { videoJobFromRow, type SqlVideoJobRow, type VideoStore } from "@tollgate/core";
+import { videoJobFromRow, type SqlVideoJobRow, type VideoJobRecord, type VideoStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
-import { dec, enc, selectList, toJson, type TableName } from "./rows.js";
+import { castPlaceholders, dec, enc, selectList, toJson, type TableName } from "./rows.js";
 
 type VideoRow = SqlVideoJobRow<string>;
 
@@ -12,15 +12,28 @@ const toJob = (r: VideoRow) => videoJobFromRow(r, dec);
 
 const TERMINAL = "('completed', 'failed')";
 
+/** The columns of a job insert, in the order of {@link videoJobValues}. */
+export const VIDEO_JOB_INSERT_COLUMNS = "id, model, provider, upstream, upstream_id, status, progress, url, error, receipt, created_at, updated_at";
+
+/**
+ * The twelve placeholders of a job insert starting at `$first`, cast to the column types (also for
+ * an `INSERT … SELECT` whose row only exists when a guard passed: settle, the x402 mark).
+ */
+export function videoJobPlaceholders(first: number): string {
+  return castPlaceholders(["text", "text", "text", "text", "text", "text", "double precision", "text", "text", "json", "bigint", "bigint"], first);
+}
+
+/** The values of {@link videoJobPlaceholders}; all NULL when there is no job to insert. */
+export function videoJobValues(job: VideoJobRecord | undefined): (string | number | null)[] {
+  if (!job) return Array.from({ length: 12 }, () => null);
+  return [job.id, job.model, job.provider, job.upstream, job.upstreamId, job.status, job.progress ?? null, enc(job.url), enc(job.error), toJson(job.receipt), job.createdAt, job.updatedAt];
+}
+
 export function createVideoOps(db: Queryable, t: TableName): VideoStore {
   const jobs = t("video_jobs");
   return {
     async insertVideoJob(job) {
-      await db.query(
-        `INSERT INTO ${jobs} (id, model, provider, upstream, upstream_id, status, progress, url, error, receipt, created_at, updated_at)
-         VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::double precision, $8::text, $9::text, $10::json, $11::bigint, $12::bigint)`,
-        [job.id, job.model, job.provider, job.upstream, job.upstreamId, job.status, job.progress ?? null, enc(job.url), enc(job.error), toJson(job.receipt), job.createdAt, job.updatedAt],
-      );
+      await db.query(`INSERT INTO ${jobs} (${VIDEO_JOB_INSERT_COLUMNS}) VALUES (${videoJobPlaceholders(1)})`, videoJobValues(job));
     },
 
     async getVideoJob(id) {

@@ -3,6 +3,7 @@ import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgat
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { selectList, type TableName } from "./rows.js";
+import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders, videoJobValues } from "./video.js";
 
 type NonceRow = SqlNonceRow<string>;
 
@@ -14,7 +15,7 @@ const BY_KEY = "network = $1::text AND payer = $2::text AND nonce = $3::text";
 
 /** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
 export function createPaymentNonceOps(db: Queryable, t: TableName): PaymentNonceStore {
-  const nonces = t("x402_nonces");
+  const [nonces, jobs] = [t("x402_nonces"), t("video_jobs")];
   return {
     /** One INSERT … ON CONFLICT DO NOTHING: a concurrent claim of the key waits for the first and then does nothing. */
     async claimPaymentNonce(input) {
@@ -31,12 +32,23 @@ export function createPaymentNonceOps(db: Queryable, t: TableName): PaymentNonce
       const { rows } = await db.query(`DELETE FROM ${nonces} WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1`, [...key(input), input.requestId]);
       return rows.length === 1;
     },
-    /** One conditional UPDATE (status and holder re-checked on the latest version). */
+    /**
+     * One statement: a conditional UPDATE (status and holder re-checked on the latest version) and
+     * the insert of the video job ($7…, all NULL when none) only from the row it marked; a
+     * duplicate job id fails the statement, mark included.
+     */
     async markPaymentNonceSettled(input) {
       const { rows } = await db.query(
-        `UPDATE ${nonces} SET status = 'settled', tx_hash = $5::text, settled_at = $6::bigint
-         WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1`,
-        [...key(input), input.requestId, input.txHash, input.now],
+        `WITH upd AS (
+           UPDATE ${nonces} SET status = 'settled', tx_hash = $5::text, settled_at = $6::bigint
+           WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1
+         ),
+         job AS (
+           INSERT INTO ${jobs} (${VIDEO_JOB_INSERT_COLUMNS})
+           SELECT ${videoJobPlaceholders(7)} FROM upd WHERE $7::text IS NOT NULL
+         )
+         SELECT 1 FROM upd`,
+        [...key(input), input.requestId, input.txHash, input.now, ...videoJobValues(input.videoJob)],
       );
       return rows.length === 1;
     },

@@ -14,12 +14,13 @@ describeWithDatabase("tollgate CLI on PostgreSQL", (url) => {
     const [first, second] = [await runCli(["migrate", "--db", url, "--db-schema", ahead]), await runCli(["migrate"], { TOLLGATE_DB: url, TOLLGATE_DB_SCHEMA: ahead })];
     expect([first.code, second.code, first.err, second.err]).toEqual([0, 0, "", ""]);
     expect(first.out).toMatch(new RegExp(`^Migrations applied; the database is up to date \\(PostgreSQL .*, schema ${ahead}, pool of 10 connections\\)\\.\\n$`));
-    const serve = startCli(["serve", "--port", "0", "--db", url, "--db-schema", ahead, "--db-migrate", "off", "--db-pool-size", "3"]);
+    const secret = "postgres-cli-internal-secret";
+    const serve = startCli(["serve", "--port", "0", "--db", url, "--db-schema", ahead, "--db-migrate", "off", "--db-pool-size", "3"], { TOLLGATE_INTERNAL_SECRET: secret });
     try {
       const base = await serve.url();
       expect(serve.out()).toContain(`schema ${ahead}, pool of 3 connections`);
       const created = await call(base, "POST", "/api/keys", {
-        headers: { "x-session-user-address": "0x00000000000000000000000000000000000000c1" },
+        headers: { "x-session-user-address": "0x00000000000000000000000000000000000000c1", "x-internal-secret": secret },
         body: { budgetLimit: "5000", expiresAt: Date.now() + 60_000, networkId: "8453", purpose: "api" },
       });
       expect([created.status, created.body.budgetLimit]).toEqual([201, "5000"]);

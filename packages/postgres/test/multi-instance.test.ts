@@ -59,6 +59,7 @@ describeWithDatabase("three gateway processes on one PostgreSQL database", (url)
         chains: [usdc.chain],
         dispenser: { chains: [{ chainId, privateKey: dispenser!.privateKey }] },
         // Short leases and small batches, so that concurrent batches split the queue between them.
+        // settlement.internalSecret is also the wallet proof of the key creations (internalSecret defaults to it).
         settlement: { internalSecret: SECRET, treasury, chains: [{ chainId, spenderPrivateKey: spender!.privateKey }], leaseMs: 10_000, batchLimit: 20 },
       }),
     );
@@ -95,7 +96,7 @@ describeWithDatabase("three gateway processes on one PostgreSQL database", (url)
     const MAX = 1000n;
     const limit = BigInt(K) * MAX;
     const owner = wallets()[0]!.address;
-    const { keyId, token } = await createKey(at(0), owner, chainId, limit);
+    const { keyId, token } = await createKey(at(0), owner, chainId, limit, SECRET);
     const headers = { authorization: `Bearer ${token}`, "x-network-id": String(chainId) };
     const body = { service: "inference", action: "multi-instance", resource: "/v1/multi", method: "POST", maxAmountWei: MAX.toString() };
     const prepared = await Promise.all(range(300).map((i) => call(at(i), "POST", "/api/payments/prepare", { headers, body })));
@@ -170,7 +171,7 @@ describeWithDatabase("three gateway processes on one PostgreSQL database", (url)
   });
 
   it("one idempotency key sent to all three instances at once makes one intent and reserves once", async () => {
-    const { keyId, token } = await createKey(at(1), wallets()[1]!.address, chainId, 10_000n);
+    const { keyId, token } = await createKey(at(1), wallets()[1]!.address, chainId, 10_000n, SECRET);
     const headers = { authorization: `Bearer ${token}`, "x-network-id": String(chainId), "x-idempotency-key": "same-everywhere" };
     const body = { service: "inference", action: "multi-instance", resource: "/v1/multi", method: "POST", maxAmountWei: "700" };
     const res = await Promise.all(range(12).map((i) => call(at(i), "POST", "/api/payments/prepare", { headers, body })));
@@ -222,7 +223,7 @@ describeWithDatabase("three gateway processes on one PostgreSQL database", (url)
       wallets()
         .slice(1)
         .map(async (w, k) => {
-          const { token } = await createKey(at(k), w.address, chainId, 10n ** 6n);
+          const { token } = await createKey(at(k), w.address, chainId, 10n ** 6n, SECRET);
           const headers = { authorization: `Bearer ${token}`, "x-network-id": String(chainId) };
           for (const i of range(6)) {
             const p = await call(at(k + i), "POST", "/api/payments/prepare", { headers, body: { service: "inference", action: "batch", resource: "/v1/b", method: "POST", maxAmountWei: "1000" } });

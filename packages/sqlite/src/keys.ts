@@ -5,8 +5,8 @@ import { checkAmount, type KeyRow } from "./rows.js";
 
 export function createKeyOps(db: Database.Database): KeyStore {
   const insert = db.prepare(`
-    INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at)
-    VALUES (@key_id, @token_hash, @owner, @chain_id, @purpose, @name, @budget_limit, @budget_used, @budget_reserved, @created_at, @expires_at, @revoked_at, @last_used_at)`);
+    INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, rate_limit_rpm)
+    VALUES (@key_id, @token_hash, @owner, @chain_id, @purpose, @name, @budget_limit, @budget_used, @budget_reserved, @created_at, @expires_at, @revoked_at, @last_used_at, @rate_limit_rpm)`);
   const supersede = db.prepare<{ at: number; owner: string; chain_id: number }, { key_id: string }>(`
     UPDATE keys SET revoked_at = @at
     WHERE owner = @owner AND chain_id = @chain_id AND purpose = 'session' AND revoked_at IS NULL AND expires_at > @at
@@ -39,6 +39,7 @@ export function createKeyOps(db: Database.Database): KeyStore {
       expires_at: key.expiresAt,
       revoked_at: key.revokedAt ?? null,
       last_used_at: key.lastUsedAt ?? null,
+      rate_limit_rpm: key.rateLimit?.requestsPerMinute ?? null,
     });
     return superseded.sort();
   });

@@ -6,8 +6,9 @@
  */
 import type Database from "better-sqlite3";
 import { intentFromRow, keyFromRow, keysetPage, pageQuerySize } from "@tollgate/core";
-import type { ChargeRecord, FinishResult, KeyGuardReason, KeyRecord, LedgerStore, NewIntent, ReserveResult } from "@tollgate/core";
+import type { ChargeRecord, FinishResult, KeyGuardReason, KeyRecord, LedgerStore, NewIntent, ReserveResult, VideoJobRecord } from "@tollgate/core";
 import { chargeParams, checkAmount, MAX_INT64, toJson, type IntentRow, type KeyRow } from "./rows.js";
+import { videoJobInserter } from "./video.js";
 
 type Released = { key_id: string; max_amount: bigint };
 
@@ -56,6 +57,7 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
   const insertCharge = db.prepare(`
     INSERT INTO charges (charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at)
     VALUES (@charge_id, @intent_id, @key_id, @owner, @chain_id, @amount, @status, @created_at, @tx_hash, @error, @batch_id, @lease_until, @settled_at)`);
+  const insertVideoJob = videoJobInserter(db);
 
   /** Gives the reservations of just-expired intents back to their keys. */
   function release(rows: readonly Released[]): number {
@@ -119,11 +121,13 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
     return { ok: true, intent: intentFromRow(row), key: keyFromRow(keyRow) };
   });
 
-  const settleTx = db.transaction((intentId: string, final: bigint, result: string | null, now: number, charge: ChargeRecord | undefined): FinishResult => {
+  /** A duplicate charge or job id throws, and the transaction rolls back the settle with it. */
+  const settleTx = db.transaction((intentId: string, final: bigint, result: string | null, now: number, charge: ChargeRecord | undefined, videoJob: VideoJobRecord | undefined): FinishResult => {
     const row = final <= MAX_INT64 ? settleIntent.get({ intent_id: intentId, final, result, now }) : undefined;
     if (!row) return finishMiss(intentId, now);
     const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final }) as KeyRow;
     queueCharge(charge);
+    if (videoJob) insertVideoJob(videoJob);
     return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
   });
 
@@ -155,9 +159,9 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
       return reserveTx.immediate(intent, now);
     },
 
-    async settle({ intentId, finalAmount, result, now, charge }) {
+    async settle({ intentId, finalAmount, result, now, charge, videoJob }) {
       checkAmount(finalAmount, "finalAmount", false);
-      return settleTx.immediate(intentId, finalAmount, toJson(result), now, charge);
+      return settleTx.immediate(intentId, finalAmount, toJson(result), now, charge, videoJob);
     },
 
     async abort({ intentId, reason, result, now }) {

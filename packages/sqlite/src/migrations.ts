@@ -10,6 +10,7 @@ import { FEEDBACK_MIGRATIONS } from "./feedback.js";
 import { AGENTS_MIGRATIONS } from "./agents.js";
 import { DISPENSER_MIGRATIONS } from "./dispenser.js";
 import { X402_MIGRATIONS } from "./x402.js";
+import { AUTH_MIGRATIONS } from "./auth.js";
 
 /** One schema step. */
 export interface Migration {
@@ -91,11 +92,18 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     name: "intents by owner (listIntents)",
     sql: "CREATE INDEX intents_by_owner ON intents (owner, created_at DESC, intent_id DESC);",
   },
+  {
+    version: 8,
+    name: "keys: own rate limit",
+    // NULL: the key has no own limit (the gateway default applies). Range checks are the caller's.
+    sql: "ALTER TABLE keys ADD COLUMN rate_limit_rpm INTEGER;",
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
- * 5 dispenser, 6 x402 nonces, 7 intents by owner; each capability keeps its own next to its operations.
+ * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions;
+ * each capability keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -104,6 +112,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...AGENTS_MIGRATIONS,
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
+  ...AUTH_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /**

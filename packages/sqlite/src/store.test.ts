@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { chmodSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runStoreConformance } from "@tollgate/core/testing";
@@ -31,6 +31,26 @@ it("sqlite: data survives reopening, migrations apply once, options are checked"
   db.close();
   expect(() => createSqliteStore({ filename: "" })).toThrow(TypeError);
   expect(() => createSqliteStore({ filename, durability: "fast" as "full" })).toThrow(TypeError);
+});
+
+it.skipIf(process.platform === "win32")("sqlite: a new database file and its -wal file are private to the owner (0600); an existing file keeps its mode", async () => {
+  const filename = file();
+  const store = createSqliteStore({ filename });
+  const mode = (path: string) => statSync(path).mode & 0o777;
+  expect(mode(filename)).toBe(0o600);
+  await store.insertKey({ keyId: "key_m", tokenHash: "ef".repeat(32), owner: "0xaa", chainId: 1, purpose: "api", budgetLimit: 1n, budgetUsed: 0n, budgetReserved: 0n, createdAt: 1, expiresAt: 2 });
+  expect(statSync(`${filename}-wal`).size).toBeGreaterThan(0);
+  expect(mode(`${filename}-wal`)).toBe(0o600);
+  expect(mode(`${filename}-shm`)).toBe(0o600);
+  await store.close();
+
+  // An existing (here empty) file is opened as it is: the store does not chmod it.
+  const existing = file();
+  writeFileSync(existing, "");
+  chmodSync(existing, 0o640);
+  const reopened = createSqliteStore({ filename: existing });
+  expect(mode(existing)).toBe(0o640);
+  await reopened.close();
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

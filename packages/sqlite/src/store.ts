@@ -1,10 +1,11 @@
 /** `createSqliteStore`: the embedded default Store, on better-sqlite3. */
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createFeedbackOps } from "./feedback.js";
 import { createAgentOps } from "./agents.js";
 import { createDispenserOps } from "./dispenser.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
+import { createAuthOps } from "./auth.js";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
@@ -16,7 +17,12 @@ import { MAX_INT64 } from "./rows.js";
 
 /** Options of {@link createSqliteStore}. */
 export interface SqliteStoreOptions {
-  /** Path of the database file; its parent directory is created if missing. `":memory:"` for a private in-memory database. */
+  /**
+   * Path of the database file; its parent directory is created if missing. A new file is created
+   * with mode 0600 (owner read/write only: it holds key hashes and session hashes), and SQLite
+   * gives its `-wal` and `-shm` files the same mode; an existing file keeps its mode (chmod it
+   * yourself). `":memory:"` for a private in-memory database.
+   */
   filename: string;
   /**
    * `"normal"`: WAL with `synchronous=NORMAL` — a killed process loses nothing committed; a power
@@ -31,14 +37,20 @@ export interface SqliteStoreOptions {
  * Opens (and migrates) a SQLite {@link Store}: WAL journal, `busy_timeout=5000` ms, foreign keys
  * on. Several processes may open the same file; every guarded operation runs in a
  * `BEGIN IMMEDIATE` transaction, so they serialize on the write lock. Amounts are exact up to
- * 2^63-1 (`store.maxAmount`); see rows.ts for why.
+ * 2^63-1 (`store.maxAmount`); see rows.ts for why. A database file it creates is private to its
+ * owner (mode 0600, see {@link SqliteStoreOptions.filename}); an existing file's mode is not changed.
  * @throws TypeError on invalid options; better-sqlite3's error if the file cannot be opened.
  */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const { filename, durability = "normal" } = options ?? ({} as SqliteStoreOptions);
   if (typeof filename !== "string" || filename.length === 0) throw new TypeError("createSqliteStore: `filename` must be a non-empty string");
   if (durability !== "normal" && durability !== "full") throw new TypeError('createSqliteStore: `durability` must be "normal" or "full"');
-  if (filename !== ":memory:" && !filename.startsWith("file:")) mkdirSync(dirname(filename), { recursive: true });
+  if (filename !== ":memory:" && !filename.startsWith("file:")) {
+    mkdirSync(dirname(filename), { recursive: true });
+    // Created here, before SQLite would create it with the umask's mode (often world-readable).
+    // "a" never truncates, so a file another process created meanwhile is left as it is.
+    if (!existsSync(filename)) closeSync(openSync(filename, "a", 0o600));
+  }
 
   const db = new Database(filename, { timeout: 5000 });
   try {
@@ -64,6 +76,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createDispenserOps(db),
     ...createVideoOps(db),
     ...createPaymentNonceOps(db),
+    ...createAuthOps(db),
     async close() {
       if (db.open) db.close();
     },

@@ -1,14 +1,39 @@
 /** {@link VideoStore} on SQLite: each guarded method is one conditional UPDATE. */
 import type Database from "better-sqlite3";
-import { videoJobFromRow, type SqlVideoJobRow, type VideoStore } from "@tollgate/core";
+import { videoJobFromRow, type SqlVideoJobRow, type VideoJobRecord, type VideoStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 
 type VideoRow = SqlVideoJobRow<bigint>;
 
-export function createVideoOps(db: Database.Database): VideoStore {
+/**
+ * The insert of a new job as a synchronous function (throws on a duplicate id), for
+ * `insertVideoJob` and for the transactions that insert a job together with their own change
+ * (settle in ledger.ts, the x402 mark in x402.ts).
+ */
+export function videoJobInserter(db: Database.Database): (job: VideoJobRecord) => void {
   const insert = db.prepare(`
     INSERT INTO video_jobs (id, model, provider, upstream, upstream_id, status, progress, url, error, receipt, created_at, updated_at)
     VALUES (@id, @model, @provider, @upstream, @upstream_id, @status, @progress, @url, @error, @receipt, @created_at, @updated_at)`);
+  return (job) => {
+    insert.run({
+      id: job.id,
+      model: job.model,
+      provider: job.provider,
+      upstream: job.upstream,
+      upstream_id: job.upstreamId,
+      status: job.status,
+      progress: job.progress ?? null,
+      url: job.url ?? null,
+      error: job.error ?? null,
+      receipt: job.receipt === undefined ? null : JSON.stringify(job.receipt),
+      created_at: job.createdAt,
+      updated_at: job.updatedAt,
+    });
+  };
+}
+
+export function createVideoOps(db: Database.Database): VideoStore {
+  const insert = videoJobInserter(db);
   const byId = db.prepare<[string], VideoRow>("SELECT * FROM video_jobs WHERE id = ?");
   const lease = db.prepare<{ id: string; owner: string; now: number; until: number }>(`
     UPDATE video_jobs SET lease_owner = @owner, lease_until = @until
@@ -27,20 +52,7 @@ export function createVideoOps(db: Database.Database): VideoStore {
     ORDER BY updated_at, id LIMIT @limit`);
   return {
     async insertVideoJob(job) {
-      insert.run({
-        id: job.id,
-        model: job.model,
-        provider: job.provider,
-        upstream: job.upstream,
-        upstream_id: job.upstreamId,
-        status: job.status,
-        progress: job.progress ?? null,
-        url: job.url ?? null,
-        error: job.error ?? null,
-        receipt: job.receipt === undefined ? null : JSON.stringify(job.receipt),
-        created_at: job.createdAt,
-        updated_at: job.updatedAt,
-      });
+      insert(job);
     },
     async getVideoJob(id) {
       const row = byId.get(id);

@@ -1,7 +1,11 @@
-/** {@link PaymentNonceStore} on SQLite: one statement per operation (each atomic on its own). */
+/**
+ * {@link PaymentNonceStore} on SQLite: one statement per operation (each atomic on its own), except
+ * the mark: one `BEGIN IMMEDIATE` transaction around the conditional UPDATE and its video job insert.
+ */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgate/core";
+import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow, type VideoJobRecord } from "@tollgate/core";
+import { videoJobInserter } from "./video.js";
 
 type NonceRow = SqlNonceRow<bigint>;
 
@@ -20,6 +24,13 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
     UPDATE x402_nonces SET status = 'settled', tx_hash = @tx_hash, settled_at = @now
     WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
   const get = db.prepare<Record<string, unknown>, NonceRow>("SELECT * FROM x402_nonces WHERE network = @network AND payer = @payer AND nonce = @nonce");
+  const insertVideoJob = videoJobInserter(db);
+  /** The job only when the claim was marked; a duplicate job id throws and rolls the mark back. */
+  const markTx = db.transaction((params: Record<string, unknown>, videoJob: VideoJobRecord | undefined): boolean => {
+    if (settle.run(params).changes !== 1) return false;
+    if (videoJob) insertVideoJob(videoJob);
+    return true;
+  });
 
   return {
     async claimPaymentNonce(input) {
@@ -29,7 +40,8 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
       return release.run({ ...key(input), request_id: input.requestId }).changes === 1;
     },
     async markPaymentNonceSettled(input) {
-      return settle.run({ ...key(input), request_id: input.requestId, tx_hash: input.txHash, now: input.now }).changes === 1;
+      const params = { ...key(input), request_id: input.requestId, tx_hash: input.txHash, now: input.now };
+      return markTx.immediate(params, input.videoJob);
     },
     async getPaymentNonce(k) {
       const row = get.get(key(k));

@@ -1,5 +1,5 @@
 /** What a response says beside its body: request id, key budget, receipt, payment headers. */
-import type { Budget, Receipt } from "../types/common.js";
+import type { Budget, RateLimitInfo, Receipt } from "../types/common.js";
 import type { PaymentResponse } from "../types/x402.js";
 import { decodeBase64Json, parseAmount } from "./encoding.js";
 
@@ -19,6 +19,8 @@ export interface ResponseMeta {
   readonly idempotentReplay: boolean;
   /** The decoded `PAYMENT-RESPONSE` (x402 settlement) of a call paid with `paymentSignature`. */
   readonly paymentResponse: PaymentResponse | undefined;
+  /** The rate limit the call counted against (`x-ratelimit-*`), when the gateway sent one. */
+  readonly rateLimit: RateLimitInfo | undefined;
   /** The idempotency key the call sent (prepare), whether given or generated. */
   readonly idempotencyKey: string | undefined;
   /** How many retries the call needed (0 = first attempt). */
@@ -39,6 +41,16 @@ function budgetOf(headers: Headers): Budget | undefined {
   return { limit, used, reserved, remaining };
 }
 
+/** The `x-ratelimit-*` headers as numbers; undefined unless all three are non-negative integers. */
+export function rateLimitOf(headers: Headers): RateLimitInfo | undefined {
+  const [limit, remaining, resetSeconds] = ["limit", "remaining", "reset"].map((n) => {
+    const text = headers.get(`x-ratelimit-${n}`)?.trim();
+    return text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : undefined;
+  });
+  if (limit === undefined || remaining === undefined || resetSeconds === undefined) return undefined;
+  return { limit, remaining, resetSeconds };
+}
+
 const objectOrUndefined = <T>(v: unknown): T | undefined => (typeof v === "object" && v !== null ? (v as T) : undefined);
 
 /** Reads the metadata headers of `response`; malformed ones are left out, never thrown. */
@@ -54,6 +66,7 @@ export function metaOf(response: Response, extra: { idempotencyKey?: string | un
     paymentIntentId: h.get("x-payment-intent-id") ?? undefined,
     idempotentReplay: h.get("x-idempotent-replay") === "true",
     paymentResponse: payment ? objectOrUndefined<PaymentResponse>(decodeBase64Json(payment)) : undefined,
+    rateLimit: rateLimitOf(h),
     idempotencyKey: extra.idempotencyKey,
     retries: extra.retries,
     headers: h,

@@ -19,7 +19,7 @@ import {
   UserAbortError,
   type ClientOptions,
 } from "../index.js";
-import { CHAIN, closedPortUrl, DAY, recordingFetch, startGateway, startStub, thrown, wallet, type Stub, type StubReply, type TestGateway } from "../testing/harness.js";
+import { CHAIN, closedPortUrl, DAY, recordingFetch, startGateway, startStub, thrown, type Stub, type StubReply, type TestGateway } from "../testing/harness.js";
 
 const stubs: Stub[] = [];
 /** A stub answering the scripted replies in order (the last one repeats), recording arrival times. */
@@ -204,8 +204,8 @@ describe("a prepare whose answer is lost", () => {
   afterAll(() => gw?.close());
 
   it("is retried after the proxy's 503 with the same idempotency key: the gateway reserves once and replays", async () => {
-    const owner = wallet();
-    const key = await gw.client({ sessionAddress: owner, networkId: CHAIN }).keys.create({ budgetLimit: 1000n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
+    const owner = await gw.signedIn();
+    const key = await owner.keys.create({ budgetLimit: 1000n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
     // A proxy that forwards every request, but answers the first prepare with a 503 after the gateway handled it.
     const proxy = await startStub(async (req, index) => {
       const { host: _host, "content-length": _length, ...headers } = req.headers;
@@ -223,7 +223,7 @@ describe("a prepare whose answer is lost", () => {
     const sentKeys = proxy.requests.map((r) => r.headers["x-idempotency-key"]);
     expect(sentKeys).toEqual([meta.idempotencyKey, meta.idempotencyKey]);
     expect(meta.budget).toEqual({ limit: 1000n, used: 0n, reserved: 300n, remaining: 700n });
-    const intents = await gw.client({ sessionAddress: owner }).payments.list();
+    const intents = await owner.payments.list();
     expect(intents.intents.map((i) => [i.paymentIntentId, i.status])).toEqual([[data.paymentIntentId, "authorized"]]);
     expect((await gw.client({ apiKey: key.token }).keys.get(key.keyId)).budgetReserved).toBe("300");
     // Without the idempotency key two prepares would be two reservations: a second call of the client gets a new key.

@@ -13,6 +13,15 @@ import { isRetryableAnswer, retryDelayMs, sleep } from "./retry.js";
 /** HTTP methods the client sends. */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
 
+/**
+ * Which credential a route takes as `Authorization: Bearer …`:
+ * - `"key"`: the `apiKey` only (routes a key pays for or acts on);
+ * - `"wallet"`: a wallet route — the `sessionToken`, else the `apiKey`; a call's own `apiKey`
+ *   (without a call `sessionToken`) wins over the client's session token;
+ * - `"key-first"`: the `apiKey`, else the `sessionToken` (feedback attribution).
+ */
+export type BearerPolicy = "key" | "wallet" | "key-first";
+
 /** How a successful body is read: JSON (text when the answer is not JSON), raw bytes, or left unread as a stream. */
 export type BodyKind = "json" | "bytes" | "stream";
 
@@ -30,6 +39,8 @@ export interface RequestSpec {
   readonly kind?: BodyKind | undefined;
   /** Sent as `x-idempotency-key` on every attempt. */
   readonly idempotencyKey?: string | undefined;
+  /** Which credential the call sends as `Authorization` (see {@link BearerPolicy}). @default "key" */
+  readonly bearer?: BearerPolicy | undefined;
   /** A non-2xx answer to return as a value rather than throw (e.g. `{available:false}` with 404). */
   readonly accept?: ((status: number, body: unknown) => boolean) | undefined;
 }

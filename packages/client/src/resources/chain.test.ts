@@ -98,7 +98,7 @@ describe("settlement", () => {
     const payerWallet = account(6);
     await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payerWallet.privateKey, account(2).address, 1_000_000n);
     const chainId = usdc.chain.chainId;
-    const owner: Client = gw.client({ sessionAddress: payerWallet.address, networkId: chainId });
+    const owner = await gw.signedIn({ networkId: chainId }, privateKeyToAccount(payerWallet.privateKey));
     const key = await owner.keys.create({ budgetLimit: 100_000n, expiresAt: gw.clock.now() + DAY, purpose: "session" });
     const intent = await owner.payments.prepare({ service: "agent", action: "run", resource: "r", method: "POST", maxAmountWei: 500n }, { apiKey: key.token });
     await owner.payments.settle({ paymentIntentId: intent.paymentIntentId, finalAmountWei: 250n });
@@ -146,7 +146,7 @@ describe("x402", () => {
   });
 
   it("a key too poor for the call: 402 budget_exhausted with the x402 offer beside it", async () => {
-    const owner: Client = gw.client({ sessionAddress: wallet(), networkId: usdc.chain.chainId });
+    const owner = await gw.signedIn({ networkId: usdc.chain.chainId });
     const key = await owner.keys.create({ budgetLimit: 1n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
     const e = await thrown(() => gw.client({ apiKey: key.token }).embeddings.create(EMBED));
     expect(e).toBeInstanceOf(PaymentRequiredError);

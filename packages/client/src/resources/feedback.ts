@@ -77,7 +77,8 @@ export interface FeedbackSummary {
 export interface FeedbackResource {
   /**
    * Submits feedback. The reviewer is the owner of the client's `apiKey` when it is valid (an
-   * invalid key is ignored), else `sessionAddress` with `networkId`, else anonymous.
+   * invalid key is ignored), else the wallet the `sessionToken` (or `internalSecret` with
+   * `sessionAddress`) proves, with `networkId`, else anonymous.
    */
   create(params: FeedbackParams, options?: RequestOptions): APIPromise<FeedbackCreated>;
   /** A target's feedback, newest first (`limit` 1..100, default 50). */
@@ -89,7 +90,7 @@ export interface FeedbackResource {
 /** Builds `client.feedback`. */
 export function feedbackResource(caller: Caller): FeedbackResource {
   return {
-    create: (params, options) => caller.call({ method: "POST", path: "/v1/feedback", body: params, idempotent: false }, options),
+    create: (params, options) => caller.call({ method: "POST", path: "/v1/feedback", body: params, idempotent: false, bearer: "key-first" }, options),
     list: (params, options) => caller.call({ method: "GET", path: "/v1/feedback", query: { ...params }, idempotent: true }, options),
     summary: (params, options) => caller.call({ method: "GET", path: "/v1/feedback/summary", query: { ...params }, idempotent: true }, options),
   };

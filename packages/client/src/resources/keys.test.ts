@@ -1,4 +1,7 @@
-/** `client.keys`, `client.payments` and `client.settlement.status` against a real gateway on a port. */
+/**
+ * `client.keys`, `client.payments` and `client.settlement.status` against a real gateway on a
+ * port; the owner wallets prove themselves with a SIWE session (`gw.signedIn`).
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AuthenticationError,
@@ -8,9 +11,10 @@ import {
   PaymentRequiredError,
   PermissionDeniedError,
   TollgateError,
+  type CreatedServiceKey,
   type TollgateClient,
 } from "../index.js";
-import { CHAIN, DAY, startGateway, thrown, wallet, type Seen, type TestGateway } from "../testing/harness.js";
+import { CHAIN, DAY, startGateway, thrown, type Seen, type SignedInClient, type TestGateway } from "../testing/harness.js";
 
 let gw: TestGateway;
 beforeAll(async () => void (gw = await startGateway()));
@@ -21,9 +25,9 @@ const EMBEDDING_METER = { modelId: "text-embedding-3-small", modality: "embeddin
 
 type Client = TollgateClient & { calls: Seen[] };
 
-/** A client for a fresh wallet on {@link CHAIN}, and a key of `budget` made with it. */
-async function owner(budget: bigint | string = 1000n, purpose: "api" | "session" = "api") {
-  const client: Client = gw.client({ sessionAddress: wallet(), networkId: CHAIN });
+/** A client signed in as a fresh wallet on {@link CHAIN}, and a key of `budget` made with it. */
+async function owner(budget: bigint | string = 1000n, purpose: "api" | "session" = "api"): Promise<{ client: SignedInClient; key: CreatedServiceKey }> {
+  const client = await gw.signedIn();
   const key = await client.keys.create({ budgetLimit: budget, expiresAt: gw.clock.now() + DAY, purpose });
   return { client, key };
 }
@@ -44,13 +48,16 @@ async function expectError(client: Client, call: () => unknown, Class: typeof To
 
 describe("keys", () => {
   it("create, list in pages, get with the budget in meta, revoke (twice) — with bigint and string amounts", async () => {
-    const client: Client = gw.client({ sessionAddress: wallet(), networkId: CHAIN });
+    const client = await gw.signedIn();
     const { data: first, meta } = await client.keys.create({ budgetLimit: 1000n, expiresAt: gw.clock.now() + DAY, purpose: "api" }).withResponse();
     expect(meta.status).toBe(201);
     expect(first).toMatchObject({ keyId: expect.stringMatching(/^key_/), token: expect.stringMatching(/^svc-/), chainId: CHAIN, budgetLimit: "1000", budgetRemaining: "1000", status: "active" });
+    expect(first).not.toHaveProperty("rateLimit");
     expect(meta.budget).toEqual({ limit: 1000n, used: 0n, reserved: 0n, remaining: 1000n });
     expect(JSON.parse(client.calls[0]!.body!)).toMatchObject({ budgetLimit: "1000", networkId: CHAIN });
-    expect(client.calls[0]!.headers["x-session-user-address"]).toMatch(/^0x/);
+    // The session proves the wallet; no wallet header is needed.
+    expect(client.calls[0]!.headers.authorization).toBe(`Bearer ${client.session.token}`);
+    expect(client.calls[0]!.headers["x-session-user-address"]).toBeUndefined();
     gw.clock.advance(1);
     const second = await client.keys.create({ budgetLimit: "500", expiresAt: gw.clock.now() + DAY, purpose: "session", name: "laptop" });
     expect(second).toMatchObject({ name: "laptop", purpose: "session", budgetLimit: "500" });
@@ -81,7 +88,9 @@ describe("keys", () => {
     const noWallet: Client = gw.client({ networkId: CHAIN });
     const body = { budgetLimit: 10n, expiresAt: gw.clock.now() + DAY, purpose: "api" as const };
     await expectError(noWallet, () => noWallet.keys.create(body), AuthenticationError, 401, "authentication_required", "x-session-user-address");
+    await expectError(noWallet, () => noWallet.keys.create(body, { sessionAddress: client.address }), AuthenticationError, 401, "wallet_unverified", "x-session-user-address");
     await expectError(noWallet, () => noWallet.keys.create(body, { sessionAddress: "0x12" }), BadRequestError, 400, "invalid_request", "x-session-user-address");
+    await expectError(client, () => client.keys.create(body, { sessionAddress: other.client.address }), PermissionDeniedError, 403, "forbidden", "x-session-user-address");
     const past = await expectError(client, () => client.keys.create({ ...body, expiresAt: gw.clock.now() - 1 }), BadRequestError, 400, "invalid_request", "expiresAt");
     expect(past.type).toBe("invalid_request_error");
     expect(past.message).toContain("expiresAt");
@@ -176,7 +185,10 @@ describe("payments", () => {
     await expectError(payer, () => payer.payments.prepare({ ...PREPARE, maxAmountWei: 1n, idempotencyKey: "a" }, { idempotencyKey: "b" }), BadRequestError, 400, "invalid_request", "idempotencyKey");
     await expectError(payer, () => payer.payments.prepare({ ...PREPARE }), BadRequestError, 400, "invalid_request", "maxAmountWei");
     await expectError(payer, () => payer.payments.prepare({ ...PREPARE, maxAmountWei: 2000n }), PaymentRequiredError, 402, "budget_exhausted");
-    await expectError(payer, () => payer.payments.list(), AuthenticationError, 401, "authentication_required", "x-session-user-address");
+    // A live key of the wallet proves it for reads: the list is its wallet's.
+    expect((await payer.payments.list()).intents.map((i) => i.paymentIntentId)).toEqual([intent.paymentIntentId]);
+    const anonymous: Client = gw.client({ maxRetries: 2 });
+    await expectError(anonymous, () => anonymous.payments.list(), AuthenticationError, 401, "authentication_required", "x-session-user-address");
     await expectError(payer, () => payer.payments.meter({ modelId: "no-such-model", modality: "text" }), NotFoundError, 404, "model_not_found", "model");
   });
 });
@@ -193,6 +205,8 @@ describe("settlement.status", () => {
     expect(await client.settlement.status()).toEqual(expected);
     expect(await client.settlement.status({ chainId: CHAIN }, { networkId: 1 })).toEqual(expected);
     expect(await client.settlement.status({ chainId: 1 })).toEqual({ hasActiveBudget: false });
-    await expectError(client, () => client.settlement.status({}, { sessionAddress: null }), AuthenticationError, 401, "authentication_required", "x-session-user-address");
+    // The session's key reads too; without either proof, 401.
+    expect(await client.settlement.status({}, { apiKey: key.token })).toEqual(expected);
+    await expectError(client, () => client.settlement.status({}, { sessionToken: null }), AuthenticationError, 401, "authentication_required", "x-session-user-address");
   });
 });

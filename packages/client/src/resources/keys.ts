@@ -25,6 +25,14 @@ export interface ServiceKey {
   expiresAt: number;
   revokedAt?: number;
   lastUsedAt?: number;
+  /** The key's own request rate limit, when it was created with one. */
+  rateLimit?: KeyRateLimit;
+}
+
+/** A per-key request rate limit; over it the gateway answers 429 `rate_limited` (`RateLimitError`). */
+export interface KeyRateLimit {
+  /** Requests per minute (a positive integer). */
+  requestsPerMinute: number;
 }
 
 /** A created key: the view plus its `token` (`svc-…`), returned this once only. */
@@ -43,6 +51,8 @@ export interface CreateKeyParams {
   /** A `session` key supersedes the wallet's active session key on the chain. */
   purpose: "session" | "api";
   name?: string;
+  /** A request rate limit of this key (else the gateway's default for keys, if any). */
+  rateLimit?: KeyRateLimit;
 }
 
 /** A page of keys, newest first. */
@@ -77,11 +87,13 @@ export interface PageParams {
 /** The `client.keys` group. */
 export interface KeysResource {
   /**
-   * Creates a key for the wallet in `sessionAddress` (required; 401 without, 400 when invalid).
+   * Creates a key for the proven wallet: a `sessionToken` (its wallet; `sessionAddress` may be
+   * left out) or `internalSecret` with `sessionAddress`. A service key cannot create keys (403
+   * `forbidden`); no proof is 401 (`wallet_unverified` when only `sessionAddress` is sent).
    * 201 with the token. Not retried after a connection error (it would create a second key).
    */
   create(params: CreateKeyParams, options?: RequestOptions): APIPromise<CreatedServiceKey>;
-  /** The keys of the wallet in `sessionAddress`, newest first. */
+  /** The keys of the proven wallet (a `sessionToken`, a live key of the wallet as `apiKey`, or `internalSecret` with `sessionAddress`), newest first. */
   list(params?: PageParams, options?: RequestOptions): APIPromise<KeyList>;
   /** One key; the bearer (`apiKey`) is the key itself or another active key of its owner (403 otherwise, 404 unknown). Budget in `meta.budget`. */
   get(keyId: string, options?: RequestOptions): APIPromise<ServiceKey>;
@@ -100,9 +112,9 @@ export function keysResource(caller: Caller, networkId: number | string | null |
     create: (params, options) => {
       const chain = params.networkId ?? options?.networkId ?? networkId;
       const body = { ...params, ...(chain === undefined || chain === null ? {} : { networkId: chain }) };
-      return caller.call({ method: "POST", path: "/api/keys", body, idempotent: false }, options);
+      return caller.call({ method: "POST", path: "/api/keys", body, idempotent: false, bearer: "wallet" }, options);
     },
-    list: (params = {}, options) => caller.call({ method: "GET", path: "/api/keys", query: { ...params }, idempotent: true }, options),
+    list: (params = {}, options) => caller.call({ method: "GET", path: "/api/keys", query: { ...params }, idempotent: true, bearer: "wallet" }, options),
     get: (keyId, options) => caller.call({ method: "GET", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     revoke: (keyId, options) => caller.call({ method: "DELETE", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     settle: (params, options) => caller.call({ method: "POST", path: "/api/keys/settle", body: { amount: params.amount }, idempotent: false }, options),

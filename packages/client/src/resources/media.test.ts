@@ -16,7 +16,7 @@ import {
   type ResponseMeta,
   type TollgateClient,
 } from "../index.js";
-import { CHAIN, DAY, startGateway, startStub, thrown, wallet, type Seen, type Stub, type TestGateway } from "../testing/harness.js";
+import { DAY, startGateway, startStub, thrown, type Seen, type Stub, type TestGateway } from "../testing/harness.js";
 
 type Client = TollgateClient & { calls: Seen[] };
 
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 /** A client billing a fresh key of 100 USDC on `on`. */
 async function payer(on: TestGateway = gw): Promise<{ client: Client; keyId: string; token: string }> {
-  const key = await on.client({ sessionAddress: wallet(), networkId: CHAIN }).keys.create({ budgetLimit: 100_000_000n, expiresAt: on.clock.now() + DAY, purpose: "api" });
+  const key = await (await on.signedIn()).keys.create({ budgetLimit: 100_000_000n, expiresAt: on.clock.now() + DAY, purpose: "api" });
   return { client: on.client({ apiKey: key.token }), keyId: key.keyId, token: key.token };
 }
 

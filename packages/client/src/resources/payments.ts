@@ -152,7 +152,7 @@ export interface PaymentsResource {
   settle(params: SettleParams, options?: RequestOptions): APIPromise<SettledIntent>;
   /** Aborts an intent, releasing its reservation (409 on a settled intent). */
   abort(params: { paymentIntentId: string; reason?: string }, options?: RequestOptions): APIPromise<AbortedIntent>;
-  /** The intents of the wallet in `sessionAddress`, newest first. */
+  /** The intents of the proven wallet (as for `keys.list`), newest first. */
   list(params?: ListIntentsParams, options?: RequestOptions): APIPromise<IntentList>;
   /** Prices a model output with the catalog's list prices plus the platform fee (no credential). */
   meter(params: UsageMeter, options?: RequestOptions): APIPromise<MeterResult>;
@@ -181,7 +181,8 @@ export function paymentsResource(caller: Caller): PaymentsResource {
     },
     settle: (params, options) => caller.call({ method: "POST", path: "/api/payments/settle", body: params, idempotent: true }, options),
     abort: (params, options) => caller.call({ method: "POST", path: "/api/payments/abort", body: params, idempotent: true }, options),
-    list: (params = {}, options) => caller.call({ method: "GET", path: "/api/payments/intents", query: { ...params }, idempotent: true }, options),
+    list: (params = {}, options) =>
+      caller.call({ method: "GET", path: "/api/payments/intents", query: { ...params }, idempotent: true, bearer: "wallet" }, options),
     meter: (params, options) => caller.call({ method: "POST", path: "/api/payments/meter/model", body: params, idempotent: true }, options),
   };
 }

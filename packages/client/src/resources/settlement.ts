@@ -38,8 +38,8 @@ export interface SettlementBatchResult {
 /** The `client.settlement` group. */
 export interface SettlementResource {
   /**
-   * The session budget of the wallet in `sessionAddress` on `chainId` (else the client's
-   * `networkId`, else the gateway's default chain).
+   * The session budget of the proven wallet (as for `keys.list`) on `chainId` (else the
+   * client's `networkId`, else the gateway's default chain).
    */
   status(params?: { chainId?: number }, options?: RequestOptions): APIPromise<SettlementStatus>;
   /**
@@ -53,7 +53,7 @@ export interface SettlementResource {
 export function settlementResource(caller: Caller): SettlementResource {
   return {
     status: (params = {}, options) =>
-      caller.call({ method: "GET", path: "/api/settlement/status", idempotent: true }, params.chainId === undefined ? options : { ...options, networkId: params.chainId }),
+      caller.call({ method: "GET", path: "/api/settlement/status", idempotent: true, bearer: "wallet" }, params.chainId === undefined ? options : { ...options, networkId: params.chainId }),
     batch: (options) => caller.call({ method: "POST", path: "/api/settlement/batch", idempotent: true }, options),
   };
 }

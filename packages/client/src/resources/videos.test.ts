@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotFoundError, PaymentRequiredError, UserAbortError, type TollgateClient, type VideoStreamEvent } from "../index.js";
-import { CHAIN, DAY, startGateway, thrown, wallet, type Seen, type TestGateway } from "../testing/harness.js";
+import { DAY, startGateway, thrown, type Seen, type TestGateway } from "../testing/harness.js";
 
 let gw: TestGateway;
 /** Every stream wait of the gateway, in ms of its manual clock. */
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => gw?.close());
 
 async function payer(): Promise<TollgateClient & { calls: Seen[]; keyId: string }> {
-  const key = await gw.client({ sessionAddress: wallet(), networkId: CHAIN }).keys.create({ budgetLimit: 100_000_000n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
+  const key = await (await gw.signedIn()).keys.create({ budgetLimit: 100_000_000n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
   return Object.assign(gw.client({ apiKey: key.token }), { keyId: key.keyId });
 }
 

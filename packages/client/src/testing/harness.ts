@@ -12,13 +12,33 @@ import { join } from "node:path";
 import { createGateway, createManualClock, type Gateway, type GatewayOptions, type GatewayServices, type ManualClock } from "@tollgate/core";
 import { serve } from "@tollgate/node";
 import { createSqliteStore } from "@tollgate/sqlite";
-import { createTollgateClient, type ClientOptions, type FetchLike, type TollgateClient } from "../index.js";
+import { keccak256, toHex } from "viem";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { createTollgateClient, type ClientOptions, type FetchLike, type SignedIn, type TollgateClient } from "../index.js";
 
 export const CHAIN = 8453;
 export const DAY = 86_400_000;
 
-/** A fresh random wallet address (lower-case). */
+/** A fresh random wallet address (lower-case), for a wallet that never signs. */
 export const wallet = (): string => `0x${randomBytes(20).toString("hex")}`;
+
+let accounts = 0;
+/**
+ * A fresh wallet with a private key (viem local account): the n-th call of this test file gets
+ * the key keccak256("tollgate client test wallet <n>"), so runs are repeatable.
+ */
+export function testAccount(): PrivateKeyAccount {
+  return privateKeyToAccount(keccak256(toHex(`tollgate client test wallet ${++accounts}`)));
+}
+
+/** A client signed in as a wallet: its `sessionToken` proves `address` on the wallet routes. */
+export type SignedInClient = TollgateClient & {
+  calls: Seen[];
+  account: PrivateKeyAccount;
+  /** The wallet, lower-case. */
+  address: string;
+  session: SignedIn;
+};
 
 /** One request as the recording fetch or a stub saw it. */
 export interface Seen {
@@ -47,6 +67,11 @@ export interface TestGateway {
   readonly clock: ManualClock;
   /** A client of this gateway; `calls` records what it sent. */
   client(options?: Partial<ClientOptions>): TollgateClient & { calls: Seen[] };
+  /**
+   * A client (default `networkId` {@link CHAIN}) signed in with SIWE as `account` (default a fresh
+   * {@link testAccount}); the message is issued at the gateway's clock. `calls` starts empty.
+   */
+  signedIn(options?: Partial<ClientOptions>, account?: PrivateKeyAccount): Promise<SignedInClient>;
   close(): Promise<void>;
 }
 
@@ -57,13 +82,25 @@ export async function startGateway(extra: Partial<GatewayOptions> | ((clock: Man
   const options = typeof extra === "function" ? extra(clock) : extra;
   const gateway = createGateway({ store: createSqliteStore({ filename: join(dir, "gw.db") }), clock, sweepIntervalMs: 0, video: { pollerIntervalMs: 0 }, ...options });
   const running = await serve(gateway, { port: 0 });
+  const client = (options: Partial<ClientOptions> = {}) => {
+    const recorder = recordingFetch();
+    return Object.assign(createTollgateClient({ baseUrl: running.url, fetch: recorder.fetch, ...options }), { calls: recorder.calls });
+  };
   return {
     url: running.url,
     gateway,
     clock,
-    client(options = {}) {
-      const recorder = recordingFetch();
-      return Object.assign(createTollgateClient({ baseUrl: running.url, fetch: recorder.fetch, ...options }), { calls: recorder.calls });
+    client,
+    async signedIn(options = {}, account = testAccount()) {
+      const signer = client({ networkId: CHAIN, ...options });
+      const session = await signer.auth.signIn({
+        address: account.address,
+        chainId: Number(options.networkId ?? CHAIN),
+        signMessage: (message) => account.signMessage({ message }),
+        issuedAt: new Date(clock.now()),
+      });
+      signer.calls.length = 0;
+      return Object.assign(signer, { account, address: account.address.toLowerCase(), session });
     },
     async close() {
       await running.close({ graceMs: 200 });

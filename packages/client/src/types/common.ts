@@ -48,6 +48,16 @@ export interface Budget {
   remaining: bigint;
 }
 
+/** A rate limit's state, from the `x-ratelimit-limit`, `-remaining` and `-reset` headers. */
+export interface RateLimitInfo {
+  /** Requests allowed per window. */
+  limit: number;
+  /** Requests left in the current window. */
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
 /** A page marker: pass `next_cursor` back as `cursor`; null on the last page. */
 export interface Paged {
   next_cursor: string | null;

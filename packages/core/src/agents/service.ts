@@ -4,8 +4,7 @@
  */
 import type { CapabilityDeps } from "../capability.js";
 import { GatewayError } from "../errors.js";
-import { parseWith } from "../http/handle.js";
-import { parseAddress } from "../http/headers.js";
+import { parseAddress, parseWith } from "../validation.js";
 import type { AgentCard } from "../store/agents-types.js";
 import { agentCardInputSchema, toAgentCard, type AgentCardInput } from "./card.js";
 import { searchDirectory, type DirectoryPage, type DirectoryQuery } from "./directory.js";

@@ -1,16 +1,9 @@
 /** The routes of SPEC.md "Dispenser" (CONTRACT.md "Dispenser"). No credential. */
-import { isAddress } from "viem";
 import { z } from "zod";
 import { GatewayError, toErrorEnvelope } from "../errors.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
-import { chainIdInput } from "../http/schemas.js";
-
-const address = z
-  .string({ error: "is required (a 0x-prefixed 20-byte EVM address)" })
-  .trim()
-  .refine((v) => isAddress(v, { strict: false }), "must be a 0x-prefixed 20-byte EVM address")
-  .transform((v) => v.toLowerCase());
+import { addressSchema as address, chainIdInput } from "../http/schemas.js";
 
 /** Builds the dispenser route table. */
 export function dispenserRoutes(): AnyRoute[] {
@@ -22,9 +15,10 @@ export function dispenserRoutes(): AnyRoute[] {
       summary:
         "Send the claim amount of test USDC to an address, once per (address, chain). 409 with alreadyClaimed on a repeat; 503 when the dispenser is off, paused or out of claims.",
       body: z.object({ address, chainId: chainIdInput }),
-      // Not configured is a 503 whatever the body says.
-      authenticate: (_request, gateway) => gateway.services.dispenser.assertConfigured(),
+      rateLimit: { ip: "dispenser" },
       handle: async ({ body, gateway, requestId }) => {
+        // An invalid address is a 400 always (the body is checked first); then not configured is a 503.
+        gateway.services.dispenser.assertConfigured();
         const outcome = await gateway.services.dispenser.claim(body.address, body.chainId);
         if (outcome.ok) return json({ success: true, claimAmount: outcome.claimAmount, chainId: outcome.chainId, txHash: outcome.txHash });
         // CONTRACT.md's body, whose `error` is the standard envelope object so envelope clients work too.

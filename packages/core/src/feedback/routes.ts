@@ -1,9 +1,36 @@
 /** The routes of SPEC.md "Feedback" (CONTRACT.md "Feedback"). */
+import type { GatewayContext } from "../context.js";
+import { parseAddress, requestChainId } from "../http/headers.js";
 import { json } from "../http/respond.js";
+import type { GatewayRequest } from "../http/types.js";
+import { tryProveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
+import { ANONYMOUS, type FeedbackReviewer } from "./service.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { clampedInt } from "../http/schemas.js";
 import { feedbackSubmissionSchema, feedbackTargetQuery } from "./schemas.js";
 import { feedbackCreatedView, feedbackItemView, feedbackSummaryView } from "./view.js";
+
+/**
+ * The reviewer of a request: a live service key → its owner (`service_key`, whatever the wallet
+ * header names); else a wallet the
+ * request proves (session, internal secret, host app, trusted header) with `x-chain-id` (or
+ * `x-network-id`) → `wallet_header`; else `anonymous`. A dead key or an unproven header is not an
+ * error here: the feedback is recorded as anonymous. A malformed header is still a 400.
+ */
+export async function reviewerOf(request: GatewayRequest, gateway: GatewayContext): Promise<FeedbackReviewer> {
+  // A live key names its owner whatever the wallet header says (the header is then only checked for form).
+  const key = await gateway.services.keys.authenticate(request.headers.authorization).catch(() => null);
+  if (key) {
+    const raw = request.headers["x-session-user-address"];
+    if (raw) parseAddress(raw, "x-session-user-address");
+    return { verification: "service_key", address: key.owner, keyId: key.keyId, chainId: key.chainId };
+  }
+  const wallet = await tryProveWallet(request, gateway);
+  if (!wallet) return ANONYMOUS;
+  if (wallet.key) return { verification: "service_key", address: wallet.address, keyId: wallet.key.keyId, chainId: wallet.key.chainId };
+  const chainId = requestChainId(request);
+  return chainId === undefined ? ANONYMOUS : { verification: "wallet_header", address: wallet.address, chainId };
+}
 
 /** Builds the feedback route table. */
 export function feedbackRoutes(): AnyRoute[] {
@@ -13,10 +40,11 @@ export function feedbackRoutes(): AnyRoute[] {
       path: "/v1/feedback",
       tag: "feedback",
       summary:
-        "Submit feedback on a target (targetType/targetId or target:{type,id}; rating and/or comment or message). Reviewer: a valid service key's owner, else x-session-user-address with x-chain-id, else anonymous.",
+        "Submit feedback on a target (targetType/targetId or target:{type,id}; rating and/or comment or message). Reviewer: a valid service key's owner, else a proven wallet (x-session-user-address with x-chain-id), else anonymous.",
       body: feedbackSubmissionSchema,
-      authenticate: (request, gateway) => gateway.services.feedback.reviewerOf(request.headers),
-      security: { accepts: ["serviceKey", "session"], optional: true },
+      authenticate: reviewerOf,
+      rateLimit: { ip: "feedback" },
+      security: { ...WALLET_PROOF, optional: true },
       handle: async ({ auth, body, gateway }) => {
         const record = await gateway.services.feedback.submit(body, auth);
         return json(feedbackCreatedView(record), { status: 201 });

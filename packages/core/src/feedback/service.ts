@@ -3,9 +3,8 @@
  * per-target summaries aggregated by the store.
  */
 import type { CapabilityDeps } from "../capability.js";
-import { GatewayError, invalidRequest } from "../errors.js";
-import { parseWith } from "../http/handle.js";
-import { parseAddress, parseChainId } from "../http/headers.js";
+import { invalidRequest } from "../errors.js";
+import { parseWith } from "../validation.js";
 import type { FeedbackRecord, FeedbackTarget, FeedbackVerification } from "../store/feedback-types.js";
 import { DEFAULT_TARGET_TYPES } from "./options.js";
 import { FEEDBACK_CATEGORIES, FEEDBACK_LIMITS, feedbackSubmissionSchema, type FeedbackSubmission } from "./schemas.js";
@@ -15,7 +14,7 @@ export type FeedbackReviewer =
   | { readonly verification: "anonymous" }
   /** The owner wallet of a valid (unrevoked, unexpired) service key sent as `Authorization`. */
   | { readonly verification: "service_key"; readonly address: string; readonly keyId: string; readonly chainId: number }
-  /** A wallet the caller claims in `x-session-user-address` with `x-chain-id`; not proven. */
+  /** A proven wallet (session, internal secret, host app) named with `x-chain-id`. */
   | { readonly verification: "wallet_header"; readonly address: string; readonly chainId: number };
 
 /** The anonymous reviewer. */
@@ -41,14 +40,6 @@ export interface FeedbackService {
   readonly targetTypes: readonly string[];
   /** The target types that accept a rating. */
   readonly ratingTargets: readonly string[];
-  /**
-   * The reviewer of a request: a valid service key in `authorization` → its owner
-   * (`service_key`); else `x-session-user-address` with `x-chain-id` (or `x-network-id`) →
-   * `wallet_header`; else `anonymous`. An unknown, revoked or expired key is ignored. Throws 400
-   * when the wallet header (or its chain header) is sent but malformed; an address without a
-   * chain header is anonymous.
-   */
-  reviewerOf(headers: Readonly<Record<string, string | undefined>>): Promise<FeedbackReviewer>;
   /**
    * Validates and stores a submission (either spelling, see `feedbackSubmissionSchema`). Throws
    * 400 `invalid_request` naming the field: an unconfigured `targetType`, a rating on a type that
@@ -89,27 +80,6 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
   return {
     targetTypes,
     ratingTargets,
-
-    async reviewerOf(headers) {
-      const authorization = headers.authorization;
-      if (authorization) {
-        try {
-          const key = await deps.keys.identify(authorization);
-          if (key && key.revokedAt === undefined && key.expiresAt > clock.now())
-            return { verification: "service_key", address: key.owner, keyId: key.keyId, chainId: key.chainId };
-        } catch (error) {
-          // An unknown or malformed key is not an error here: the reviewer falls back.
-          if (!(error instanceof GatewayError)) throw error;
-        }
-      }
-      const wallet = headers["x-session-user-address"];
-      if (!wallet) return ANONYMOUS;
-      const address = parseAddress(wallet, "x-session-user-address");
-      const chain = headers["x-chain-id"] ?? headers["x-network-id"];
-      if (chain === undefined) return ANONYMOUS;
-      const chainId = parseChainId(chain, headers["x-chain-id"] === undefined ? "x-network-id" : "x-chain-id");
-      return { verification: "wallet_header", address, chainId };
-    },
 
     async submit(input, reviewer = ANONYMOUS) {
       const body = parseWith(feedbackSubmissionSchema, input, "body");

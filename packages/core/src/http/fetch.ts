@@ -8,7 +8,7 @@ import { stringifyJson } from "./respond.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 
 /** Reads a Web body stream, rejecting with `payload_too_large` as soon as it passes `limit`. */
-async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+async function readLimited(stream: ReadableStream<Uint8Array>, limit: number, onChunk: ((bytes: number) => void) | undefined): Promise<Uint8Array> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -16,9 +16,12 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number): P
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
+    try {
+      if (size > limit) throw new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
+      onChunk?.(value.byteLength);
+    } catch (error) {
       await reader.cancel().catch(() => {});
-      throw new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
+      throw error;
     }
     chunks.push(value);
   }
@@ -70,12 +73,12 @@ export function fromWebRequest(request: Request, options: string | FromWebReques
       ? {
           body: {
             kind: "stream" as const,
-            read(routeLimit: number) {
+            read(routeLimit: number, onChunk?: (bytes: number) => void) {
               const limit = Math.min(routeLimit, opts.maxBodySize ?? Number.POSITIVE_INFINITY);
               const declared = Number(headers["content-length"]);
               if (Number.isFinite(declared) && declared > limit)
                 return Promise.reject(new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } }));
-              pending ??= readLimited(stream, limit);
+              pending ??= readLimited(stream, limit, onChunk);
               return pending;
             },
           },

@@ -3,10 +3,14 @@ import { createGateway } from "../gateway.js";
 import { GatewayOptionsError } from "../options.js";
 import { generateCards } from "../testing/card-fixtures.js";
 
+/** The host app's secret: it proves the wallet named in x-session-user-address. */
+const INTERNAL_SECRET = "handle-test-internal-secret";
+
 const gateway = createGateway({
   catalog: { native: generateCards(50, 3) },
   limits: { jsonBodyBytes: 2048 },
   cors: { origins: ["https://app.example.com"] },
+  internalSecret: INTERNAL_SECRET,
 });
 const url = (path: string) => `http://gateway.test${path}`;
 
@@ -80,7 +84,7 @@ describe("request pipeline", () => {
   });
 
   it("marks every 409 as definitive with x-should-retry: false, and no other answer", async () => {
-    const owner = { "x-session-user-address": "0x00000000000000000000000000000000000000a1" };
+    const owner = { "x-session-user-address": "0x00000000000000000000000000000000000000a1", "x-internal-secret": INTERNAL_SECRET };
     const created = await gateway.fetch(
       new Request(url("/api/keys"), { method: "POST", headers: { ...owner, "content-type": "application/json" }, body: JSON.stringify({ budgetLimit: "100", expiresAt: Date.now() + 60_000, networkId: 8453, purpose: "api" }) }),
     );
@@ -127,5 +131,20 @@ describe("options", () => {
     expect(caught).toBeInstanceOf(GatewayOptionsError);
     const issues = (caught as GatewayOptionsError).issues.join("\n");
     for (const fragment of ["limits.jsonBodyBytes", "cors.origins.0", "modelsService.url", "catalog.native.0.provider", "bogus"]) expect(issues).toContain(fragment);
+  });
+
+  it("refuses credentialed CORS for any origin, and a short internal secret", () => {
+    const issuesOf = (options: object) => {
+      try {
+        void createGateway({ sweepIntervalMs: 0, ...options } as never).close();
+      } catch (e) {
+        if (e instanceof GatewayOptionsError) return e.issues.join("\n");
+        throw e;
+      }
+      return "";
+    };
+    expect(issuesOf({ cors: { origins: "*", credentials: true } })).toContain("cors.credentials");
+    expect(issuesOf({ internalSecret: "short" })).toContain("internalSecret");
+    expect(issuesOf({ cors: { origins: ["https://app.example.com"], credentials: true }, internalSecret: "a-long-enough-secret" })).toBe("");
   });
 });

@@ -3,8 +3,8 @@
  * query and body parsing with zod -> handler -> response headers. Every failure becomes the
  * CONTRACT.md error envelope; `handle` never rejects.
  */
-import type { z } from "zod";
 import { GatewayError, invalidRequest, toErrorEnvelope } from "../errors.js";
+import { parseWith } from "../validation.js";
 import type { GatewayContext } from "../context.js";
 import { randomIds } from "../ids.js";
 import { parseMultipart } from "../providers/multipart.js";
@@ -13,6 +13,7 @@ import { corsHeaders, preflightHeaders } from "./cors.js";
 import { empty, json } from "./respond.js";
 import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
+import { limitByIp, limitByKey } from "./limits.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -40,20 +41,7 @@ export function fallbackResponse(error: unknown, incomingRequestId?: string | nu
   return json(envelope.body, { status: envelope.status, headers: { ...envelope.headers, "x-request-id": requestId } });
 }
 
-/** Turns zod issues into one 400 naming the first offending field and listing all of them. */
-export function zodError(error: z.ZodError, where: "body" | "query" | "path"): GatewayError {
-  const issues = error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-  const first = issues[0];
-  const message = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
-  return invalidRequest(`Invalid ${where}: ${message}`, first?.path || undefined, { issues });
-}
-
-/** Parses `value` with `schema`, throwing a 400 envelope error on failure. */
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, where: "body" | "query" | "path"): T {
-  const result = schema.safeParse(value);
-  if (!result.success) throw zodError(result.error, where);
-  return result.data;
-}
+export { parseWith, zodError } from "../validation.js";
 
 /** First value of each query parameter, as a plain object. */
 export function queryObject(query: URLSearchParams): Record<string, string> {
@@ -64,14 +52,44 @@ export function queryObject(query: URLSearchParams): Record<string, string> {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads and parses a JSON body under `limit` bytes (or a multipart form when allowed). An empty body is `{}`. */
-export async function readJsonBody(req: GatewayRequest, limit: number, multipart = false): Promise<unknown> {
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const MULTIPART_TYPE = /^multipart\/form-data\s*;/i;
+
+/** Whether the request announces a body (a framework-parsed one, a length above 0, or chunks). */
+function announcesBody(req: GatewayRequest): boolean {
+  if (!req.body) return false;
+  if (req.body.kind === "parsed") return req.body.value !== undefined && req.body.value !== null && req.body.value !== "";
+  const length = req.headers["content-length"];
+  return length === undefined ? req.headers["transfer-encoding"] !== undefined : length.trim() !== "0";
+}
+
+/**
+ * 415 `unsupported_media_type` unless a body is JSON (or multipart where the route takes it). An
+ * absent body passes. This is what keeps a web page elsewhere from POSTing a "simple" text/plain
+ * request without a CORS preflight.
+ */
+export function assertJsonBody(req: GatewayRequest, multipart: boolean, hasBytes = announcesBody(req)): void {
+  if (!hasBytes) return;
+  const type = req.headers["content-type"] ?? "";
+  if (JSON_TYPE.test(type) || (multipart && MULTIPART_TYPE.test(type))) return;
+  throw new GatewayError("unsupported_media_type", `The body must be JSON (Content-Type: application/json${multipart ? " or multipart/form-data" : ""}); got ${type ? JSON.stringify(type.slice(0, 100)) : "no Content-Type"}.`, {
+    param: "content-type",
+  });
+}
+
+/**
+ * Reads and parses a JSON body under `limit` bytes (or a multipart form when allowed). An empty
+ * body is `{}`. `onChunk` sees each chunk's size as it arrives (the in-flight byte cap).
+ */
+export async function readJsonBody(req: GatewayRequest, limit: number, multipart = false, onChunk?: (bytes: number) => void): Promise<unknown> {
   const body = req.body;
   if (!body) return {};
   if (body.kind === "parsed") return body.value ?? {};
-  const bytes = await body.read(limit);
+  const bytes = await body.read(limit, onChunk);
+  // A Web Request announces no length: the type is checked again once the bytes are known.
+  assertJsonBody(req, multipart, bytes.byteLength > 0);
   const type = req.headers["content-type"] ?? "";
-  if (multipart && /^multipart\/form-data/i.test(type)) {
+  if (multipart && MULTIPART_TYPE.test(type)) {
     const form = parseMultipart(bytes, type);
     return { ...form.fields, ...form.files };
   }
@@ -90,20 +108,47 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
   }
 }
 
+/** A declared body length within `limit` (taken from the byte cap before reading), else 0 (taken chunk by chunk). */
+function declaredLength(req: GatewayRequest, limit: number): number {
+  if (req.body?.kind !== "stream") return 0;
+  const declared = Number(req.headers["content-length"]);
+  return Number.isFinite(declared) && declared >= 0 && declared <= limit ? declared : 0;
+}
+
+function bodyLimitOf(route: AnyRoute, auth: unknown, ctx: GatewayContext): number {
+  const kind = typeof route.bodyLimit === "function" ? route.bodyLimit(auth) : (route.bodyLimit ?? "json");
+  return kind === "media" ? ctx.limits.mediaBodyBytes : kind === "unpaid" ? Math.min(ctx.limits.unpaidBodyBytes, ctx.limits.mediaBodyBytes) : ctx.limits.jsonBodyBytes;
+}
+
 async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req: GatewayRequest, requestId: string, ctx: GatewayContext): Promise<GatewayResponse> {
+  const limitHeaders = limitByIp(route, req, ctx);
   const auth: unknown = route.authenticate ? await route.authenticate(req, ctx) : undefined;
+  Object.assign(limitHeaders, limitByKey(route, auth, ctx));
   const params = route.params ? parseWith(route.params, rawParams, "path") : rawParams;
   const q = queryObject(req.query);
   const query = route.query ? parseWith(route.query, q, "query") : q;
   let body: unknown;
-  if (route.body) {
-    const limit = route.bodyLimit === "media" ? ctx.limits.mediaBodyBytes : ctx.limits.jsonBodyBytes;
-    let raw = await readJsonBody(req, limit, route.multipart ?? false);
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidRequest("The body must be a JSON object.");
-    if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
-    body = parseWith(route.body, raw, "body");
+  const hold = ctx.bodyBudget.hold();
+  try {
+    if (route.body) {
+      assertJsonBody(req, route.multipart ?? false);
+      const limit = bodyLimitOf(route, auth, ctx);
+      const declared = declaredLength(req, limit);
+      hold.take(declared);
+      let raw = await readJsonBody(req, limit, route.multipart ?? false, declared > 0 ? undefined : (n) => hold.take(n));
+      if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidRequest("The body must be a JSON object.");
+      if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
+      body = parseWith(route.body, raw, "body");
+    }
+    const response = await route.handle({ request: req, auth, params, query, body, requestId, gateway: ctx });
+    return Object.keys(limitHeaders).length === 0 ? response : { ...response, headers: { ...limitHeaders, ...response.headers } };
+  } catch (error) {
+    if (error instanceof GatewayError && Object.keys(limitHeaders).length > 0) Object.assign(error, { headers: { ...limitHeaders, ...error.headers } });
+    throw error;
+  } finally {
+    // Decoded bodies live until the handler returns (media inputs are held through the upstream call).
+    hold.release();
   }
-  return route.handle({ request: req, auth, params, query, body, requestId, gateway: ctx });
 }
 
 /** Builds the `handle` function of a gateway over a router. */

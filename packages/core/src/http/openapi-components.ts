@@ -24,7 +24,14 @@ export const SECURITY_SCHEMES: Readonly<Record<RouteCredential, JsonObject>> = {
     type: "apiKey",
     in: "header",
     name: "x-session-user-address",
-    description: "The owner wallet of a session: a 0x-prefixed 20-byte EVM address.",
+    description:
+      "The owner wallet (a 0x-prefixed 20-byte EVM address; mixed case must carry its EIP-55 checksum). It names the wallet; a wallet session, a live key of that wallet or the internal secret must prove it (401 wallet_unverified otherwise), unless the operator runs walletAuth: trusted-header.",
+  },
+  walletSession: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "sess_<base64url>",
+    description: "A wallet session from POST /api/auth/verify (Sign-In with Ethereum), as `Authorization: Bearer sess_…` or the tollgate_session HttpOnly cookie.",
   },
   x402: {
     type: "apiKey",
@@ -36,7 +43,7 @@ export const SECURITY_SCHEMES: Readonly<Record<RouteCredential, JsonObject>> = {
     type: "apiKey",
     in: "header",
     name: "x-internal-secret",
-    description: "The operator's settlement secret (compared in constant time).",
+    description: "The operator's internal secret (compared in constant time): runs settlement batches, and lets a server-side host app act for the wallet it names.",
   },
 };
 
@@ -99,6 +106,18 @@ export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
   },
   NotFound: errorResponse("The path, or an object the request names (key, intent, model, agent, video job), does not exist."),
   PayloadTooLarge: errorResponse("payload_too_large: the body is over the route's limit (1 MiB JSON, 32 MiB media by default)."),
+  Forbidden: errorResponse("forbidden: the proof belongs to another wallet than the one named (or a service key where the route takes none)."),
+  UnsupportedMediaType: errorResponse("unsupported_media_type: a body was sent with a Content-Type other than application/json (or multipart where the route takes files)."),
+  RateLimited: {
+    description: "rate_limited: the per-key or per-IP request rate was exceeded.",
+    headers: {
+      "Retry-After": { description: "Seconds until the window resets.", schema: { type: "string" } },
+      "x-ratelimit-limit": { description: "Requests per window.", schema: { type: "string" } },
+      "x-ratelimit-remaining": { description: "Requests left in the window.", schema: { type: "string" } },
+      "x-ratelimit-reset": { description: "Seconds until the window resets.", schema: { type: "string" } },
+    },
+    content: { "application/json": { schema: ref("Error") } },
+  },
   InternalError: errorResponse("internal_error: an unexpected failure (details are logged, never returned)."),
   Error: errorResponse("Any other error in the envelope (403, 409, 429, 502, 503, 504 — see the error table)."),
 };

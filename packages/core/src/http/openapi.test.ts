@@ -147,24 +147,31 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     expect(new Set(body.properties.type!.enum)).toEqual(new Set(Object.values(ERROR_TABLE).map((s) => s.type)));
     const statuses = (method: string, path: string) => Object.keys(op(method, path).responses);
     expect(statuses("get", "/api/pricing")).toEqual(["200", "404", "500", "default"]);
-    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "404", "413", "500", "default"]);
-    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "404", "413", "500", "default"]);
+    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "403", "404", "413", "415", "500", "default"]);
+    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "404", "413", "415", "429", "500", "default"]);
+    expect(statuses("post", "/api/dispenser/claim")).toEqual(["200", "400", "404", "413", "415", "429", "500", "default"]);
     expect(op("post", "/api/keys/settle").responses["402"]).toEqual({ $ref: "#/components/responses/BudgetExhausted" });
     expect(op("post", "/v1/embeddings").responses["402"]).toEqual({ $ref: "#/components/responses/PaymentRequired" });
     expect(op("post", "/api/settlement/batch").responses["401"]).toEqual({ $ref: "#/components/responses/Unauthorized" });
   });
 
   it("states each route's credentials as its security requirement", () => {
-    expect(op("post", "/api/keys").security).toEqual([{ session: [] }]);
+    // Acting for a wallet takes a proof of it: a wallet session, the internal secret together with
+    // the wallet header (never the header alone), or (except for key creation) a key of that wallet.
+    expect(op("post", "/api/keys").security).toEqual([{ walletSession: [] }, { internalSecret: [], session: [] }]);
+    for (const [method, path] of [["get", "/api/keys"], ["get", "/api/payments/intents"], ["get", "/api/settlement/status"]])
+      expect(op(method!, path!).security, `${method} ${path}`).toEqual([{ walletSession: [] }, { serviceKey: [] }, { internalSecret: [], session: [] }]);
     expect(op("get", "/api/keys/{keyId}").security).toEqual([{ serviceKey: [] }]);
     expect(op("post", "/api/payments/settle").security).toEqual([{ serviceKey: [] }, {}]);
-    expect(op("post", "/v1/feedback").security).toEqual([{ serviceKey: [] }, { session: [] }, {}]);
+    expect(op("post", "/v1/feedback").security).toEqual([{ walletSession: [] }, { serviceKey: [] }, { internalSecret: [], session: [] }, {}]);
     expect(op("post", "/v1/audio/speech").security).toEqual([{ serviceKey: [] }, { x402: [] }]);
     expect(op("post", "/api/settlement/batch").security).toEqual([{ internalSecret: [] }]);
     expect(op("get", "/v1/models").security).toBeUndefined();
     expect(SECURITY_SCHEMES.session).toMatchObject({ type: "apiKey", in: "header", name: "x-session-user-address" });
+    expect(SECURITY_SCHEMES.walletSession).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(SECURITY_SCHEMES.internalSecret).toMatchObject({ type: "apiKey", in: "header", name: "x-internal-secret" });
     expect(SECURITY_SCHEMES.x402).toMatchObject({ type: "apiKey", in: "header", name: "PAYMENT-SIGNATURE" });
-    for (const r of routes) if (r.security?.accepts.includes("x402")) expect(r.security.charges, `${r.method} ${r.path}`).toBe(true);
+    for (const r of routes) if (r.security?.accepts.flat().includes("x402")) expect(r.security.charges, `${r.method} ${r.path}`).toBe(true);
   });
 
   it("keys every per-route response fact by a route of the table", () => {

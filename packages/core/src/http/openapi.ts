@@ -158,7 +158,7 @@ const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` 
 function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefined): JsonObject {
   const status = doc?.status ?? 200;
   const security = route.security;
-  const accepts = security?.accepts ?? [];
+  const accepts = (security?.accepts ?? []).flat();
   const out: JsonObject = {
     [String(status)]: {
       description: doc?.description ?? (status === 201 ? "Created" : status === 202 ? "Accepted" : "OK"),
@@ -169,7 +169,10 @@ function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefin
   if (accepts.length > 0) out["401"] = responseRef("Unauthorized");
   if (security?.charges) out["402"] = responseRef(accepts.includes("x402") ? "PaymentRequired" : "BudgetExhausted");
   out["404"] = responseRef("NotFound");
+  if (accepts.includes("walletSession")) out["403"] = responseRef("Forbidden");
   if (route.body) out["413"] = responseRef("PayloadTooLarge");
+  if (route.body) out["415"] = responseRef("UnsupportedMediaType");
+  if (route.rateLimit) out["429"] = responseRef("RateLimited");
   out["500"] = responseRef("InternalError");
   out.default = responseRef("Error");
   return out;
@@ -192,7 +195,9 @@ function operationOf(route: AnyRoute, defs: Record<string, JsonObject>): JsonObj
     ...(parameters.length ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),
     responses: responsesOf(route, doc),
-    ...(security ? { security: [...security.accepts.map((c) => ({ [c]: [] })), ...(security.optional ? [{}] : [])] } : {}),
+    ...(security
+      ? { security: [...security.accepts.map((c) => Object.fromEntries((typeof c === "string" ? [c] : c).map((name) => [name, []]))), ...(security.optional ? [{}] : [])] }
+      : {}),
   };
 }
 
@@ -216,7 +221,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], options: OpenA
     if (method in item) throw new Error(`OpenAPI: ${route.method} ${route.path} is declared twice`);
     item[method] = operationOf(route, defs);
   }
-  const used = new Set(routes.flatMap((r) => r.security?.accepts ?? []));
+  const used = new Set(routes.flatMap((r) => (r.security?.accepts ?? []).flat()));
   const document: OpenApiDocument = {
     openapi: "3.1.0",
     info: { title: options.title, version: options.version, description: DESCRIPTION },

@@ -6,19 +6,26 @@
 import type { z } from "zod";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 import type { GatewayContext } from "../context.js";
+import type { IpLimitGroup } from "../auth/options.js";
+import type { KeyRecord } from "../store/types.js";
 
 /** HTTP methods a route can declare. */
 export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
-/** Which body-size limit applies to a route (CONTRACT.md: 1 MiB JSON, 32 MiB media by default). */
-export type BodyLimitKind = "json" | "media";
+/**
+ * Which body-size limit applies to a route (CONTRACT.md: 1 MiB JSON, 32 MiB media by default;
+ * `unpaid`: what a paid route reads from a request without a credential, 1 MiB by default).
+ */
+export type BodyLimitKind = "json" | "media" | "unpaid";
 
 /** A credential a route accepts, named as in the OpenAPI document's `components.securitySchemes`. */
 export type RouteCredential =
   /** `Authorization: Bearer svc-…` (a service key). */
   | "serviceKey"
-  /** `x-session-user-address` (the owner wallet of a session). */
+  /** `x-session-user-address` (the owner wallet), proven by a wallet session or another proof. */
   | "session"
+  /** `Authorization: Bearer sess_…` or the session cookie (a Sign-In with Ethereum session). */
+  | "walletSession"
   /** `PAYMENT-SIGNATURE` (an x402 v2 payment). */
   | "x402"
   /** `x-internal-secret` (the operator's settlement secret). */
@@ -29,8 +36,11 @@ export type RouteCredential =
  * and some routes check credentials inside the handler). Omitted: the route is public.
  */
 export interface RouteSecurity {
-  /** Credentials the route accepts, any one of which is enough, in the order it tries them. */
-  readonly accepts: readonly RouteCredential[];
+  /**
+   * Credentials the route accepts, any one of which is enough, in the order it tries them; an
+   * inner list is a set sent together (e.g. the internal secret with the wallet header).
+   */
+  readonly accepts: readonly (RouteCredential | readonly RouteCredential[])[];
   /** The caller may also send none of them (e.g. anonymous feedback). @default false */
   readonly optional?: boolean;
   /** The route charges a key budget or takes an x402 payment, so it can answer 402. @default false */
@@ -63,8 +73,14 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, A = unde
   readonly body?: z.ZodType<B>;
   /** When the body schema is set: also take missing body fields from the query string. */
   readonly bodyFromQuery?: boolean;
-  /** @default "json" */
-  readonly bodyLimit?: BodyLimitKind;
+  /** @default "json"; a function chooses from the route's credential (resolved before the body is read). */
+  readonly bodyLimit?: BodyLimitKind | ((auth: A) => BodyLimitKind);
+  /**
+   * Rate limits the pipeline applies: `ip` counts the client IP in that group before anything
+   * else; `key` counts the key the route's credential resolved to (its own `rateLimit`, else the
+   * gateway default). Both answer 429 `rate_limited` with `Retry-After` and `x-ratelimit-*`.
+   */
+  readonly rateLimit?: { readonly ip?: IpLimitGroup; readonly key?: (auth: A) => KeyRecord | undefined };
   /**
    * Also accept `multipart/form-data` (the OpenAI SDK uploads files so): text parts become string
    * fields, file parts `{ filename?, contentType?, data: Uint8Array }`.

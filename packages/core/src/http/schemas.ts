@@ -1,6 +1,17 @@
 /** zod building blocks shared by the route schemas of every capability. */
 import { z } from "zod";
 import { checkAmount } from "../money.js";
+import { addressProblem } from "../validation.js";
+
+/** An EVM address (see {@link addressProblem}), returned lower-case. */
+export const addressSchema = z
+  .string({ error: "is required (a 0x-prefixed 20-byte EVM address)" })
+  .trim()
+  .superRefine((v, ctx) => {
+    const problem = addressProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .transform((v) => v.toLowerCase());
 
 /**
  * An integer query/body parameter that is clamped rather than rejected when out of range

@@ -10,8 +10,10 @@ export type GatewayRequestBody =
   /**
    * A body read lazily, only by routes that take one. `read(limit)` resolves to the raw bytes or
    * rejects with a `GatewayError("payload_too_large")` as soon as more than `limit` bytes arrive.
+   * `onChunk(bytes)`, when given, is called with the size of each chunk as it arrives; if it
+   * throws, reading stops and `read` rejects with that error (the per-process byte cap).
    */
-  | { readonly kind: "stream"; read(limit: number): Promise<Uint8Array> };
+  | { readonly kind: "stream"; read(limit: number, onChunk?: (bytes: number) => void): Promise<Uint8Array> };
 
 /** A request as the gateway sees it. */
 export interface GatewayRequest {
@@ -29,6 +31,8 @@ export interface GatewayRequest {
   readonly signal?: AbortSignal;
   /** The public origin the request reached (e.g. "https://api.example.com"), for absolute URLs in answers. */
   readonly origin?: string;
+  /** The socket peer's IP address, when the adapter knows it (per-IP rate limits; see `trustedProxies`). */
+  readonly remoteAddress?: string;
 }
 
 /** One server-sent event frame, already formatted (`event: …\ndata: …\n\n`). */

@@ -1,7 +1,8 @@
 /** The routes of SPEC.md "Service keys" (CONTRACT.md "Service keys"). */
 import { z } from "zod";
 import { GatewayError } from "../errors.js";
-import { sessionAddress } from "../http/headers.js";
+import { idempotencyKeyHeader } from "../http/headers.js";
+import { proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
@@ -15,6 +16,7 @@ const createBody = z
     chainId: chainIdInput.optional(),
     purpose: z.enum(["session", "api"]),
     name: z.string().trim().min(1).max(100).optional(),
+    rateLimit: z.strictObject({ requestsPerMinute: z.number().int().min(1).max(1_000_000) }).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.networkId === undefined && b.chainId === undefined) ctx.addIssue({ code: "custom", path: ["networkId"], message: "is required (networkId, or its alias chainId)" });
@@ -31,18 +33,19 @@ export function keyRoutes(): AnyRoute[] {
       method: "POST",
       path: "/api/keys",
       tag: "keys",
-      summary: "Create a service key for the wallet in x-session-user-address; the token is returned once.",
+      summary: "Create a service key for the proven wallet (a wallet session, or the internal secret with x-session-user-address); the token is returned once.",
       body: createBody,
-      authenticate: sessionAddress,
-      security: { accepts: ["session"] },
-      handle: async ({ auth: owner, body, gateway }) => {
+      authenticate: (request, gateway) => proveWallet(request, gateway, { serviceKey: false }),
+      security: WALLET_PROOF_NO_KEY,
+      handle: async ({ auth: wallet, body, gateway }) => {
         const { key, token } = await gateway.services.keys.create({
-          owner,
+          owner: wallet.address,
           chainId: (body.networkId ?? body.chainId)!,
           purpose: body.purpose,
           budgetLimit: body.budgetLimit,
           expiresAt: body.expiresAt,
           name: body.name,
+          rateLimit: body.rateLimit,
         });
         const view = keyView(key, gateway.clock.now());
         return json({ ...view, token }, { status: 201, headers: budgetHeaders(key) });
@@ -52,12 +55,12 @@ export function keyRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/keys",
       tag: "keys",
-      summary: "List the keys of the wallet in x-session-user-address, newest first (limit, cursor).",
+      summary: "List the keys of the proven wallet, newest first (limit, cursor).",
       query: z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500) }),
-      authenticate: sessionAddress,
-      security: { accepts: ["session"] },
-      handle: async ({ auth: owner, query, gateway }) => {
-        const page = await gateway.services.keys.list(owner, query);
+      authenticate: proveWallet,
+      security: WALLET_PROOF,
+      handle: async ({ auth: wallet, query, gateway }) => {
+        const page = await gateway.services.keys.list(wallet.address, query);
         const now = gateway.clock.now();
         return json({ keys: page.keys.map((k) => keyView(k, now)), next_cursor: page.nextCursor });
       },
@@ -66,15 +69,28 @@ export function keyRoutes(): AnyRoute[] {
       method: "POST",
       path: "/api/keys/settle",
       tag: "keys",
-      summary: "Legacy: charge an amount to the bearer key at once (reserve and settle in one step).",
+      summary:
+        "Legacy: charge an amount to the bearer key at once (reserve and settle in one step). With x-idempotency-key a retry replays the first charge instead of charging again.",
       body: z.object({ amount: amount() }),
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      rateLimit: { key: (key) => key },
       security: { accepts: ["serviceKey"], charges: true },
-      handle: async ({ auth, body, gateway }) => {
-        const key = await gateway.services.keys.chargeDirect(auth, body.amount);
+      handle: async ({ request, auth, body, gateway }) => {
+        const idempotencyKey = idempotencyKeyHeader(request);
+        let key = auth;
+        let replay = false;
+        if (idempotencyKey === undefined) key = await gateway.services.keys.chargeDirect(auth, body.amount);
+        else {
+          // An intent keyed by the idempotency key: a retry finds it and replays its settlement.
+          const ledger = gateway.services.ledger;
+          const prepared = await ledger.prepare({ key: auth, chainId: auth.chainId, service: "keys", action: "settle", resource: "/api/keys/settle", method: "POST", maxAmount: body.amount, idempotencyKey });
+          const settled = await ledger.settle({ intentId: prepared.intent.intentId, finalAmount: body.amount, bearer: auth });
+          key = settled.key ?? prepared.key;
+          replay = prepared.replay;
+        }
         return json(
           { success: true, keyId: key.keyId, amount: body.amount.toString(), budgetRemaining: remainingOf(key).toString() },
-          { headers: budgetHeaders(key) },
+          { headers: { ...budgetHeaders(key), ...(replay ? { "x-idempotent-replay": "true" } : {}) } },
         );
       },
     }),

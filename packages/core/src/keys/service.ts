@@ -6,7 +6,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
-import type { KeyCursor, KeyPurpose, KeyRecord, Store } from "../store/types.js";
+import type { KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
 
@@ -18,6 +18,8 @@ export interface CreateKeyInput {
   readonly budgetLimit: bigint;
   readonly expiresAt: number;
   readonly name?: string | undefined;
+  /** The key's own request rate limit. */
+  readonly rateLimit?: KeyRateLimit | undefined;
 }
 
 /** The key service. Every method throws `GatewayError` with a CONTRACT.md code on refusal. */
@@ -84,6 +86,7 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
         chainId: input.chainId,
         purpose: input.purpose,
         ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.rateLimit === undefined ? {} : { rateLimit: { requestsPerMinute: input.rateLimit.requestsPerMinute } }),
         budgetLimit: input.budgetLimit,
         budgetUsed: 0n,
         budgetReserved: 0n,

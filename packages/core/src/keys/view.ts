@@ -33,6 +33,7 @@ export function keyView(key: KeyRecord, now: number) {
     expiresAt: key.expiresAt,
     ...(key.revokedAt === undefined ? {} : { revokedAt: key.revokedAt }),
     ...(key.lastUsedAt === undefined ? {} : { lastUsedAt: key.lastUsedAt }),
+    ...(key.rateLimit === undefined ? {} : { rateLimit: { requestsPerMinute: key.rateLimit.requestsPerMinute } }),
   };
 }
 

@@ -1,7 +1,8 @@
 /** The routes of SPEC.md "Payment intents" (CONTRACT.md "Payment intents"). */
 import { z } from "zod";
 import { invalidRequest } from "../errors.js";
-import { requestChainId, sessionAddress } from "../http/headers.js";
+import { idempotencyKeyHeader, requestChainId } from "../http/headers.js";
+import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText } from "../http/schemas.js";
@@ -85,13 +86,12 @@ export function ledgerRoutes(): AnyRoute[] {
       summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter) before work.",
       body: prepareBody,
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      rateLimit: { key: (key) => key },
       security: { accepts: ["serviceKey"], charges: true },
       handle: async ({ request, auth: key, body, gateway }) => {
         const chainId = requestChainId(request);
         if (chainId === undefined) throw invalidRequest("The x-network-id header (chain id of the intent) is required.", "x-network-id");
-        const headerKey = request.headers["x-idempotency-key"];
-        const fromHeader = headerKey === undefined ? undefined : idempotencyKey.safeParse(headerKey).data;
-        if (headerKey !== undefined && fromHeader === undefined) throw invalidRequest("x-idempotency-key must be 1..255 characters", "x-idempotency-key");
+        const fromHeader = idempotencyKeyHeader(request);
         if (fromHeader !== undefined && body.idempotencyKey !== undefined && fromHeader !== body.idempotencyKey)
           throw invalidRequest("x-idempotency-key and body idempotencyKey differ; send one", "idempotencyKey");
         const idem = body.idempotencyKey ?? fromHeader;
@@ -117,12 +117,12 @@ export function ledgerRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/payments/intents",
       tag: "payments",
-      summary: "List the payment intents of the wallet in x-session-user-address, newest first (limit, cursor, keyId, chainId).",
+      summary: "List the payment intents of the proven wallet, newest first (limit, cursor, keyId, chainId).",
       query: listQuery,
-      authenticate: sessionAddress,
-      security: { accepts: ["session"] },
-      handle: async ({ auth: owner, query, gateway }) => {
-        const page = await gateway.services.ledger.list(owner, query);
+      authenticate: proveWallet,
+      security: WALLET_PROOF,
+      handle: async ({ auth: wallet, query, gateway }) => {
+        const page = await gateway.services.ledger.list(wallet.address, query);
         const now = gateway.clock.now();
         return json({ intents: page.intents.map((i) => intentView(i, now)), next_cursor: page.nextCursor });
       },

@@ -12,6 +12,7 @@ import { assertUsable, budgetExhausted } from "../keys/service.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import type { Priced } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
+import type { VideoJobRecord } from "../store/video-types.js";
 import { priceMeter, type MeterInput } from "./meter.js";
 
 /** Prepare parameters after HTTP validation. Exactly one of `maxAmount` / `meter`. */
@@ -35,6 +36,8 @@ export interface SettleInput {
   readonly meter?: MeterInput | undefined;
   /** The bearer's key when one was sent; it must belong to the intent's owner. */
   readonly bearer?: KeyRecord | null;
+  /** A video job to insert in the same atomic step as the settlement, built from the settle answer. */
+  readonly videoJob?: ((view: FinishView) => VideoJobRecord) | undefined;
 }
 
 /** What a prepare returns. `replay` is true for an idempotent repeat. */
@@ -172,7 +175,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         finalAmount > 0n
           ? { chargeId: ids.next("ch"), intentId: current.intentId, keyId: current.keyId, owner: current.owner, chainId: current.chainId, amount: finalAmount, status: "queued" as const, createdAt: now }
           : undefined;
-      const result = await store.settle({ intentId: current.intentId, finalAmount, result: view, now, ...(charge ? { charge } : {}) });
+      const videoJob = input.videoJob?.(view);
+      const result = await store.settle({ intentId: current.intentId, finalAmount, result: view, now, ...(charge ? { charge } : {}), ...(videoJob ? { videoJob } : {}) });
       if (result.ok) return { view, key: result.key, replay: false };
       if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
       if (result.reason === "exceeds_reservation")

@@ -14,6 +14,9 @@ import { budgetHeaders } from "../keys/view.js";
 import type { CapabilityDeps } from "../capability.js";
 import type { Priced } from "../metering/pricing.js";
 import type { X402Service } from "../x402/service.js";
+import type { PaidCredential } from "./credential.js";
+import type { VideoJobRecord } from "../store/video-types.js";
+import type { SettleResponse } from "../x402/types.js";
 import { makeReceipt, receiptHeader, type Receipt } from "./receipt.js";
 
 /** One paid call. */
@@ -29,6 +32,15 @@ export interface PaidCall<T> {
   run(signal: AbortSignal | undefined): Promise<T>;
   /** The price of the real output (usage reported by the upstream). */
   meter(result: T): Priced;
+  /** A row the call leaves behind (a video job), written in the same atomic store step as its charge. */
+  persist?(result: T, receipt: Receipt): VideoJobRecord;
+}
+
+/** The request of a paid call, with its credential resolved before the body was read. */
+export interface PaidRequest {
+  readonly request: GatewayRequest;
+  readonly requestId: string;
+  readonly credential: PaidCredential;
 }
 
 /** The outcome: a payment answer to send as is (402), or the result with its receipt and headers. */
@@ -80,9 +92,12 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
       throw error;
     }
     const priced = capped(call.meter(result), call.quote);
-    const settled = await deps.ledger.settle({ intentId, finalAmount: priced.finalAmount });
-    const settlement = (settled.view.settlement ?? { status: "queued" }) as Receipt["settlement"];
-    const receipt = makeReceipt(deps.ids.next("rcpt"), `${call.card.provider}:${call.card.modelId}`, priced, settlement, intentId);
+    const receiptId = deps.ids.next("rcpt");
+    const receiptOf = (view: Record<string, unknown>) =>
+      makeReceipt(receiptId, `${call.card.provider}:${call.card.modelId}`, priced, (view.settlement ?? { status: "queued" }) as Receipt["settlement"], intentId);
+    const persist = call.persist?.bind(call);
+    const settled = await deps.ledger.settle({ intentId, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
+    const receipt = receiptOf(settled.view);
     return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
   }
 
@@ -99,27 +114,30 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
       throw error;
     }
     // The exact scheme moves the signed amount: the x402 price is the quote.
-    const settled = await x402.settle(payment);
-    const receipt = makeReceipt(deps.ids.next("rcpt"), `${call.card.provider}:${call.card.modelId}`, call.quote, {
-      status: "settled",
-      ...(settled.response.transaction ? { txHash: settled.response.transaction } : {}),
-      ...(settled.response.network ? { network: settled.response.network } : {}),
-      ...(settled.response.payer ? { payer: settled.response.payer } : {}),
-    });
+    const receiptId = deps.ids.next("rcpt");
+    const receiptOf = (response: SettleResponse) =>
+      makeReceipt(receiptId, `${call.card.provider}:${call.card.modelId}`, call.quote, {
+        status: "settled",
+        ...(response.transaction ? { txHash: response.transaction } : {}),
+        ...(response.network ? { network: response.network } : {}),
+        ...(response.payer ? { payer: response.payer } : {}),
+      });
+    const persist = call.persist?.bind(call);
+    const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
+    const receipt = receiptOf(settled.response);
     return { kind: "paid", result, receipt, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receipt) } };
   }
 
   return {
     /**
-     * Pays for and runs one call. A bearer key bills the key; else a `PAYMENT-SIGNATURE` pays with
-     * x402; else the answer is the 402 challenge. Throws the upstream's GatewayError after
+     * Pays for and runs one call. A key credential bills the key; a signature pays with x402;
+     * without a credential the answer is the 402 challenge. Throws the upstream's GatewayError after
      * releasing the payment.
      */
-    async run<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>): Promise<PaidOutcome<T>> {
-      if (req.headers.authorization) return withKey(req, requestId, call, await deps.keys.authenticate(req.headers.authorization));
-      const signature = req.headers["payment-signature"] ?? req.headers["x-payment"];
-      if (signature) return withSignature(req, requestId, call, signature);
-      return { kind: "respond", response: await challenge(req, call, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
+    async run<T>({ request, requestId, credential }: PaidRequest, call: PaidCall<T>): Promise<PaidOutcome<T>> {
+      if (credential.kind === "key") return withKey(request, requestId, call, credential.key);
+      if (credential.kind === "signature") return withSignature(request, requestId, call, credential.header);
+      return { kind: "respond", response: await challenge(request, call, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
     },
   };
 }

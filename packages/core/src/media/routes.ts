@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { GatewayError, invalidRequest } from "../errors.js";
 import { bytes } from "../http/respond.js";
+import { PAID_ROUTE, type PaidCredential } from "./credential.js";
 import { defineRoute, type AnyRoute, type RouteContext } from "../http/route.js";
 import type { GatewayResponse } from "../http/types.js";
 import type { ModelCard } from "../catalog/card.js";
@@ -54,7 +55,7 @@ const encoder = new TextEncoder();
 
 /** Image generations and edits alike: priced per image by (size, quality), answered in OpenAI's shape. */
 function serveImages(
-  ctx: Pick<RouteContext<unknown, unknown, unknown>, "request" | "requestId" | "gateway">,
+  ctx: Pick<RouteContext<unknown, unknown, unknown, PaidCredential>, "request" | "requestId" | "gateway" | "auth">,
   card: ModelCard,
   action: string,
   body: { n?: number | undefined; size?: string | undefined; quality?: string | undefined },
@@ -64,8 +65,7 @@ function serveImages(
   const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
   const fee = ctx.gateway.services.feeBps;
   return ctx.gateway.services.media.serve(
-    ctx.request,
-    ctx.requestId,
+    { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth },
     {
       card,
       action,
@@ -87,8 +87,7 @@ export function mediaRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Generate images from a prompt (billed per image by size/quality; service key or x402).",
       body: imagesBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
+      ...PAID_ROUTE,
       handle: (ctx) => {
         const { body, gateway } = ctx;
         const media = gateway.services.media;
@@ -105,8 +104,7 @@ export function mediaRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image).",
       body: editsBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
+      ...PAID_ROUTE,
       multipart: true,
       handle: (ctx) => {
         const { body, gateway } = ctx;
@@ -128,16 +126,14 @@ export function mediaRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Generate speech audio bytes from text (billed per character).",
       body: speechBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
-      handle: ({ request, requestId, body, gateway }) => {
+      ...PAID_ROUTE,
+      handle: ({ request, requestId, auth, body, gateway }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
         const speak = method(media.upstreams.inference(card), "speech");
         const characters = [...body.input].length;
         return media.serve(
-          request,
-          requestId,
+          { request, requestId, credential: auth },
           {
             card,
             action: "audio.speech",
@@ -164,18 +160,16 @@ export function mediaRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Transcribe audio (file as base64, data URL or multipart; billed per second of audio).",
       body: transcriptionBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
+      ...PAID_ROUTE,
       multipart: true,
-      handle: ({ request, requestId, body, gateway }) => {
+      handle: ({ request, requestId, auth, body, gateway }) => {
         const file = decodeFile(body.file, "file");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
         const seconds = audioSeconds(file.data).seconds;
         return media.serve(
-          request,
-          requestId,
+          { request, requestId, credential: auth },
           {
             card,
             action: "audio.transcriptions",
@@ -204,9 +198,8 @@ export function mediaRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Embed text (billed per input token; the reservation is the UTF-8 byte count, settled on the upstream's usage).",
       body: embeddingsBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
-      handle: ({ request, requestId, body, gateway }) => {
+      ...PAID_ROUTE,
+      handle: ({ request, requestId, auth, body, gateway }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "embedding", "embedding");
         const embed = method(media.upstreams.inference(card), "embeddings");
@@ -214,8 +207,7 @@ export function mediaRoutes(): AnyRoute[] {
         // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill.
         const bound = inputs.reduce((n, s) => n + encoder.encode(s).length, 0);
         return media.serve(
-          request,
-          requestId,
+          { request, requestId, credential: auth },
           {
             card,
             action: "embeddings",

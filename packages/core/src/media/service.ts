@@ -3,9 +3,9 @@ import type { CapabilityDeps } from "../capability.js";
 import type { ModelCard } from "../catalog/card.js";
 import { invalidRequest } from "../errors.js";
 import { json } from "../http/respond.js";
-import type { GatewayRequest, GatewayResponse } from "../http/types.js";
+import type { GatewayResponse } from "../http/types.js";
 import type { X402Service } from "../x402/service.js";
-import { createBilling, type Billing, type PaidCall } from "./billing.js";
+import { createBilling, type Billing, type PaidCall, type PaidRequest } from "./billing.js";
 import type { Receipt } from "./receipt.js";
 import { createUpstreams, type Upstreams } from "./upstreams.js";
 
@@ -20,8 +20,7 @@ export interface MediaService {
   cardFor(modelId: string, provider: string | undefined, modality: string, operation: string): ModelCard;
   /** Runs a paid call and builds the answer from its result and receipt (or the 402 answer). */
   serve<T>(
-    request: GatewayRequest,
-    requestId: string,
+    from: PaidRequest,
     call: PaidCall<T>,
     answer: (result: T, receipt: Receipt, headers: Record<string, string>) => GatewayResponse | Promise<GatewayResponse>,
   ): Promise<GatewayResponse>;
@@ -44,8 +43,8 @@ export function createMediaService(deps: CapabilityDeps, x402: X402Service): Med
         );
       return card;
     },
-    async serve(request, requestId, call, answer) {
-      const outcome = await billing.run(request, requestId, call);
+    async serve(from, call, answer) {
+      const outcome = await billing.run(from, call);
       if (outcome.kind === "respond") return outcome.response;
       return answer(outcome.result, outcome.receipt, outcome.headers);
     },

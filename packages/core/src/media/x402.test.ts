@@ -24,9 +24,13 @@ let stub: Server;
 let upstreamCalls = 0;
 const decode = (h: string | null) => JSON.parse(Buffer.from(h ?? "", "base64").toString("utf8")) as any;
 
+/** The host app's secret: with it, x-session-user-address names the wallet a key is created for. */
+const INTERNAL_SECRET = "x402-test-internal-secret";
+
 function options(extra: Record<string, unknown> = {}) {
   return {
     sweepIntervalMs: 0,
+    internalSecret: INTERNAL_SECRET,
     video: { pollerIntervalMs: 0 },
     chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
     x402: { payTo: env.payTo, networks: [{ chainId: env.node.chainId, facilitator: { type: "local" as const, privateKey: env.facilitator.privateKey } }] },
@@ -167,17 +171,21 @@ describe("media routes paid with x402", () => {
   });
 
   it("gives a key whose budget is too small budget_exhausted with the x402 offer beside it", async () => {
-    const created = (await (
-      await gateway.fetch(
-        new Request("http://gw.test/api/keys", {
-          method: "POST",
-          headers: { "x-session-user-address": env.payer.address },
-          body: JSON.stringify({ budgetLimit: "1", expiresAt: Date.now() + 3_600_000, networkId: env.node.chainId, purpose: "api" }),
-        }),
-      )
-    ).json()) as any;
+    const createdRes = await gateway.fetch(
+      new Request("http://gw.test/api/keys", {
+        method: "POST",
+        headers: { "x-session-user-address": env.payer.address, "x-internal-secret": INTERNAL_SECRET, "content-type": "application/json" },
+        body: JSON.stringify({ budgetLimit: "1", expiresAt: Date.now() + 3_600_000, networkId: env.node.chainId, purpose: "api" }),
+      }),
+    );
+    const created = (await createdRes.json()) as any;
+    expect(createdRes.status, JSON.stringify(created)).toBe(201);
     const res = await gateway.fetch(
-      new Request("http://gw.test/v1/images/generations", { ...embed, headers: { authorization: `Bearer ${created.token}` }, body: JSON.stringify({ model: "dall-e-2", prompt: "x", size: "256x256" }) }),
+      new Request("http://gw.test/v1/images/generations", {
+        ...embed,
+        headers: { authorization: `Bearer ${created.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "dall-e-2", prompt: "x", size: "256x256" }),
+      }),
     );
     expect(res.status).toBe(402);
     const body = (await res.json()) as any;

@@ -20,7 +20,10 @@ const card = (modelId: string): ModelCard => {
 };
 const dec = (s: string) => parseDecimal(s)!;
 
-const gateway = (options: Partial<GatewayOptions> = {}) => createGateway({ sweepIntervalMs: 0, ...options });
+/** The host app's secret: with it, x-session-user-address names the wallet a key is created for. */
+const INTERNAL_SECRET = "pricing-test-internal-secret";
+const OWNER = { "x-session-user-address": "0x00000000000000000000000000000000000000c3", "x-internal-secret": INTERNAL_SECRET };
+const gateway = (options: Partial<GatewayOptions> = {}) => createGateway({ sweepIntervalMs: 0, internalSecret: INTERNAL_SECRET, ...options });
 const post = async (g: ReturnType<typeof gateway>, path: string, body: unknown, headers: Record<string, string> = {}) => {
   const res = await g.fetch(new Request(`http://gateway.test${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
   return { status: res.status, body: (await res.json()) as any };
@@ -207,8 +210,7 @@ describe("a quote and the settled amount for the same usage agree to the atom", 
   it.each([0, 100, 250])("at %i bps, for every case of the table", async (feeBps) => {
     const clock = createManualClock();
     const g = gateway({ feeBps, clock });
-    const owner = { "x-session-user-address": "0x00000000000000000000000000000000000000c3" };
-    const key = await post(g, "/api/keys", { budgetLimit: "1000000000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" }, owner);
+    const key = await post(g, "/api/keys", { budgetLimit: "1000000000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" }, OWNER);
     expect(key.status).toBe(201);
     const auth = { authorization: `Bearer ${key.body.token}`, "x-network-id": "8453" };
     for (const [name, meter] of meters) {
@@ -239,7 +241,8 @@ describe("a quote and the settled amount for the same usage agree to the atom", 
   it("the line-item meter form prices like the usage form; a smaller usage at settle releases the rest", async () => {
     const clock = createManualClock();
     const g = gateway({ clock });
-    const key = await post(g, "/api/keys", { budgetLimit: "10000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" }, { "x-session-user-address": "0x00000000000000000000000000000000000000c3" });
+    const key = await post(g, "/api/keys", { budgetLimit: "10000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" }, OWNER);
+    expect(key.status, JSON.stringify(key.body)).toBe(201);
     const auth = { authorization: `Bearer ${key.body.token}`, "x-network-id": "8453" };
     const usageMeter = { modelId: "gpt-4o", modality: "text", usage: { promptTokens: 1000, completionTokens: 500, cachedInputTokens: 200 } };
     const lineMeter = { subject: "openai:gpt-4o", lineItems: [{ key: "input_tokens", quantity: "800" }, { key: "cached_input_tokens", quantity: 200 }, { key: "output_tokens", quantity: "500" }] };

@@ -1,7 +1,8 @@
 /** The routes of SPEC.md "Settlement" (CONTRACT.md "Settlement"). */
 import { z } from "zod";
 import { invalidRequest } from "../errors.js";
-import { parseChainId, requestChainId, sessionAddress } from "../http/headers.js";
+import { parseChainId, requestChainId } from "../http/headers.js";
+import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import type { GatewayRequest } from "../http/types.js";
@@ -26,10 +27,10 @@ export function settlementRoutes(): AnyRoute[] {
       path: "/api/settlement/status",
       tag: "settlement",
       summary:
-        "The active session budget of the wallet in x-session-user-address on the chain in x-chain-id (or ?chainId, else the default chain), with its charges waiting for settlement.",
+        "The active session budget of the proven wallet on the chain in x-chain-id (or ?chainId, else the default chain), with its charges waiting for settlement.",
       query: z.object({ chainId: z.string().optional() }),
-      authenticate: (request, gateway) => ({ wallet: sessionAddress(request), chainId: statusChain(request, gateway) }),
-      security: { accepts: ["session"] },
+      authenticate: async (request, gateway) => ({ wallet: (await proveWallet(request, gateway)).address, chainId: statusChain(request, gateway) }),
+      security: WALLET_PROOF,
       handle: async ({ auth, gateway }) => json(await gateway.services.settlement.status(auth.wallet, auth.chainId)),
     }),
     defineRoute({

@@ -5,7 +5,7 @@
  * (`claimCharges`), so two batches at once never settle one charge twice; a failed group goes
  * back to the queue with its error.
  */
-import { sha256, stringToBytes } from "viem";
+import { secretsEqual } from "../secrets.js";
 import type { CapabilityDeps } from "../capability.js";
 import type { Address } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
@@ -66,16 +66,7 @@ export interface SettlementService {
   spenders(): { chainId: number; spender: string }[];
 }
 
-const digest = (text: string) => sha256(stringToBytes(text), "bytes");
-
-/** Compares two secrets in time independent of where they differ (both are hashed to 32 bytes first). */
-export function secretsEqual(a: string, b: string): boolean {
-  const x = digest(a);
-  const y = digest(b);
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
+export { secretsEqual } from "../secrets.js";
 
 /** The newest usable `session` key of (owner, chainId), or null. */
 async function activeSessionKey(deps: CapabilityDeps, owner: string, chainId: number): Promise<KeyRecord | null> {

@@ -34,6 +34,10 @@ export type {
   PaymentNonceStore,
   PaymentNonceKey,
   PaymentNonceRecord,
+  AuthNonceRecord,
+  AuthStore,
+  SessionRecord,
+  KeyRateLimit,
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";

@@ -3,14 +3,22 @@ import type { VideoJobRecord, VideoStore } from "./video-types.js";
 
 const terminal = (s: string) => s === "completed" || s === "failed";
 
-/** In-memory video jobs (synchronous inside each method: that is their atomicity). */
-export function createMemoryVideoStore(): VideoStore {
+/**
+ * In-memory video jobs (synchronous inside each method: that is their atomicity). `insert` is the
+ * synchronous insert behind `insertVideoJob`, for the other parts of the memory store that insert
+ * a job in the same step as their own change (settle, x402 mark): it throws on a duplicate id
+ * before changing anything, so they call it before their own first write.
+ */
+export function createMemoryVideoStore(): { store: VideoStore; insert: (job: VideoJobRecord) => void } {
   const jobs = new Map<string, VideoJobRecord>();
   const copy = (j: VideoJobRecord): VideoJobRecord => ({ ...j });
-  return {
+  const insert = (job: VideoJobRecord): void => {
+    if (jobs.has(job.id)) throw new Error(`video job ${job.id} already exists`);
+    jobs.set(job.id, copy(job));
+  };
+  const store: VideoStore = {
     async insertVideoJob(job) {
-      if (jobs.has(job.id)) throw new Error(`video job ${job.id} already exists`);
-      jobs.set(job.id, copy(job));
+      insert(job);
     },
     async getVideoJob(id) {
       const j = jobs.get(id);
@@ -46,4 +54,5 @@ export function createMemoryVideoStore(): VideoStore {
         .map(copy);
     },
   };
+  return { store, insert };
 }

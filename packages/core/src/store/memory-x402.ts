@@ -1,10 +1,15 @@
 /** The x402 part of the memory store. */
+import type { VideoJobRecord } from "./video-types.js";
 import type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
 
 const keyOf = (k: PaymentNonceKey): string => `${k.network}|${k.payer.toLowerCase()}|${k.nonce.toLowerCase()}`;
 
-/** In-memory x402 operations (synchronous inside each method: that is their atomicity). */
-export function createMemoryPaymentNonceStore(): PaymentNonceStore {
+/**
+ * In-memory x402 operations (synchronous inside each method: that is their atomicity).
+ * `insertVideoJob` is the memory video store's synchronous insert (throws on a duplicate id
+ * before inserting), used by `markPaymentNonceSettled` in the same step as the mark.
+ */
+export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobRecord) => void): PaymentNonceStore {
   const claims = new Map<string, PaymentNonceRecord>();
   const held = (k: PaymentNonceKey & { requestId: string }): PaymentNonceRecord | undefined => {
     const claim = claims.get(keyOf(k));
@@ -33,6 +38,8 @@ export function createMemoryPaymentNonceStore(): PaymentNonceStore {
     async markPaymentNonceSettled(input) {
       const claim = held(input);
       if (!claim) return false;
+      // First: a duplicate job id throws here, before the claim changes.
+      if (input.videoJob) insertVideoJob(input.videoJob);
       claim.status = "settled";
       claim.txHash = input.txHash;
       claim.settledAt = input.now;

@@ -9,6 +9,7 @@ import { createMemoryAgentStore } from "./memory-agents.js";
 import { createMemoryDispenserStore } from "./memory-dispenser.js";
 import { createMemoryVideoStore } from "./memory-video.js";
 import { createMemoryPaymentNonceStore } from "./memory-x402.js";
+import { createMemoryAuthStore } from "./memory-auth.js";
 import { MAX_AMOUNT } from "../money.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -23,7 +24,11 @@ function cloneJson(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
 }
 
-const copyKey = (k: KeyRecord): KeyRecord => ({ ...k });
+function copyKey(k: KeyRecord): KeyRecord {
+  const copy: KeyRecord = { ...k };
+  if (k.rateLimit) copy.rateLimit = { requestsPerMinute: k.rateLimit.requestsPerMinute };
+  return copy;
+}
 const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
 function copyIntent(i: IntentRecord): IntentRecord {
   const copy: IntentRecord = { ...i, request: cloneJson(i.request) };
@@ -51,6 +56,8 @@ export function createMemoryStore(): Store {
   /** keyId -> ids of its authorized intents, so release on read touches only that key. */
   const authorized = new Map<string, Set<string>>();
   const charges = new Map<string, ChargeRecord>();
+  /** Created first: settle and the x402 mark insert a job in their own step through `video.insert`. */
+  const video = createMemoryVideoStore();
 
   const idempotencySlot = (keyId: string, idempotencyKey: string) => `${keyId}\u0000${idempotencyKey}`;
 
@@ -168,7 +175,7 @@ export function createMemoryStore(): Store {
       return { ok: true, intent: copyIntent(intent), key: copyKey(key) };
     },
 
-    async settle({ intentId, finalAmount, result, now, charge }) {
+    async settle({ intentId, finalAmount, result, now, charge, videoJob }) {
       checkAmount(finalAmount, "finalAmount");
       const guard = finishGuard(intentId, now);
       if (!guard.ok) return guard;
@@ -176,6 +183,8 @@ export function createMemoryStore(): Store {
       if (finalAmount > intent.maxAmount) return { ok: false, reason: "exceeds_reservation", intent: copyIntent(intent) };
       const storedResult = cloneJson(result);
       const insertCharge = assertNewCharge(charge);
+      // Nothing is written before this point, and the job insert is the last step that may throw (a duplicate id).
+      if (videoJob) video.insert(videoJob);
       finish(intent, "settled", now, finalAmount);
       intent.finalAmount = finalAmount;
       if (storedResult !== undefined) intent.result = storedResult;
@@ -295,8 +304,9 @@ export function createMemoryStore(): Store {
     ...createMemoryFeedbackStore(),
     ...createMemoryAgentStore(),
     ...createMemoryDispenserStore(),
-    ...createMemoryVideoStore(),
-    ...createMemoryPaymentNonceStore(),
+    ...video.store,
+    ...createMemoryPaymentNonceStore(video.insert),
+    ...createMemoryAuthStore(),
     async close() {},
   };
 }

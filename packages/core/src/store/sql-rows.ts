@@ -13,6 +13,7 @@
  */
 import type {
   AgentCard,
+  AuthNonceRecord,
   ChargeRecord,
   DispenserClaimRecord,
   FeedbackRecord,
@@ -21,6 +22,7 @@ import type {
   KeyPurpose,
   KeyRecord,
   PaymentNonceRecord,
+  SessionRecord,
   VideoJobRecord,
   VideoJobStatus,
 } from "./types.js";
@@ -48,6 +50,8 @@ export interface SqlKeyRow<I extends SqlInt = SqlInt> {
   expires_at: I;
   revoked_at: I | null;
   last_used_at: I | null;
+  /** The key's own requests per minute (migration 8); NULL, or absent from the row, means none. */
+  rate_limit_rpm?: I | null;
 }
 
 /** A row of `intents`; `request` and `result` are JSON text. */
@@ -119,6 +123,27 @@ export interface SqlVideoJobRow<I extends SqlInt = SqlInt> {
   lease_until: I | null;
 }
 
+/** A row of `auth_nonces` (SIWE nonces). */
+export interface SqlAuthNonceRow<I extends SqlInt = SqlInt> {
+  nonce: string;
+  address: string;
+  chain_id: I;
+  issued_at: I;
+  expires_at: I;
+}
+
+/** A row of `auth_sessions` (wallet sessions). */
+export interface SqlSessionRow<I extends SqlInt = SqlInt> {
+  session_id: string;
+  token_hash: string;
+  address: string;
+  chain_id: I;
+  domain: string;
+  created_at: I;
+  expires_at: I;
+  revoked_at: I | null;
+}
+
 /** A row of `feedback` (the insert-order column `seq` is only sorted on, never mapped); `labels` is JSON text. */
 export interface SqlFeedbackRow<I extends SqlInt = SqlInt> {
   feedback_id: string;
@@ -170,6 +195,7 @@ export function keyFromRow(r: SqlKeyRow, text: SqlTextDecoder = same): KeyRecord
   if (r.name !== null) key.name = text(r.name);
   if (r.revoked_at !== null) key.revokedAt = Number(r.revoked_at);
   if (r.last_used_at !== null) key.lastUsedAt = Number(r.last_used_at);
+  if (r.rate_limit_rpm !== null && r.rate_limit_rpm !== undefined) key.rateLimit = { requestsPerMinute: Number(r.rate_limit_rpm) };
   return key;
 }
 
@@ -250,6 +276,26 @@ export function videoJobFromRow(r: SqlVideoJobRow, text: SqlTextDecoder = same):
     ...(r.lease_owner === null ? {} : { leaseOwner: r.lease_owner }),
     ...(r.lease_until === null ? {} : { leaseUntil: Number(r.lease_until) }),
   };
+}
+
+/** The nonce of an `auth_nonces` row (no free-text columns). */
+export function authNonceFromRow(r: SqlAuthNonceRow): AuthNonceRecord {
+  return { nonce: r.nonce, address: r.address, chainId: Number(r.chain_id), issuedAt: Number(r.issued_at), expiresAt: Number(r.expires_at) };
+}
+
+/** The session of an `auth_sessions` row. Free text: `domain`. */
+export function sessionFromRow(r: SqlSessionRow, text: SqlTextDecoder = same): SessionRecord {
+  const session: SessionRecord = {
+    sessionId: r.session_id,
+    tokenHash: r.token_hash,
+    address: r.address,
+    chainId: Number(r.chain_id),
+    domain: text(r.domain),
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+  };
+  if (r.revoked_at !== null) session.revokedAt = Number(r.revoked_at);
+  return session;
 }
 
 /** The record of a `feedback` row. Free text: `target_type`, `target_id`, `category`, `comment`. */

@@ -14,11 +14,14 @@ import type { AgentStore } from "./agents-types.js";
 import type { DispenserStore } from "./dispenser-types.js";
 import type { VideoStore } from "./video-types.js";
 import type { PaymentNonceStore } from "./x402-types.js";
+import type { AuthStore } from "./auth-types.js";
+import type { VideoJobRecord } from "./video-types.js";
 export type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget, FeedbackVerification } from "./feedback-types.js";
 export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
 export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimStatus, DispenserStore } from "./dispenser-types.js";
 export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
 export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
+export type { AuthNonceRecord, AuthStore, SessionRecord } from "./auth-types.js";
 
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";
@@ -44,6 +47,14 @@ export interface KeyRecord {
   revokedAt?: number;
   /** Set by a successful `reserve` or `chargeDirect`. */
   lastUsedAt?: number;
+  /** The key's own request rate limit (overrides the gateway default); absent: the default applies. */
+  rateLimit?: KeyRateLimit;
+}
+
+/** A per-key request rate limit. */
+export interface KeyRateLimit {
+  /** Requests per minute, 1..1_000_000. */
+  requestsPerMinute: number;
 }
 
 export type IntentStatus = "authorized" | "settled" | "aborted" | "expired";
@@ -194,8 +205,10 @@ export interface LedgerStore {
    * `charge` when given with `amount > 0`, all in one step. Single native atomic operation;
    * returns `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
    * expires the intent if it is past `expiresAt`; exactly one concurrent caller wins.
+   * `videoJob`, when given, is inserted in the same step (a paid video submission: its charge
+   * and its job row land together or not at all); nothing is inserted when the guard fails.
    */
-  settle(input: { intentId: string; finalAmount: bigint; result: unknown; now: number; charge?: ChargeRecord }): Promise<FinishResult>;
+  settle(input: { intentId: string; finalAmount: bigint; result: unknown; now: number; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult>;
   /**
    * Aborts an authorized, unexpired intent: releases its reservation, stores `reason`, `result`,
    * `releasedAmount = maxAmount`. Single native atomic operation; returns `{ok:false, reason,
@@ -266,7 +279,7 @@ export interface ChargeStore {
  * Everything the gateway persists. Later capabilities (feedback, agents, dispenser, video) are
  * added as further sub-interfaces.
  */
-export interface Store extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore {
+export interface Store extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore, AuthStore {
   /**
    * The largest amount (budget limit, reservation, charge) this store keeps exactly; larger
    * budgets are refused by `insertKey` with `invalid_request`. Memory: uint256 max. SQLite: 2^63-1.

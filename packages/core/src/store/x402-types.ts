@@ -19,6 +19,8 @@
  * Payers and nonces are compared case-insensitively (stored lower-case).
  */
 
+import type { VideoJobRecord } from "./video-types.js";
+
 /** One claimed x402 authorization nonce. */
 export interface PaymentNonceRecord {
   /** CAIP-2 network, e.g. `eip155:8453`. */
@@ -61,10 +63,11 @@ export interface PaymentNonceStore {
   releasePaymentNonce(input: PaymentNonceKey & { requestId: string }): Promise<boolean>;
   /**
    * Marks the claim `settled` with `txHash` and `settledAt = now` if it is still `claimed` and held
-   * by `requestId`. Single native atomic operation.
+   * by `requestId`. Single native atomic operation. `videoJob`, when given, is inserted in the
+   * same step (and only when the claim was marked).
    * @returns whether it was marked.
    */
-  markPaymentNonceSettled(input: PaymentNonceKey & { requestId: string; txHash: string; now: number }): Promise<boolean>;
+  markPaymentNonceSettled(input: PaymentNonceKey & { requestId: string; txHash: string; now: number; videoJob?: VideoJobRecord }): Promise<boolean>;
   /** The claim, or null if the nonce is not claimed. */
   getPaymentNonce(key: PaymentNonceKey): Promise<PaymentNonceRecord | null>;
 }

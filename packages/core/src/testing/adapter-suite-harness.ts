@@ -120,6 +120,9 @@ export interface StreamTime {
   releaseAll(): void;
 }
 
+/** The internal secret of the suite's gateways: with it, `x-session-user-address` names the wallet a key is created for. */
+export const SUITE_INTERNAL_SECRET = "adapter-suite-internal-secret";
+
 /** A fresh gateway on the memory store with a manual clock, a local video provider and parked stream waits. */
 export function suiteGateway(cors?: GatewayOptions["cors"]): { gateway: Gateway; time: StreamTime; now: () => number } {
   let count = 0;
@@ -148,6 +151,7 @@ export function suiteGateway(cors?: GatewayOptions["cors"]): { gateway: Gateway;
     sweepIntervalMs: 0,
     media: { providers: { local: { type: "local", videoDurationMs: 10_000 } } },
     video: { pollerIntervalMs: 0, sleep },
+    internalSecret: SUITE_INTERNAL_SECRET,
     ...(cors ? { cors } : {}),
   });
   const time: StreamTime = { count: () => count, aborted: () => aborted, releaseAll: () => parked.splice(0).forEach((go) => go()) };

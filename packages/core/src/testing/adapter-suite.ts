@@ -22,6 +22,7 @@ import {
   readFrames,
   send,
   suiteGateway,
+  SUITE_INTERNAL_SECRET,
   type AdapterConformanceOptions,
   type AdapterStartOptions,
   type AdapterTarget,
@@ -36,6 +37,8 @@ const BASE = "/gw";
 /** Waits for a condition that follows from an event the test caused; generous so a loaded machine never fails it. */
 const until = (check: () => void) => vi.waitFor(check, { timeout: 15_000, interval: 10 });
 const OWNER = "0x00000000000000000000000000000000000000a1";
+/** Names the owner wallet and proves it with the internal secret (as a server-side host app does). */
+const OWNER_PROOF = { "x-session-user-address": OWNER, "x-internal-secret": SUITE_INTERNAL_SECRET };
 const APP_ORIGIN = "https://app.example";
 
 /** One test's world: the served target, the probe, the stream clock and the errors reported to `onError`. */
@@ -81,7 +84,7 @@ function expectHeadersIntact(res: Response, answered: GatewayResponse | undefine
 
 async function createKey(w: World): Promise<{ keyId: string; token: string }> {
   const body = { budgetLimit: "100000000", expiresAt: w.now() + 86_400_000, networkId: 8453, purpose: "api" };
-  const res = await w.call("/api/keys", json(body, { "x-session-user-address": OWNER }));
+  const res = await w.call("/api/keys", json(body, OWNER_PROOF));
   const text = await res.text();
   expect(res.status, text).toBe(201);
   return JSON.parse(text);
@@ -163,7 +166,7 @@ export function runAdapterConformance(name: string, options: AdapterConformanceO
     test("JSON bodies: POST creates; invalid JSON is a 400 envelope; an empty JSON body on GET and DELETE is accepted", async (w) => {
       const key = await createKey(w);
       expect(w.probe.requests[0]?.body?.kind).toBe("stream");
-      const bad = await w.call("/api/keys", { ...json({}, { "x-session-user-address": OWNER }), body: "{not json" });
+      const bad = await w.call("/api/keys", { ...json({}, OWNER_PROOF), body: "{not json" });
       expect((await expectEnvelope(bad, 400, "invalid_request")).message).toMatch(/JSON/);
       const empty = { "content-type": "application/json", "content-length": "0", authorization: `Bearer ${key.token}` };
       const get = await w.call(`/api/keys/${key.keyId}`, { headers: empty, raw: true });
@@ -188,7 +191,7 @@ export function runAdapterConformance(name: string, options: AdapterConformanceO
       "413 payload_too_large over maxBodySize, declared or chunked; a body under it is served",
       async (w) => {
         const big = JSON.stringify({ budgetLimit: "1", name: "x".repeat(2000) });
-        const headers = { "content-type": "application/json", "x-session-user-address": OWNER };
+        const headers = { "content-type": "application/json", ...OWNER_PROOF };
         expect((await expectEnvelope(await w.call("/api/keys", { method: "POST", headers, body: big }), 413, "payload_too_large")).details).toEqual({
           limitBytes: 1024,
         });

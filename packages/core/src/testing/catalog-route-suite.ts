@@ -22,6 +22,8 @@ export const connectDirect: Connect = async (gateway) => ({
 });
 
 const body = async (res: Response) => (await res.json()) as any;
+/** A POST with a JSON body (a JSON route answers 415 to any other Content-Type). */
+const postJson = (value: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(value) });
 
 /**
  * Every route of SPEC.md "Models" with good and bad input, including `/api/models` against a
@@ -85,7 +87,7 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         expect(edits.total).toBeGreaterThan(0);
         for (const c of edits.data) expect(c.operations).toContainEqual({ modality: "image", operation: "edit" });
         const viaBody = await body(
-          await get("/v1/models/search", { method: "POST", body: JSON.stringify({ modality: "image", operation: "edit", limit: 200 }) }),
+          await get("/v1/models/search", postJson({ modality: "image", operation: "edit", limit: 200 })),
         );
         expect(viaBody.total).toBe(edits.total);
         const viaQuery = await body(await get("/v1/models/search?provider=openai&q=embedding", { method: "POST" }));
@@ -104,8 +106,12 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
           expect(res.status).toBe(400);
           expect((await body(res)).error).toMatchObject({ code: "invalid_request", param, type: "invalid_request_error" });
         }
-        const post = await get("/v1/models/search", { method: "POST", body: JSON.stringify({ provider: "nope" }) });
+        const post = await get("/v1/models/search", postJson({ provider: "nope" }));
         expect(post.status).toBe(400);
+        // The same body as text/plain (what fetch sends for a string body by default) is refused as such.
+        const plain = await get("/v1/models/search", { method: "POST", body: JSON.stringify({ provider: "nope" }) });
+        expect(plain.status).toBe(415);
+        expect((await body(plain)).error).toMatchObject({ code: "unsupported_media_type", param: "content-type" });
       });
     });
 

@@ -61,9 +61,11 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
   const claim = (h: Harness, body: unknown) => h.call("POST", CLAIM, { body });
 
   describe(`dispenser routes: ${name}`, () => {
-    test("not configured: claim is 503 whatever the body; status lists the chains as unconfigured", { chains: [DEAD_CHAIN] }, async (h) => {
+    test("not configured: a valid claim is 503, an invalid body a 400 first; status lists the chains as unconfigured", { chains: [DEAD_CHAIN] }, async (h) => {
       expectError(await claim(h, { address: freshAddress(), chainId: DEAD_CHAIN.chainId }), 503, "not_configured");
-      expectError(await claim(h, { address: "nope" }), 503, "not_configured");
+      // The body is validated before the dispenser says it is off.
+      expectError(await claim(h, { address: "nope" }), 400, "invalid_request", "address");
+      expectError(await claim(h, { address: freshAddress() }), 400, "invalid_request", "chainId");
       const status = await h.call("GET", "/api/dispenser/status");
       expect(status.status).toBe(200);
       expect(status.body).toEqual({
@@ -81,6 +83,8 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
 
     test("bad input is a 400 naming the field", dead, async (h) => {
       expectError(await claim(h, { address: "0x1234", chainId: 7 }), 400, "invalid_request", "address");
+      // Mixed case must be the EIP-55 checksummed form (all lower- or upper-case is fine).
+      expectError(await claim(h, { address: "0x1234567890aBcdEF1234567890aBcdef12345678", chainId: 7 }), 400, "invalid_request", "address");
       expectError(await claim(h, { chainId: 7 }), 400, "invalid_request", "address");
       expectError(await claim(h, { address: freshAddress() }), 400, "invalid_request", "chainId");
       expectError(await claim(h, { address: freshAddress(), chainId: "seven" }), 400, "invalid_request", "chainId");

@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { createGateway } from "../gateway.js";
 import type { GatewayOptions, GatewayOptionsError } from "../options.js";
-import { bearer, CHAIN, expectError, OWNER, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
+import { asWallet, bearer, CHAIN, expectError, OWNER, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
 
 const WALLET = "0x1234567890AbcdEF1234567890aBcdef12345678";
 const WALLET_LOWER = WALLET.toLowerCase();
@@ -132,35 +132,54 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
 
     describe("reviewer", () => {
       const stored = async (h: Harness) => (await h.gateway.services.store.listFeedback({ type: "model", id: MODEL.targetId }, { limit: 100 }))[0]!;
+      /** The wallet header, proven with the internal secret, and a chain header unless `chain` is null. */
       const wallet = (address = WALLET, chain: string | null = String(CHAIN)) => ({
-        "x-session-user-address": address,
+        ...asWallet(address),
         ...(chain === null ? {} : { "x-chain-id": chain }),
       });
+      /** The wallet header and a chain header without any proof. */
+      const unproven = (address = WALLET, chain = String(CHAIN)) => ({ "x-session-user-address": address, "x-chain-id": chain });
 
-      test("a valid service key → its owner (service_key), whatever the wallet header says", async (h) => {
+      test("a valid service key → its owner (service_key), whatever wallet the header names; a malformed header → 400", async (h) => {
         const key = await h.createKey();
-        const r = await post(h, { ...MODEL, rating: 4 }, { ...bearer(key.token), ...wallet("0xnot-an-address") });
+        const r = await post(h, { ...MODEL, rating: 4 }, { ...bearer(key.token), "x-session-user-address": OWNER, "x-chain-id": "1" });
         expect(r.status, JSON.stringify(r.body)).toBe(201);
         expect(r.body.verification).toBe("service_key");
         expect(await stored(h)).toMatchObject({ verification: "service_key", reviewer: OWNER, keyId: key.keyId, chainId: CHAIN });
+        // The key names its owner even beside a header naming another wallet.
+        h.clock.advance(1);
+        expect((await post(h, { ...MODEL, rating: 4 }, { ...bearer(key.token), ...unproven() })).body.verification).toBe("service_key");
+        expect(await stored(h)).toMatchObject({ verification: "service_key", reviewer: OWNER });
+        // A malformed wallet header is a 400 even beside a valid key (it is parsed before any proof).
+        expectError(await post(h, { ...MODEL, rating: 4 }, { ...bearer(key.token), "x-session-user-address": "0xnot-an-address" }), 400, "invalid_request", "x-session-user-address");
         // A bare token works too, and an exhausted budget does not matter.
         await h.call("POST", "/api/keys/settle", { headers: bearer(key.token), body: { amount: "1000" } });
         expect((await post(h, { ...MODEL, rating: 3 }, { authorization: key.token })).body.verification).toBe("service_key");
       });
 
-      test("x-session-user-address with x-chain-id (or x-network-id) → wallet_header, stored lower-case", async (h) => {
+      test("a proven x-session-user-address with x-chain-id (or x-network-id) → wallet_header, stored lower-case", async (h) => {
         const r = await post(h, { ...MODEL, comment: "hi" }, wallet());
         expect(r.status, JSON.stringify(r.body)).toBe(201);
         expect(r.body.verification).toBe("wallet_header");
         expect(await stored(h)).toMatchObject({ verification: "wallet_header", reviewer: WALLET_LOWER, chainId: CHAIN });
         h.clock.advance(1);
-        expect((await post(h, { ...MODEL, comment: "hi" }, { "x-session-user-address": WALLET, "x-network-id": "10" })).body.verification).toBe(
-          "wallet_header",
-        );
+        expect((await post(h, { ...MODEL, comment: "hi" }, { ...asWallet(WALLET), "x-network-id": "10" })).body.verification).toBe("wallet_header");
         expect(await stored(h)).toMatchObject({ reviewer: WALLET_LOWER, chainId: 10 });
       });
 
-      test("an unknown, malformed, revoked or expired key is ignored: wallet header, else anonymous", async (h) => {
+      test("an unproven wallet header (alone, or with a wrong internal secret) → anonymous, not refused, reviewer not stored", async (h) => {
+        for (const headers of [unproven(), { ...unproven(), "x-internal-secret": "not-the-suite-secret-at-all" }]) {
+          h.clock.advance(1);
+          const r = await post(h, { ...MODEL, rating: 2 }, headers);
+          expect(r.status, JSON.stringify(r.body)).toBe(201);
+          expect(r.body.verification).toBe("anonymous");
+          const record = await stored(h);
+          expect(record).toMatchObject({ feedbackId: r.body.feedbackId, verification: "anonymous" });
+          expect(record.reviewer).toBeUndefined();
+        }
+      });
+
+      test("an unknown, malformed, revoked or expired key is ignored: proven wallet header, else anonymous", async (h) => {
         const revoked = await h.createKey();
         await h.call("DELETE", `/api/keys/${revoked.keyId}`, { headers: bearer(revoked.token) });
         const expiring = await h.createKey({ expiresAt: h.clock.now() + 10 });
@@ -169,6 +188,7 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
           const anon = await post(h, { ...MODEL, rating: 2 }, bearer(token));
           expect(anon.status, JSON.stringify(anon.body)).toBe(201);
           expect(anon.body.verification).toBe("anonymous");
+          expect((await post(h, { ...MODEL, rating: 2 }, { ...bearer(token), ...unproven() })).body.verification).toBe("anonymous");
           expect((await post(h, { ...MODEL, rating: 2 }, { ...bearer(token), ...wallet() })).body.verification).toBe("wallet_header");
         }
         expect(await stored(h)).toMatchObject({ verification: "wallet_header", reviewer: WALLET_LOWER });
@@ -186,8 +206,12 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
       test("a malformed wallet header (no valid key) → 400 x-session-user-address; a malformed chain → 400 x-chain-id", async (h) => {
         for (const bad of ["0x123", "not-an-address", "0xzz000000000000000000000000000000000000a1"]) {
           expectError(await post(h, { ...MODEL, rating: 4 }, wallet(bad)), 400, "invalid_request", "x-session-user-address");
-          expectError(await post(h, { ...MODEL, rating: 4 }, { ...bearer(UNKNOWN_TOKEN), ...wallet(bad) }), 400, "invalid_request", "x-session-user-address");
+          expectError(await post(h, { ...MODEL, rating: 4 }, unproven(bad)), 400, "invalid_request", "x-session-user-address");
+          expectError(await post(h, { ...MODEL, rating: 4 }, { ...bearer(UNKNOWN_TOKEN), ...unproven(bad) }), 400, "invalid_request", "x-session-user-address");
         }
+        // Mixed case must carry a valid EIP-55 checksum.
+        const badChecksum = WALLET.replace("Ab", "aB");
+        expectError(await post(h, { ...MODEL, rating: 4 }, unproven(badChecksum)), 400, "invalid_request", "x-session-user-address");
         // The header is checked before the body: a bad header and a bad body answer about the header.
         expectError(await post(h, { rating: 9 }, wallet("0x1")), 400, "invalid_request", "x-session-user-address");
         expectError(await post(h, { ...MODEL, rating: 4 }, wallet(WALLET, "abc")), 400, "invalid_request", "x-chain-id");
@@ -259,7 +283,7 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
           return r.body.feedbackId as string;
         };
         const a = await submit({ rating: 5, category: "quality" }, bearer(key.token));
-        const b = await submit({ rating: 4 }, { "x-session-user-address": WALLET, "x-chain-id": "1" });
+        const b = await submit({ rating: 4 }, { ...asWallet(WALLET), "x-chain-id": "1" });
         const c = await submit({ rating: 4, category: "latency" });
         const d = await submit({ comment: "no rating", category: "bug" });
         const r = await summary(h);

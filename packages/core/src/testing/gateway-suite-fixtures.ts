@@ -23,6 +23,10 @@ export const CHAIN = 8453;
 export const OWNER = "0x00000000000000000000000000000000000000a1";
 export const OWNER_MIXED = "0x00000000000000000000000000000000000000A1";
 export const OTHER = "0x00000000000000000000000000000000000000b2";
+/** The internal secret of the suites' gateways: a host app acting for the wallet it names. */
+export const INTERNAL_SECRET = "suite-internal-secret-0123456789";
+/** Headers that name and prove `address` as the host app does (x-internal-secret). */
+export const asWallet = (address: string = OWNER): Record<string, string> => ({ "x-session-user-address": address, "x-internal-secret": INTERNAL_SECRET });
 /** A token of the right shape that no store knows. */
 export const UNKNOWN_TOKEN = `svc-${"A".repeat(43)}`;
 
@@ -45,7 +49,7 @@ export interface Harness {
   readonly gateway: Gateway<GatewayServices>;
   readonly clock: ManualClock;
   call(method: string, path: string, init?: CallInit): Promise<Reply>;
-  /** POST /api/keys (asserts 201); `fields` overlay an api key of 1000 on {@link CHAIN} expiring in a day. */
+  /** POST /api/keys proven with the internal secret (asserts 201); `fields` overlay an api key of 1000 on {@link CHAIN} expiring in a day. */
   createKey(fields?: Record<string, unknown>, owner?: string): Promise<any>;
   /** GET /api/keys/{keyId} with `token` (asserts 200); the key view. */
   inspect(token: string, keyId: string): Promise<any>;
@@ -66,7 +70,7 @@ export const PREPARE = { service: "inference", action: "chat", resource: "https:
 export async function withGateway(options: GatewaySuiteOptions, fn: (h: Harness) => Promise<void>, extra: Partial<GatewayOptions> = {}): Promise<void> {
   const store = await options.createStore();
   const clock = createManualClock();
-  const gateway = createGateway({ store, clock, sweepIntervalMs: 0, ...extra });
+  const gateway = createGateway({ store, clock, sweepIntervalMs: 0, internalSecret: INTERNAL_SECRET, ...extra });
   const call = async (method: string, path: string, init: CallInit = {}): Promise<Reply> => {
     const headers: Record<string, string> = { ...init.headers };
     let body: string | undefined;
@@ -84,7 +88,7 @@ export async function withGateway(options: GatewaySuiteOptions, fn: (h: Harness)
     call,
     async createKey(fields = {}, owner = OWNER) {
       const body = { budgetLimit: "1000", expiresAt: clock.now() + DAY, networkId: CHAIN, purpose: "api", ...fields };
-      const r = await call("POST", "/api/keys", { headers: { "x-session-user-address": owner }, body });
+      const r = await call("POST", "/api/keys", { headers: asWallet(owner), body });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body;
     },

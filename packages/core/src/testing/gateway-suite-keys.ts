@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  asWallet,
   bearer,
   budgetOf,
   CHAIN,
@@ -24,7 +25,10 @@ import {
 } from "./gateway-suite-fixtures.js";
 
 const TOKEN = /^svc-[A-Za-z0-9_-]{43}$/;
-const owner = (address = OWNER) => ({ "x-session-user-address": address });
+/** Names and proves the owner wallet (the internal secret, as a host app does). */
+const owner = (address = OWNER) => asWallet(address);
+/** The owner-wallet header alone, which proves nothing. */
+const headerOnly = (address = OWNER) => ({ "x-session-user-address": address });
 
 /** Registers the key route suite for the store `name` in the current vitest file. */
 export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): void {
@@ -61,6 +65,8 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         expect(list.status).toBe(200);
         const { token: _t, ...view } = r.body;
         expect(list.body).toEqual({ keys: [view], next_cursor: null });
+        // A live key of the wallet proves it for the list too.
+        expect((await h.call("GET", "/api/keys", { headers: bearer(token) })).body).toEqual(list.body);
         const inspected = await h.inspect(token, keyId);
         expect(inspected).toEqual(view);
         for (const text of [JSON.stringify(list.body), JSON.stringify(inspected)]) {
@@ -78,13 +84,16 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         expect((await h.prepare(key.token)).status).toBe(200);
       }, { compat: "compose" });
 
-      test("owner header: missing → 401 authentication_required, invalid → 400", async (h) => {
+      test("owner header: missing → 401 authentication_required, unproven → 401 wallet_unverified, invalid → 400", async (h) => {
         const body = { budgetLimit: "10", expiresAt: h.clock.now() + DAY, networkId: CHAIN, purpose: "api" };
         expectError(await h.call("POST", "/api/keys", { body }), 401, "authentication_required");
+        expectError(await h.call("POST", "/api/keys", { headers: headerOnly(), body }), 401, "wallet_unverified", "x-session-user-address");
         for (const bad of ["0x123", "not-an-address", "0xzz000000000000000000000000000000000000a1"])
           expectError(await h.call("POST", "/api/keys", { headers: owner(bad), body }), 400, "invalid_request", "x-session-user-address");
         expectError(await h.call("GET", "/api/keys"), 401, "authentication_required");
+        expectError(await h.call("GET", "/api/keys", { headers: headerOnly() }), 401, "wallet_unverified", "x-session-user-address");
         expectError(await h.call("GET", "/api/keys", { headers: owner("0x1") }), 400, "invalid_request", "x-session-user-address");
+        expect((await h.call("GET", "/api/keys", { headers: owner() })).body.keys).toEqual([]);
       });
 
       test("body errors → 400 naming the param; nothing is created", async (h) => {

@@ -88,7 +88,11 @@ export function registerPaymentLifecycleTests(options: GatewaySuiteOptions): voi
   describe("races through gateway.fetch", () => {
     test("200 concurrent prepares of 7 against a budget of 706 → exactly 100 × 200 and 100 × 402", async (h) => {
       const key = await h.createKey({ budgetLimit: "706" });
-      const replies = await Promise.all(Array.from({ length: 200 }, () => h.prepare(key.token, { ...PREPARE, maxAmountWei: "7" })));
+      const body = { ...PREPARE, maxAmountWei: "7" };
+      // Content-Length as any HTTP client sends it: a body of unknown length holds the whole JSON
+      // limit of the in-flight body budget while it is read, and 200 of those at once would be 503s.
+      const sized = { "content-length": String(new TextEncoder().encode(JSON.stringify(body)).byteLength) };
+      const replies = await Promise.all(Array.from({ length: 200 }, () => h.prepare(key.token, body, sized)));
       const ok = replies.filter((r) => r.status === 200);
       const refused = replies.filter((r) => r.status === 402);
       expect([ok.length, refused.length]).toEqual([100, 100]);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  asWallet,
   bearer,
   budgetOf,
   CHAIN,
@@ -140,7 +141,7 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
         await h.settle({ paymentIntentId: third, finalAmountWei: "120" });
         await h.abort({ paymentIntentId: second, reason: "cancelled" });
 
-        const session = { "x-session-user-address": OWNER };
+        const session = asWallet(OWNER);
         const all = await h.call("GET", "/api/payments/intents", { headers: session });
         expect(all.status).toBe(200);
         expect(all.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third, second, first]);
@@ -158,7 +159,13 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
         const late = await h.call("GET", "/api/payments/intents?limit=1&cursor=" + (await h.call("GET", "/api/payments/intents?limit=2", { headers: session })).body.next_cursor, { headers: session });
         expect(late.body.intents[0]).toMatchObject({ paymentIntentId: first, status: "expired", releasedWei: "300" });
 
+        // A live key of the wallet proves it too: it sees all of the wallet's intents, not only its own.
+        const viaKey = await h.call("GET", "/api/payments/intents", { headers: bearer(b.token) });
+        expect(viaKey.status).toBe(200);
+        expect(viaKey.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third, second, first]);
+
         expectError(await h.call("GET", "/api/payments/intents"), 401, "authentication_required");
+        expectError(await h.call("GET", "/api/payments/intents", { headers: { "x-session-user-address": OWNER } }), 401, "wallet_unverified", "x-session-user-address");
         expectError(await h.call("GET", "/api/payments/intents?cursor=nope", { headers: session }), 400, "invalid_request", "cursor");
         expectError(await h.call("GET", "/api/payments/intents?chainId=x", { headers: session }), 400, "invalid_request", "chainId");
       });

@@ -12,7 +12,7 @@ import type { AnvilAccount } from "./anvil.js";
 import { approveUsdc } from "./anvil.js";
 import type { GatewayOptions } from "../options.js";
 import { DEAD_CHAIN, freshAddress, SOME_KEY, startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
-import { bearer, CHAIN, DAY, expectError, OWNER, PREPARE, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
+import { asWallet, bearer, CHAIN, DAY, expectError, OWNER, PREPARE, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 
 const SECRET = "s3cret-s3cret-s3cret";
 const STATUS = "/api/settlement/status";
@@ -33,7 +33,7 @@ async function paidCalls(h: Harness, owner: string, chainId: number, amounts: re
 }
 
 const status = async (h: Harness, owner: string, headers: Record<string, string> = {}, query = "") => {
-  const r = await h.call("GET", `${STATUS}${query}`, { headers: { "x-session-user-address": owner, ...headers } });
+  const r = await h.call("GET", `${STATUS}${query}`, { headers: { ...asWallet(owner), ...headers } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
 };
@@ -87,11 +87,13 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
 
     test("status: wallet header required, chain checked", {}, async (h) => {
       expectError(await h.call("GET", STATUS, { headers: { "x-chain-id": "1" } }), 401, "authentication_required", "x-session-user-address");
-      expectError(await h.call("GET", STATUS, { headers: { "x-session-user-address": "0x12", "x-chain-id": "1" } }), 400, "invalid_request", "x-session-user-address");
-      expectError(await h.call("GET", STATUS, { headers: { "x-session-user-address": OWNER, "x-chain-id": "abc" } }), 400, "invalid_request", "x-chain-id");
-      expectError(await h.call("GET", `${STATUS}?chainId=0`, { headers: { "x-session-user-address": OWNER } }), 400, "invalid_request", "chainId");
+      // The header alone proves nothing.
+      expectError(await h.call("GET", STATUS, { headers: { "x-session-user-address": OWNER, "x-chain-id": "1" } }), 401, "wallet_unverified", "x-session-user-address");
+      expectError(await h.call("GET", STATUS, { headers: { ...asWallet("0x12"), "x-chain-id": "1" } }), 400, "invalid_request", "x-session-user-address");
+      expectError(await h.call("GET", STATUS, { headers: { ...asWallet(OWNER), "x-chain-id": "abc" } }), 400, "invalid_request", "x-chain-id");
+      expectError(await h.call("GET", `${STATUS}?chainId=0`, { headers: asWallet(OWNER) }), 400, "invalid_request", "chainId");
       // No header, no query and no options.chains: nothing to default to.
-      expectError(await h.call("GET", STATUS, { headers: { "x-session-user-address": OWNER } }), 400, "invalid_request", "x-chain-id");
+      expectError(await h.call("GET", STATUS, { headers: asWallet(OWNER) }), 400, "invalid_request", "x-chain-id");
     });
 
     test("batch: 503 when not configured, whatever the secret", {}, async (h) => {

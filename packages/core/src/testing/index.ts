@@ -21,3 +21,5 @@ export { startAnvil, deployTestUsdc, mintUsdc, approveUsdc, setNextBlockTimestam
 export { compileTestUsdc } from "./test-usdc.js";
 export { runAdapterConformance, listenHttp, type AdapterConformanceOptions, type AdapterStartOptions, type AdapterTarget } from "./adapter-suite.js";
 export { closedPortUrl } from "./directory-stub.js";
+export { runAttackSuite } from "./attack-suite.js";
+export type { AttackSuiteOptions } from "./attack-harness.js";

@@ -20,6 +20,7 @@ import { raceTests } from "./store-suite-races.js";
 import { dispenserTests } from "./store-suite-dispenser.js";
 import { x402Tests } from "./store-suite-x402.js";
 import { videoTests } from "./store-suite-video.js";
+import { authTests } from "./store-suite-auth.js";
 
 /** The tests, grouped by capability (each group becomes a `describe`). */
 export const storeConformanceGroups = {
@@ -33,6 +34,7 @@ export const storeConformanceGroups = {
   dispenser: dispenserTests,
   x402: x402Tests,
   video: videoTests,
+  auth: authTests,
 } as const;
 
 type Groups = typeof storeConformanceGroups;

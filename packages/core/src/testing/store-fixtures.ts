@@ -3,7 +3,7 @@
  * several tests (or fast-check runs) can share one store.
  */
 import { expect } from "vitest";
-import type { ChargeRecord, KeyRecord, NewIntent, Store } from "../store/types.js";
+import type { ChargeRecord, KeyRecord, NewIntent, Store, VideoJobRecord } from "../store/types.js";
 
 /** One conformance test: gets a fresh store, throws on failure. */
 export type StoreTest = (ctx: { store: Store }) => Promise<void>;
@@ -73,6 +73,11 @@ export function makeCharge(key: KeyRecord, amount: bigint, overrides: Partial<Ch
     createdAt: T0,
     ...overrides,
   };
+}
+
+/** A queued video job, as a paid video submission inserts it (settle, x402 mark). */
+export function makeVideoJob(overrides: Partial<VideoJobRecord> = {}): VideoJobRecord {
+  return { id: `vid_${uniq()}`, model: "sora-2", provider: "openai", upstream: "local", upstreamId: `up_${uniq()}`, status: "queued", receipt: { paid: "5" }, createdAt: T0, updatedAt: T0, ...overrides };
 }
 
 /** Reserves and asserts success; returns the intent id. */

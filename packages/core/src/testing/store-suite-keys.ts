@@ -1,7 +1,7 @@
 /** Conformance tests of {@link KeyStore}. */
 import { expect } from "vitest";
 import type { KeyRecord, KeyStore } from "../store/types.js";
-import { addKey, CHAIN, DAY, makeKey, mustGetKey, OTHER_OWNER, OWNER, seededRandom, shuffle, T0, type StoreTest } from "./store-fixtures.js";
+import { addKey, CHAIN, DAY, makeCharge, makeIntent, makeKey, mustGetKey, OTHER_OWNER, OWNER, reserveOk, seededRandom, shuffle, T0, type StoreTest } from "./store-fixtures.js";
 
 export const keyTests = {
   "insertKey then getKeyById and getKeyByTokenHash return it": async ({ store }) => {
@@ -16,6 +16,38 @@ export const keyTests = {
     read.budgetUsed = 999n;
     read.name = "changed";
     expect(await store.getKeyById(key.keyId)).toEqual(key);
+  },
+
+  "a key's rateLimit round-trips through every read and every operation that returns the key; absent stays absent": async ({ store }) => {
+    const limited = await addKey(store, { rateLimit: { requestsPerMinute: 120 }, budgetLimit: 100n });
+    const plain = await addKey(store, { budgetLimit: 100n });
+    for (const key of [limited, plain]) {
+      const read = [await store.getKeyById(key.keyId), await store.getKeyByTokenHash(key.tokenHash), (await store.listKeys(OWNER, { limit: 100 })).keys.find((k) => k.keyId === key.keyId)];
+      for (const r of read) expect(r).toEqual(key);
+      const expected = key.rateLimit ? { rateLimit: { requestsPerMinute: 120 } } : {};
+      const reserved = await store.reserve({ intent: makeIntent(key.keyId, 10n), now: T0 });
+      expect(reserved.ok && reserved.key).toMatchObject(expected);
+      const id = reserved.ok ? reserved.intent.intentId : "";
+      const settled = await store.settle({ intentId: id, finalAmount: 5n, result: {}, now: T0 + 1, charge: makeCharge(key, 5n, { intentId: id }) });
+      expect(settled.ok && settled.key).toMatchObject(expected);
+      const aborted = await store.abort({ intentId: await reserveOk(store, key.keyId, 1n), reason: "x", result: {}, now: T0 + 2 });
+      expect(aborted.ok && aborted.key).toMatchObject(expected);
+      const charged = await store.chargeDirect({ keyId: key.keyId, amount: 1n, now: T0 + 3 });
+      expect(charged.ok && charged.key).toMatchObject(expected);
+      const refused = await store.chargeDirect({ keyId: key.keyId, amount: 1000n, now: T0 + 3 });
+      expect(!refused.ok && "key" in refused && refused.key).toMatchObject(expected);
+      const revoked = await store.revokeKey(key.keyId, T0 + 4);
+      expect(revoked).toEqual({ ...key, budgetUsed: 6n, lastUsedAt: T0 + 3, revokedAt: T0 + 4 });
+      if (!key.rateLimit) for (const k of [revoked, reserved.ok && reserved.key, settled.ok && settled.key]) expect(k && "rateLimit" in k).toBe(false);
+    }
+    // Returned records are copies, the nested rate limit too.
+    const read = await mustGetKey(store, limited.keyId);
+    read.rateLimit!.requestsPerMinute = 1;
+    expect((await mustGetKey(store, limited.keyId)).rateLimit).toEqual({ requestsPerMinute: 120 });
+    const input = makeKey({ rateLimit: { requestsPerMinute: 60 } });
+    await store.insertKey(input);
+    input.rateLimit!.requestsPerMinute = 2;
+    expect((await mustGetKey(store, input.keyId)).rateLimit).toEqual({ requestsPerMinute: 60 });
   },
 
   "insertKey rejects a duplicate keyId or tokenHash": async ({ store }) => {

@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { MAX_AMOUNT } from "../money.js";
 import type { IntentRecord, Store } from "../store/types.js";
-import { addKey, makeCharge, makeIntent, mustGetKey, OTHER_OWNER, OWNER, reserveOk, T0, type StoreTest } from "./store-fixtures.js";
+import { addKey, makeCharge, makeIntent, makeVideoJob, mustGetKey, OTHER_OWNER, OWNER, reserveOk, T0, type StoreTest } from "./store-fixtures.js";
 
 const TTL = 15 * 60_000;
 
@@ -102,6 +102,61 @@ export const ledgerTests = {
     expect(await store.settle({ intentId: zero, finalAmount: 0n, result: { ok: 1 }, now: T0 + 11, charge: none })).toMatchObject({ ok: true, intent: { finalAmount: 0n, releasedAmount: 5n } });
     expect(await store.getCharge(none.chargeId)).toBeNull();
     expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: 60n, budgetReserved: 0n });
+  },
+
+  "settle with a videoJob inserts the job in the same step; a settle whose guard fails inserts none": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 100n });
+    const id = await reserveOk(store, key.keyId, 10n);
+    const job = makeVideoJob();
+    const charge = makeCharge(key, 5n, { intentId: id });
+    expect(await store.settle({ intentId: id, finalAmount: 5n, result: { job: job.id }, now: T0 + 1, charge, videoJob: job })).toMatchObject({ ok: true, intent: { status: "settled" } });
+    expect(await store.getVideoJob(job.id)).toEqual(job);
+    expect(await store.getCharge(charge.chargeId)).toEqual(charge);
+
+    // Each guard miss: settled already, above the reservation, overdue, unknown.
+    const open = await reserveOk(store, key.keyId, 10n);
+    const overdue = await reserveOk(store, key.keyId, 10n, { expiresAt: T0 + 10 });
+    const misses = [
+      { intentId: id, finalAmount: 5n },
+      { intentId: open, finalAmount: 11n },
+      { intentId: overdue, finalAmount: 1n },
+      { intentId: "pi_unknown", finalAmount: 1n },
+    ];
+    const reasons: string[] = [];
+    for (const miss of misses) {
+      const videoJob = makeVideoJob();
+      const r = await store.settle({ ...miss, result: {}, now: T0 + 10, videoJob });
+      reasons.push(r.ok ? "ok" : r.reason);
+      expect(await store.getVideoJob(videoJob.id), miss.intentId).toBeNull();
+    }
+    expect(reasons).toEqual(["invalid_state", "exceeds_reservation", "expired", "not_found"]);
+    expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: 5n, budgetReserved: 10n });
+  },
+
+  "20 concurrent settles of one intent, each with its own videoJob: exactly one wins and one job is inserted": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 100n });
+    const id = await reserveOk(store, key.keyId, 10n);
+    const jobs = Array.from({ length: 20 }, () => makeVideoJob());
+    const results = await Promise.all(jobs.map((videoJob, i) => store.settle({ intentId: id, finalAmount: BigInt(i % 10), result: { i }, now: T0 + 1, videoJob })));
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    const found = (await Promise.all(jobs.map((j) => store.getVideoJob(j.id)))).filter((j) => j !== null);
+    expect(found.map((j) => j.id)).toEqual([jobs[results.findIndex((r) => r.ok)]!.id]);
+  },
+
+  "a settle whose videoJob id exists rejects and changes nothing (no settle, no charge)": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 100n });
+    const id = await reserveOk(store, key.keyId, 10n);
+    const existing = makeVideoJob();
+    await store.insertVideoJob(existing);
+    const before = await store.getIntent(id);
+    const charge = makeCharge(key, 5n, { intentId: id });
+    await expect(store.settle({ intentId: id, finalAmount: 5n, result: {}, now: T0 + 1, charge, videoJob: makeVideoJob({ id: existing.id, model: "other" }) })).rejects.toThrow();
+    expect(await store.getIntent(id)).toEqual(before);
+    expect(await store.getCharge(charge.chargeId)).toBeNull();
+    expect(await store.getVideoJob(existing.id)).toEqual(existing);
+    expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: 0n, budgetReserved: 10n });
+    // The same settle with a fresh job then goes through.
+    expect(await store.settle({ intentId: id, finalAmount: 5n, result: {}, now: T0 + 2, charge, videoJob: makeVideoJob() })).toMatchObject({ ok: true });
   },
 
   "settling twice is a guard miss that returns the settled intent": async ({ store }) => {

@@ -1,6 +1,6 @@
 /** Conformance: x402 nonce claims (DESIGN.md invariant 5: an authorization nonce pays at most once). */
 import { expect } from "vitest";
-import { T0, uniq, type StoreTest } from "./store-fixtures.js";
+import { makeVideoJob, T0, uniq, type StoreTest } from "./store-fixtures.js";
 
 const NETWORK = "eip155:8453";
 const PAYER = "0x00000000000000000000000000000000000000aa";
@@ -55,6 +55,46 @@ export const x402Tests = {
     expect(await store.releasePaymentNonce({ ...k, requestId: "req_a" })).toBe(false);
     expect(await store.claimPaymentNonce({ ...k, requestId: "req_b", now: T0 + 4, expiresAt: T0 + 1000 })).toBe(false);
     expect(await store.getPaymentNonce(k)).toMatchObject({ status: "settled", requestId: "req_a", txHash: "0xabc", settledAt: T0 + 2 });
+  },
+
+  "x402: a mark with a videoJob inserts the job in the same step; a failed mark inserts none": async ({ store }) => {
+    const k = { network: NETWORK, payer: PAYER, nonce: nonce() };
+    expect(await store.claimPaymentNonce({ ...k, requestId: "req_a", now: T0, expiresAt: T0 + 1000 })).toBe(true);
+    const stranger = makeVideoJob();
+    expect(await store.markPaymentNonceSettled({ ...k, requestId: "req_other", txHash: "0x01", now: T0 + 1, videoJob: stranger })).toBe(false);
+    expect(await store.getVideoJob(stranger.id)).toBeNull();
+    const unclaimed = makeVideoJob();
+    expect(await store.markPaymentNonceSettled({ ...k, nonce: nonce(), requestId: "req_a", txHash: "0x01", now: T0 + 1, videoJob: unclaimed })).toBe(false);
+    expect(await store.getVideoJob(unclaimed.id)).toBeNull();
+
+    const job = makeVideoJob();
+    expect(await store.markPaymentNonceSettled({ ...k, requestId: "req_a", txHash: "0xabc", now: T0 + 2, videoJob: job })).toBe(true);
+    expect(await store.getVideoJob(job.id)).toEqual(job);
+    expect(await store.getPaymentNonce(k)).toMatchObject({ status: "settled", txHash: "0xabc" });
+    const again = makeVideoJob();
+    expect(await store.markPaymentNonceSettled({ ...k, requestId: "req_a", txHash: "0xdef", now: T0 + 3, videoJob: again })).toBe(false);
+    expect(await store.getVideoJob(again.id)).toBeNull();
+  },
+
+  "x402: 20 concurrent marks of one claim, each with its own videoJob: exactly one wins and one job is inserted": async ({ store }) => {
+    const k = { network: NETWORK, payer: PAYER, nonce: nonce() };
+    expect(await store.claimPaymentNonce({ ...k, requestId: "req_a", now: T0, expiresAt: T0 + 1000 })).toBe(true);
+    const jobs = Array.from({ length: 20 }, () => makeVideoJob());
+    const results = await Promise.all(jobs.map((videoJob, i) => store.markPaymentNonceSettled({ ...k, requestId: "req_a", txHash: `0x${i}`, now: T0 + 1, videoJob })));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const found = (await Promise.all(jobs.map((j) => store.getVideoJob(j.id)))).filter((j) => j !== null);
+    expect(found.map((j) => j.id)).toEqual([jobs[results.indexOf(true)]!.id]);
+  },
+
+  "x402: a mark whose videoJob id exists rejects and leaves the claim unsettled": async ({ store }) => {
+    const k = { network: NETWORK, payer: PAYER, nonce: nonce() };
+    expect(await store.claimPaymentNonce({ ...k, requestId: "req_a", now: T0, expiresAt: T0 + 1000 })).toBe(true);
+    const existing = makeVideoJob();
+    await store.insertVideoJob(existing);
+    await expect(store.markPaymentNonceSettled({ ...k, requestId: "req_a", txHash: "0xabc", now: T0 + 1, videoJob: makeVideoJob({ id: existing.id, model: "other" }) })).rejects.toThrow();
+    expect(await store.getPaymentNonce(k)).toMatchObject({ status: "claimed", requestId: "req_a" });
+    expect(await store.getVideoJob(existing.id)).toEqual(existing);
+    expect(await store.markPaymentNonceSettled({ ...k, requestId: "req_a", txHash: "0xabc", now: T0 + 2, videoJob: makeVideoJob() })).toBe(true);
   },
 
   "x402: 20 concurrent claims of one nonce: exactly one wins": async ({ store }) => {

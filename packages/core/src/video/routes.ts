@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { priceUsage } from "../metering/usage.js";
 import { json } from "../http/respond.js";
+import { PAID_ROUTE, type PaidCredential } from "../media/credential.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
 import { decodeFile, fileInput, modelFields, numberInput } from "../media/inputs.js";
@@ -51,19 +52,18 @@ export function videoRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Submit a video generation (billed at submission per second of video) → 202 with the job.",
       body: submitBody,
-      bodyLimit: "media",
-      security: { accepts: ["serviceKey", "x402"], charges: true },
-      handle: ({ request, requestId, body, gateway }) => {
-        const { media, video, feeBps } = gateway.services;
+      ...PAID_ROUTE,
+      handle: ({ request, requestId, auth, body, gateway }) => {
+        const { media, feeBps } = gateway.services;
         const card = media.cardFor(body.model, body.provider, "video", "generation");
         const upstream = media.upstreams.video(card);
         const image = body.image === undefined ? undefined : decodeFile(body.image, "image");
         const seconds = secondsFor(card, body.seconds);
         const variant = { ...(body.size ? { size: body.size } : {}), ...(body.resolution ? { resolution: body.resolution } : {}), ...(body.ratio ? { ratio: body.ratio } : {}) };
         const price = priceUsage(card, undefined, { seconds, ...variant }, feeBps);
+        const jobId = gateway.ids.next("vid");
         return media.serve(
-          request,
-          requestId,
+          { request, requestId, credential: auth },
           {
             card,
             action: "videos.generations",
@@ -79,11 +79,9 @@ export function videoRoutes(): AnyRoute[] {
                 ...(signal ? { signal } : {}),
               }),
             meter: () => price,
-          },
-          async (created, receipt, headers) => {
-            const now = gateway.clock.now();
-            const job = {
-              id: gateway.ids.next("vid"),
+            // The job row lands in the same store step as the charge: never a charge without its job.
+            persist: (created, receipt) => ({
+              id: jobId,
               model: card.modelId,
               provider: card.provider,
               upstream: upstream.name,
@@ -91,12 +89,12 @@ export function videoRoutes(): AnyRoute[] {
               status: created.status,
               ...(created.progress === undefined ? {} : { progress: created.progress }),
               receipt,
-              createdAt: now,
-              updatedAt: now,
-            };
-            await video.insert(job);
-            return json({ id: job.id, object: "video.generation", status: job.status, created: Math.floor(now / 1000), model: card.modelId, receipt }, { status: 202, headers });
+              createdAt: gateway.clock.now(),
+              updatedAt: gateway.clock.now(),
+            }),
           },
+          (created, receipt, headers) =>
+            json({ id: jobId, object: "video.generation", status: created.status, created: Math.floor(gateway.clock.now() / 1000), model: card.modelId, receipt }, { status: 202, headers }),
         );
       },
     }),

@@ -12,6 +12,7 @@
 import { createViemChain } from "../chain/viem-chain.js";
 import type { Address, Chain, Hex } from "../chain/types.js";
 import type { CapabilityDeps } from "../capability.js";
+import type { VideoJobRecord } from "../store/video-types.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
 import { decodeHeader, encodeHeader } from "./codec.js";
@@ -97,7 +98,7 @@ export interface X402Service {
    * released): the caller already has the result and the transfer may or may not have landed, so
    * the same signature must never buy a second result; it lapses with `validBefore`.
    */
-  settle(payment: VerifiedPayment): Promise<{ header: string; response: SettleResponse }>;
+  settle(payment: VerifiedPayment, options?: { videoJob?: (response: SettleResponse) => VideoJobRecord }): Promise<{ header: string; response: SettleResponse }>;
   /**
    * After an upstream failure: releases the nonce claim, so the client may present the same
    * signature again (nothing was paid). Moves no money; a no-op once settled.
@@ -215,7 +216,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       };
     },
 
-    async settle(payment) {
+    async settle(payment, options = {}) {
       const n = networks.get(payment.network);
       if (!n) throw new GatewayError("upstream_error", `x402: network ${payment.network} is not configured`);
       let result: SettleResponse;
@@ -227,14 +228,26 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       if (!result.success || !result.transaction) {
         throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${result.errorReason ?? "unknown reason"}${result.errorMessage ? ` (${result.errorMessage})` : ""}`);
       }
+      const response: SettleResponse = { success: true, transaction: result.transaction, network: n.network, payer: result.payer ?? payment.payer };
+      const videoJob = options.videoJob?.(response);
+      let recorded = false;
       try {
-        await deps.store.markPaymentNonceSettled({ network: n.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId, txHash: result.transaction, now: deps.clock.now() });
+        recorded = await deps.store.markPaymentNonceSettled({
+          network: n.network,
+          payer: payment.payer,
+          nonce: payment.nonce,
+          requestId: payment.requestId,
+          txHash: result.transaction,
+          now: deps.clock.now(),
+          ...(videoJob ? { videoJob } : {}),
+        });
       } catch (error) {
         // The funds moved: the client must get its answer. The claim stays `claimed`, which still
         // refuses replays, and the chain refuses the used nonce anyway.
         console.error(`[tollgate] x402: settled ${result.transaction} on ${n.network} but could not record it:`, error);
       }
-      const response: SettleResponse = { success: true, transaction: result.transaction, network: n.network, payer: result.payer ?? payment.payer };
+      // Paid for: the job the client is told about must exist even if the claim could not be marked.
+      if (videoJob && !recorded) await deps.store.insertVideoJob(videoJob);
       return { header: encodeHeader(response), response };
     },
 

@@ -1,0 +1,90 @@
+"use client";
+/**
+ * The signed-in wallet's keys, spend totals and recent payment intents, read from the gateway's
+ * HTTP API with the session cookie. Mounted once per session (keyed by address by its parent).
+ */
+import { useCallback, useEffect, useRef, useState } from "react";
+import { AuthenticationError, type IntentListItem, type ServiceKey, type TollgateClient } from "@tollgate/client";
+import { describeError, fetchAllKeys, fetchIntents } from "../lib/api";
+import { IntentsTable } from "./intents-table";
+import { KeysTable } from "./keys-table";
+import { SpendSummary } from "./spend-summary";
+
+type View =
+  { state: "loading" } | { state: "error"; message: string } | { state: "ready"; keys: ServiceKey[]; intents: IntentListItem[]; nextCursor: string | null };
+
+/** Props of {@link WalletData}. */
+export interface WalletDataProps {
+  client: TollgateClient;
+  /** Called when the gateway no longer accepts the session (expired or signed out elsewhere). */
+  onSessionEnded: () => void;
+}
+
+/** See the file comment. */
+export function WalletData({ client, onSessionEnded }: WalletDataProps) {
+  const [view, setView] = useState<View>({ state: "loading" });
+  const [more, setMore] = useState<{ loading: boolean; error?: string }>({ loading: false });
+  const controller = useRef<AbortController | null>(null);
+
+  const fail = useCallback(
+    (error: unknown, signal: AbortSignal) => {
+      if (signal.aborted) return;
+      if (error instanceof AuthenticationError) onSessionEnded();
+      else setView({ state: "error", message: describeError(error) });
+    },
+    [onSessionEnded],
+  );
+
+  useEffect(() => {
+    const own = new AbortController();
+    controller.current = own;
+    Promise.all([fetchAllKeys(client, own.signal), fetchIntents(client, null, own.signal)]).then(
+      ([keys, page]) => {
+        if (!own.signal.aborted) setView({ state: "ready", keys, intents: page.intents, nextCursor: page.next_cursor });
+      },
+      (error: unknown) => fail(error, own.signal),
+    );
+    return () => own.abort();
+  }, [client, fail]);
+
+  async function loadMore() {
+    const signal = controller.current?.signal;
+    if (view.state !== "ready" || !view.nextCursor || !signal) return;
+    setMore({ loading: true });
+    try {
+      const page = await fetchIntents(client, view.nextCursor, signal);
+      if (signal.aborted) return;
+      setView({ ...view, intents: [...view.intents, ...page.intents], nextCursor: page.next_cursor });
+      setMore({ loading: false });
+    } catch (error) {
+      if (!signal.aborted) setMore({ loading: false, error: describeError(error) });
+    }
+  }
+
+  if (view.state === "loading")
+    return (
+      <p className="status" role="status">
+        Loading the wallet&apos;s keys and intents…
+      </p>
+    );
+  if (view.state === "error")
+    return (
+      <div className="error" role="alert">
+        <strong>Could not load this wallet.</strong> {view.message}
+      </div>
+    );
+  return (
+    <div className="results" aria-live="polite">
+      <SpendSummary keys={view.keys} />
+      <KeysTable keys={view.keys} />
+      <IntentsTable
+        intents={view.intents}
+        keys={view.keys}
+        hasMore={view.nextCursor !== null}
+        loadingMore={more.loading}
+        loadMoreError={more.error}
+        onLoadMore={() => void loadMore()}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,193 @@
+import { describe, expect, it } from "vitest";
+import { createManualClock } from "../clock.js";
+import { createGateway } from "../gateway.js";
+import { createMemoryStore } from "../store/memory.js";
+import { createBodyBudget } from "./body-budget.js";
+import { clientIp } from "./client-ip.js";
+import { createRateLimiter, rateLimited } from "./rate-limit.js";
+import type { GatewayRequest } from "./types.js";
+
+const SECRET = "limits-test-internal-secret";
+const OWNER = "0x00000000000000000000000000000000000000a1";
+
+describe("rate limiter (fixed windows on the gateway clock)", () => {
+  it("lets exactly N requests through per window, then refuses with the time left; a new window starts fresh", () => {
+    const clock = createManualClock();
+    const limiter = createRateLimiter({ clock, maxSubjects: 100 });
+    const seen = Array.from({ length: 5 }, () => limiter.hit("k", 5));
+    expect(seen.map((d) => [d.allowed, d.remaining])).toEqual([[true, 4], [true, 3], [true, 2], [true, 1], [true, 0]]);
+    clock.advance(59_000);
+    const refused = limiter.hit("k", 5);
+    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+    const error = rateLimited(refused, clock.now(), "key k");
+    expect(error.code).toBe("rate_limited");
+    expect(error.headers).toMatchObject({ "retry-after": "1", "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" });
+    clock.advance(1_000);
+    expect(limiter.hit("k", 5)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(limiter.hit("other", 5)).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it("keeps at most maxSubjects windows: lapsed ones go first, then the oldest", () => {
+    const clock = createManualClock();
+    const limiter = createRateLimiter({ clock, maxSubjects: 100 });
+    for (let i = 0; i < 100; i++) limiter.hit(`ip${i}`, 1);
+    expect(limiter.size).toBe(100);
+    limiter.hit("ip-new", 1);
+    expect(limiter.size).toBe(100);
+    // ip0 was the oldest and was forgotten: it gets a fresh window; ip99 is still counted.
+    expect(limiter.hit("ip0", 1).allowed).toBe(true);
+    expect(limiter.hit("ip99", 1).allowed).toBe(false);
+    clock.advance(60_000);
+    limiter.hit("later", 1);
+    expect(limiter.size).toBe(1);
+  });
+});
+
+describe("client IP", () => {
+  const req = (remoteAddress: string | undefined, xff?: string): Pick<GatewayRequest, "headers" | "remoteAddress"> => ({
+    headers: xff === undefined ? {} : { "x-forwarded-for": xff },
+    ...(remoteAddress === undefined ? {} : { remoteAddress }),
+  });
+  it("uses the socket peer unless proxies are trusted, then the entry that many from the right", () => {
+    expect(clientIp(req("::ffff:10.0.0.5", "1.1.1.1"), 0)).toBe("10.0.0.5");
+    expect(clientIp(req("10.0.0.1", "6.6.6.6, 203.0.113.9"), 1)).toBe("203.0.113.9");
+    expect(clientIp(req("10.0.0.1", "6.6.6.6, 203.0.113.9, 10.0.0.2"), 2)).toBe("203.0.113.9");
+    expect(clientIp(req("10.0.0.1", "203.0.113.9"), 2)).toBe("10.0.0.1");
+    expect(clientIp(req(undefined), 0)).toBeUndefined();
+  });
+  it("counts an IPv6 client by its /64", () => {
+    expect(clientIp(req("2001:db8:1:2:aaaa::1"), 0)).toBe("2001:db8:1:2::/64");
+    expect(clientIp(req("2001:db8:1:2:bbbb:cccc:dddd:eeee"), 0)).toBe("2001:db8:1:2::/64");
+    expect(clientIp(req("::1"), 0)).toBe("0:0:0:0::/64");
+  });
+});
+
+describe("in-flight body budget", () => {
+  it("refuses with 503 overloaded and Retry-After once the cap is taken, and frees on release", () => {
+    const budget = createBodyBudget(100);
+    const a = budget.acquire(60);
+    expect(() => budget.acquire(50)).toThrowError(expect.objectContaining({ code: "overloaded", status: 503, headers: { "retry-after": "1" } }));
+    const b = budget.acquire(40);
+    expect(budget.inUse).toBe(100);
+    a();
+    a();
+    expect(budget.inUse).toBe(40);
+    b();
+    // One body larger than the whole cap is let through when nothing else is in flight.
+    const big = budget.acquire(500);
+    expect(() => budget.acquire(1)).toThrowError(expect.objectContaining({ code: "overloaded" }));
+    big();
+  });
+});
+
+describe("per-key rate limit on the wire (manual clock)", () => {
+  it("a key with rateLimit {requestsPerMinute: 3}: exactly 3 charges pass per minute, then 429 with Retry-After; the budget is untouched by refusals", async () => {
+    const clock = createManualClock();
+    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET });
+    const call = async (path: string, init: { headers?: Record<string, string>; body?: unknown } = {}) => {
+      const res = await gateway.fetch(
+        new Request(`http://gw.test${path}`, { method: "POST", headers: { "content-type": "application/json", ...init.headers }, body: JSON.stringify(init.body ?? {}) }),
+      );
+      return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    };
+    const created = await call("/api/keys", {
+      headers: { "x-session-user-address": OWNER, "x-internal-secret": SECRET },
+      body: { budgetLimit: "1000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api", rateLimit: { requestsPerMinute: 3 } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.rateLimit).toEqual({ requestsPerMinute: 3 });
+    const charge = () => call("/api/keys/settle", { headers: { authorization: `Bearer ${created.body.token}` }, body: { amount: "10" } });
+    for (let i = 0; i < 3; i++) {
+      clock.advance(10_000);
+      const r = await charge();
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-ratelimit-remaining")).toBe(String(2 - i));
+    }
+    const over = await charge();
+    expect(over.status).toBe(429);
+    expect(over.body.error.code).toBe("rate_limited");
+    // The window opened with the first request (t=10 s) and ends at t=70 s; it is now t=30 s.
+    expect(over.headers.get("retry-after")).toBe("40");
+    expect(over.headers.get("x-ratelimit-reset")).toBe("40");
+    clock.advance(39_999);
+    expect((await charge()).status).toBe(429);
+    clock.advance(1);
+    const again = await charge();
+    expect(again.status).toBe(200);
+    expect(again.body.budgetRemaining).toBe("960");
+    await gateway.close();
+  });
+
+  it("the gateway default applies to keys without their own limit; rateLimits: false turns limits off", async () => {
+    for (const [rateLimits, expected] of [[{ keyDefault: 2 }, [200, 200, 429]], [false, [200, 200, 200]]] as const) {
+      const clock = createManualClock();
+      const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits });
+      const post = (path: string, headers: Record<string, string>, body: unknown) =>
+        gateway.fetch(new Request(`http://gw.test${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+      const key = (await (
+        await post("/api/keys", { "x-session-user-address": OWNER, "x-internal-secret": SECRET }, { budgetLimit: "1000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" })
+      ).json()) as any;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await post("/api/keys/settle", { authorization: `Bearer ${key.token}` }, { amount: "1" })).status);
+      expect(statuses).toEqual(expected);
+      await gateway.close();
+    }
+  });
+});
+
+describe("paid routes and the body", () => {
+  const streamRequest = (headers: Record<string, string>, read: (limit: number) => Promise<Uint8Array>): GatewayRequest => ({
+    method: "POST",
+    path: "/v1/embeddings",
+    query: new URLSearchParams(),
+    headers: { "content-type": "application/json", ...headers },
+    body: { kind: "stream", read },
+  });
+
+  it("a dead or unknown key is refused before a byte of the body is read", async () => {
+    const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0 });
+    let reads = 0;
+    const read = async () => {
+      reads++;
+      return new Uint8Array(0);
+    };
+    const r = await gateway.handle(streamRequest({ authorization: `Bearer svc-${"A".repeat(43)}`, "content-length": String(32 * 1024 * 1024) }, read));
+    expect(r.status).toBe(401);
+    expect(reads).toBe(0);
+    await gateway.close();
+  });
+
+  it("without a credential at most unpaidBodyBytes are read, with one the media limit applies", async () => {
+    const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, limits: { unpaidBodyBytes: 2048 } });
+    const limits: number[] = [];
+    const read = async (limit: number) => {
+      limits.push(limit);
+      return new TextEncoder().encode(JSON.stringify({ model: "text-embedding-3-small", input: "hi" }));
+    };
+    const unpaid = await gateway.handle(streamRequest({}, read));
+    expect(unpaid.status).toBe(402);
+    // A signature is read up to the media limit (then refused here: x402 is not configured).
+    const paying = await gateway.handle(streamRequest({ "payment-signature": "e30=" }, read));
+    expect(paying.status).toBe(503);
+    expect(limits).toEqual([2048, 32 * 1024 * 1024]);
+    await gateway.close();
+  });
+
+  it("bodies beyond the in-flight cap wait for nobody: 503 overloaded with Retry-After", async () => {
+    const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, limits: { inFlightBodyBytes: 64 * 1024 } });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const slow = async () => {
+      await held;
+      return new TextEncoder().encode("{}");
+    };
+    const first = gateway.handle({ ...streamRequest({ "content-length": String(40 * 1024) }, slow), path: "/v1/feedback" });
+    const second = await gateway.handle({ ...streamRequest({ "content-length": String(40 * 1024) }, slow), path: "/v1/feedback" });
+    expect(second.status).toBe(503);
+    expect(second.headers["retry-after"]).toBe("1");
+    expect((second.body as { kind: "json"; value: any }).value.error.code).toBe("overloaded");
+    release();
+    expect((await first).status).toBe(400);
+    await gateway.close();
+  });
+});

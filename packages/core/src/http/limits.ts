@@ -1,0 +1,34 @@
+/** The pipeline's rate-limit steps: per client IP on credential-free routes, per service key. */
+import type { GatewayContext } from "../context.js";
+import { clientIp } from "./client-ip.js";
+import { rateLimited, rateLimitHeaders } from "./rate-limit.js";
+import type { AnyRoute } from "./route.js";
+import type { GatewayRequest } from "./types.js";
+
+/**
+ * Counts the request against its route's IP group, if it has one. Returns the `x-ratelimit-*`
+ * headers to add to the answer; throws 429 when the window is used up. A request whose client IP
+ * is unknown (an adapter without a socket and no trusted proxy) is not counted.
+ */
+export function limitByIp(route: AnyRoute, req: GatewayRequest, ctx: GatewayContext): Record<string, string> {
+  const group = route.rateLimit?.ip;
+  const perMinute = group ? ctx.rateLimits.perIp[group] : undefined;
+  if (!group || perMinute === undefined) return {};
+  const ip = clientIp(req, ctx.rateLimits.trustedProxies);
+  if (ip === undefined) return {};
+  const now = ctx.clock.now();
+  const decision = ctx.rateLimits.limiter.hit(`ip:${group}:${ip}`, perMinute);
+  if (!decision.allowed) throw rateLimited(decision, now, `${group} requests from ${ip}`);
+  return rateLimitHeaders(decision, now);
+}
+
+/** Counts the request against the key its credential resolved to (its own limit, else the gateway default). */
+export function limitByKey(route: AnyRoute, auth: unknown, ctx: GatewayContext): Record<string, string> {
+  const key = route.rateLimit?.key?.(auth);
+  const perMinute = key?.rateLimit?.requestsPerMinute ?? ctx.rateLimits.keyDefault;
+  if (!key || perMinute === undefined) return {};
+  const now = ctx.clock.now();
+  const decision = ctx.rateLimits.limiter.hit(`key:${key.keyId}`, perMinute);
+  if (!decision.allowed) throw rateLimited(decision, now, `key ${key.keyId}`);
+  return rateLimitHeaders(decision, now);
+}

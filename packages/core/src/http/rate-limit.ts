@@ -1,0 +1,88 @@
+/**
+ * Request rate limits at the HTTP boundary: fixed one-minute windows per subject (a key id, or a
+ * route group and client IP), counted in this process's memory on the gateway's clock. With N
+ * instances behind a balancer the effective limit is N× (documented in docs/security.md).
+ *
+ * Written here rather than taken from a library (rate-limiter-flexible, for one) because the
+ * window must follow the gateway's injectable Clock, so tests under a manual clock are exact, and
+ * the whole of it is a bounded Map of counters.
+ */
+import type { Clock } from "../clock.js";
+import { GatewayError } from "../errors.js";
+
+/** The outcome of one counted request. */
+export interface RateLimitDecision {
+  readonly allowed: boolean;
+  /** Requests allowed per window. */
+  readonly limit: number;
+  /** Requests left in the current window after this one. */
+  readonly remaining: number;
+  /** When the current window ends (ms since the epoch). */
+  readonly resetAt: number;
+}
+
+/** A set of fixed-window counters. */
+export interface RateLimiter {
+  /** Counts one request of `subject` against `limit` per `windowMs`. @default windowMs 60000 */
+  hit(subject: string, limit: number, windowMs?: number): RateLimitDecision;
+  /** How many subjects are tracked now. */
+  readonly size: number;
+}
+
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+/**
+ * Creates a limiter. A subject's window starts at its first request and lasts `windowMs`; exactly
+ * `limit` requests pass in it. At most `maxSubjects` windows are kept: beyond that, lapsed ones
+ * are dropped first, then the oldest (so a flood of new IPs cannot grow memory without bound).
+ */
+export function createRateLimiter(options: { clock: Clock; maxSubjects: number }): RateLimiter {
+  const windows = new Map<string, Window>();
+  const evict = (now: number) => {
+    for (const [subject, w] of windows) if (w.resetAt <= now) windows.delete(subject);
+    for (const subject of windows.keys()) {
+      if (windows.size < options.maxSubjects) break;
+      windows.delete(subject);
+    }
+  };
+  return {
+    get size() {
+      return windows.size;
+    },
+    hit(subject, limit, windowMs = 60_000) {
+      const now = options.clock.now();
+      let w = windows.get(subject);
+      if (!w || w.resetAt <= now) {
+        if (w) windows.delete(subject); // re-inserted at the end: Map order is window age
+        else if (windows.size >= options.maxSubjects) evict(now);
+        w = { count: 0, resetAt: now + windowMs };
+        windows.set(subject, w);
+      }
+      const allowed = w.count < limit;
+      if (allowed) w.count += 1;
+      return { allowed, limit, remaining: limit - w.count, resetAt: w.resetAt };
+    },
+  };
+}
+
+/** The `x-ratelimit-*` headers of a decision (`reset` in seconds from now, as the IETF draft has it). */
+export function rateLimitHeaders(d: RateLimitDecision, now: number): Record<string, string> {
+  return {
+    "x-ratelimit-limit": String(d.limit),
+    "x-ratelimit-remaining": String(d.remaining),
+    "x-ratelimit-reset": String(Math.max(0, Math.ceil((d.resetAt - now) / 1000))),
+  };
+}
+
+/** The 429 of a refused decision, with `Retry-After` in whole seconds (at least 1). */
+export function rateLimited(d: RateLimitDecision, now: number, what: string): GatewayError {
+  const headers = rateLimitHeaders(d, now);
+  const retryAfter = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
+  return new GatewayError("rate_limited", `Rate limit of ${d.limit} requests per minute reached for ${what}; retry in ${retryAfter} s.`, {
+    headers: { ...headers, "retry-after": String(retryAfter) },
+    details: { limit: d.limit, retryAfterSeconds: retryAfter },
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * The one wallet-proof step: who may act for the wallet named by `x-session-user-address`.
+ * Every route that acts for a wallet (key create and list, intent list, settlement status,
+ * feedback attribution) resolves its wallet here; services receive the proven address, never a
+ * raw header.
+ *
+ * Proofs, tried in this order:
+ * 1. a wallet session: `Authorization: Bearer sess_…`, or the session cookie when no
+ *    `Authorization` is sent (browsers);
+ * 2. the internal secret (`x-internal-secret`): the host app acts for the wallet it names;
+ * 3. the host app's `authenticateWallet(request)` hook, when it returns an address;
+ * 4. a live service key of the wallet (`Authorization: Bearer svc-…`), where the route allows it;
+ * 5. the header alone, only with `walletAuth: "trusted-header"`.
+ * A header naming another wallet than the proven one is 403 `forbidden`.
+ */
+import { parse as parseCookie } from "cookie";
+import type { GatewayContext } from "../context.js";
+import { GatewayError } from "../errors.js";
+import { isSessionToken } from "../auth/service.js";
+import { bearerToken } from "../keys/token.js";
+import { secretsEqual } from "../secrets.js";
+import type { KeyRecord } from "../store/types.js";
+import type { SessionRecord } from "../store/auth-types.js";
+import { parseAddress } from "./headers.js";
+import type { RouteSecurity } from "./route.js";
+import type { GatewayRequest } from "./types.js";
+
+/** How a wallet was proven. */
+export type WalletProofKind = "session" | "internal_secret" | "host_app" | "service_key" | "trusted_header";
+
+/** A wallet the request may act for. */
+export interface ProvenWallet {
+  /** Lower-case address. */
+  readonly address: string;
+  readonly via: WalletProofKind;
+  /** The bearer key, when a service key proved the wallet. */
+  readonly key?: KeyRecord;
+  /** The session, when a wallet session proved it. */
+  readonly session?: SessionRecord;
+}
+
+/** Options of {@link proveWallet}. */
+export interface ProveWalletOptions {
+  /**
+   * Whether a service key of the wallet proves it. False on key creation: a key that could mint
+   * keys could raise its own budget to the wallet's whole allowance. @default true
+   */
+  readonly serviceKey?: boolean;
+}
+
+/** The credentials a wallet-proof route accepts, for the API reference. */
+export const WALLET_PROOF: RouteSecurity = { accepts: ["walletSession", "serviceKey", ["internalSecret", "session"]] };
+/** The same for key creation, where a service key does not prove the wallet. */
+export const WALLET_PROOF_NO_KEY: RouteSecurity = { accepts: ["walletSession", ["internalSecret", "session"]] };
+
+/** The session token of a request: a `sess_…` bearer, else the session cookie (only when no Authorization is sent). */
+export function sessionTokenOf(request: GatewayRequest, cookieName: string): string | undefined {
+  const bearer = bearerToken(request.headers.authorization);
+  if (bearer !== undefined) return isSessionToken(bearer) ? bearer : undefined;
+  const header = request.headers.cookie;
+  if (!header) return undefined;
+  const value = parseCookie(header)[cookieName];
+  return value && isSessionToken(value) ? value : undefined;
+}
+
+/**
+ * Resolves the wallet a request proves. Throws 400 `invalid_request` (malformed or mis-checksummed
+ * header), 401 `wallet_unverified` (header without proof, or a dead session), 401
+ * `authentication_required` (neither), 401 `unauthorized` (wrong internal secret), the 401s of a
+ * dead service key, and 403 `forbidden` (the header names another wallet, or a service key where
+ * the route does not take one).
+ */
+export async function proveWallet(request: GatewayRequest, gateway: GatewayContext, options: ProveWalletOptions = {}): Promise<ProvenWallet> {
+  const raw = request.headers["x-session-user-address"];
+  const claimed = raw ? parseAddress(raw, "x-session-user-address") : undefined;
+  const proven = await resolveProof(request, gateway, claimed, options);
+  if (claimed !== undefined && claimed !== proven.address)
+    throw new GatewayError("forbidden", `x-session-user-address names ${claimed}, but the request proves ${proven.address}.`, { param: "x-session-user-address" });
+  return proven;
+}
+
+/**
+ * {@link proveWallet} for routes where a wallet is optional (feedback attribution): null when the
+ * request proves no wallet or its proof fails, so the caller falls back to anonymous. A malformed
+ * header is still a 400.
+ */
+export async function tryProveWallet(request: GatewayRequest, gateway: GatewayContext): Promise<ProvenWallet | null> {
+  const raw = request.headers["x-session-user-address"];
+  if (raw) parseAddress(raw, "x-session-user-address");
+  try {
+    return await proveWallet(request, gateway);
+  } catch (error) {
+    if (error instanceof GatewayError && error.status !== 400) return null;
+    throw error;
+  }
+}
+
+async function resolveProof(request: GatewayRequest, gateway: GatewayContext, claimed: string | undefined, options: ProveWalletOptions): Promise<ProvenWallet> {
+  const policy = gateway.wallets;
+  const sessionToken = sessionTokenOf(request, policy.cookieName);
+  if (sessionToken !== undefined) {
+    const session = await gateway.services.auth.sessionFor(sessionToken);
+    if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
+    return { address: session.address, via: "session", session };
+  }
+  const secret = request.headers["x-internal-secret"];
+  if (secret !== undefined && policy.internalSecret !== undefined) {
+    if (!secretsEqual(secret, policy.internalSecret)) throw new GatewayError("unauthorized", "The x-internal-secret header is wrong.", { param: "x-internal-secret" });
+    if (claimed === undefined)
+      throw new GatewayError("authentication_required", "With x-internal-secret, name the wallet in x-session-user-address.", { param: "x-session-user-address" });
+    return { address: claimed, via: "internal_secret" };
+  }
+  if (policy.authenticate) {
+    const address = await policy.authenticate(request);
+    if (address) return { address: parseAddress(address, "authenticateWallet"), via: "host_app" };
+  }
+  if (request.headers.authorization) {
+    const key = await gateway.services.keys.authenticate(request.headers.authorization);
+    if (options.serviceKey === false)
+      throw new GatewayError("forbidden", "A service key cannot act for its wallet here: sign in with the wallet (POST /api/auth/verify) to create keys.");
+    return { address: key.owner, via: "service_key", key };
+  }
+  if (claimed !== undefined && policy.mode === "trusted-header") return { address: claimed, via: "trusted_header" };
+  if (claimed !== undefined)
+    throw new GatewayError("wallet_unverified", "x-session-user-address is not proven: sign in with the wallet (POST /api/auth/nonce, then /api/auth/verify) and send the session token, or a key of that wallet.", {
+      param: "x-session-user-address",
+    });
+  throw new GatewayError("authentication_required", "Sign in with the wallet (POST /api/auth/verify) and send the session as Authorization: Bearer sess_…", { param: "x-session-user-address" });
+}

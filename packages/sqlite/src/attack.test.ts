@@ -1,0 +1,5 @@
+import { connectDirect, runAttackSuite } from "@tollgate/core/testing";
+import { tempSqliteStores } from "./temp-stores.js";
+
+// The attack suite on real SQLite files: a fresh file per test.
+runAttackSuite("sqlite", { createStore: tempSqliteStores("attack"), connect: connectDirect });
