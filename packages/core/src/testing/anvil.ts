@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { createPublicClient, createWalletClient, defineChain, http, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { USDC_ABI } from "../chain/usdc-abi.js";
-import { compileTestUsdc } from "./test-usdc.js";
+import { compileTestContract, compileTestUsdc } from "./test-usdc.js";
 
 export interface AnvilAccount {
   /** Lower-case address. */
@@ -205,6 +205,16 @@ export async function deployTestUsdc(node: AnvilNode, options: { deployerKey?: H
   const hash = await walletClient.deployContract({ abi, bytecode });
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`TestUSDC deployment failed (${hash})`);
+  return receipt.contractAddress.toLowerCase() as Address;
+}
+
+/** Deploys a TestSmartWallet (EIP-1271: valid when `owner` signed) and returns its address, lower-case. */
+export async function deployTestSmartWallet(node: AnvilNode, owner: Address, options: { deployerKey?: Hex } = {}): Promise<Address> {
+  const { abi, bytecode } = compileTestContract("TestSmartWallet");
+  const { publicClient, walletClient } = clients(node, options.deployerKey ?? defaultKey(node));
+  const hash = await walletClient.deployContract({ abi, bytecode, args: [owner] });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`TestSmartWallet deployment failed (${hash})`);
   return receipt.contractAddress.toLowerCase() as Address;
 }
 

@@ -17,7 +17,7 @@ export { runVideoRouteSuite } from "./gateway-suite-video.js";
 export type { GatewaySuiteOptions } from "./gateway-suite-fixtures.js";
 export { connectDirect, runCatalogRouteSuite, type Connect, type TestClient } from "./catalog-route-suite.js";
 export { generateCards, prng } from "./card-fixtures.js";
-export { startAnvil, deployTestUsdc, mintUsdc, approveUsdc, setNextBlockTimestamp, ANVIL_ACCOUNTS, type AnvilNode, type AnvilAccount } from "./anvil.js";
+export { startAnvil, deployTestUsdc, deployTestSmartWallet, mintUsdc, approveUsdc, setNextBlockTimestamp, ANVIL_ACCOUNTS, type AnvilNode, type AnvilAccount } from "./anvil.js";
 export { compileTestUsdc } from "./test-usdc.js";
 export { runAdapterConformance, listenHttp, type AdapterConformanceOptions, type AdapterStartOptions, type AdapterTarget } from "./adapter-suite.js";
 export { closedPortUrl } from "./directory-stub.js";

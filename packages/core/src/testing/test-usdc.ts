@@ -1,6 +1,7 @@
 /**
- * Compiles `packages/core/contracts/TestUSDC.sol` with the bundled solc-js compiler (never a
- * remote download). Test-only: the run-time gateway needs only `USDC_ABI` (chain/usdc-abi.ts).
+ * Compiles the test contracts of `packages/core/contracts/` (TestUSDC.sol, TestSmartWallet.sol)
+ * with the bundled solc-js compiler (never a remote download). Test-only: the run-time gateway
+ * needs only `USDC_ABI` (chain/usdc-abi.ts).
  *
  * The result is cached in `os.tmpdir()/tollgate-solc-<sha256(source + solc version)>.json`, so only
  * the first run on a machine pays the (multi-second) compile; later runs read a small JSON file.
@@ -20,25 +21,33 @@ export interface CompiledContract {
 }
 
 const require = createRequire(import.meta.url);
-let memo: CompiledContract | undefined;
+const memo = new Map<string, CompiledContract>();
 
-/** Finds `contracts/TestUSDC.sol` by walking up from this module (works from src/ and from dist/). */
-export function testUsdcSourcePath(): string {
+/** Finds `contracts/<file>` by walking up from this module (works from src/ and from dist/). */
+export function contractSourcePath(file = "TestUSDC.sol"): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, "contracts", "TestUSDC.sol");
+    const candidate = join(dir, "contracts", file);
     if (existsSync(candidate)) return candidate;
     const parent = resolve(dir, "..");
     if (parent === dir) break;
     dir = parent;
   }
-  throw new Error("TestUSDC.sol not found (expected packages/core/contracts/TestUSDC.sol)");
+  throw new Error(`${file} not found (expected packages/core/contracts/${file})`);
 }
 
+/** `contracts/TestUSDC.sol`. */
+export const testUsdcSourcePath = (): string => contractSourcePath("TestUSDC.sol");
+
 /** Compiles TestUSDC (memoized in-process, cached on disk across processes). */
-export function compileTestUsdc(): CompiledContract {
-  if (memo) return memo;
-  const source = readFileSync(testUsdcSourcePath(), "utf8");
+export const compileTestUsdc = (): CompiledContract => compileTestContract("TestUSDC");
+
+/** Compiles `contracts/<name>.sol`'s contract `name` (memoized in-process, cached on disk across processes). */
+export function compileTestContract(name: string): CompiledContract {
+  const known = memo.get(name);
+  if (known) return known;
+  const file = `${name}.sol`;
+  const source = readFileSync(contractSourcePath(file), "utf8");
   const solcVersion = (require("solc/package.json") as { version: string }).version;
   const key = createHash("sha256").update(source).update("\0").update(solcVersion).digest("hex");
   const cacheFile = join(tmpdir(), `tollgate-solc-${key}.json`);
@@ -47,7 +56,7 @@ export function compileTestUsdc(): CompiledContract {
     try {
       const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as CompiledContract;
       if (Array.isArray(cached.abi) && typeof cached.bytecode === "string" && cached.bytecode.startsWith("0x")) {
-        memo = cached;
+        memo.set(name, cached);
         return cached;
       }
     } catch {
@@ -59,11 +68,11 @@ export function compileTestUsdc(): CompiledContract {
   const solc = require("solc") as { compile(input: string): string };
   const input = {
     language: "Solidity",
-    sources: { "TestUSDC.sol": { content: source } },
+    sources: { [file]: { content: source } },
     settings: {
       optimizer: { enabled: true, runs: 200 },
       evmVersion: "cancun",
-      outputSelection: { "TestUSDC.sol": { TestUSDC: ["abi", "evm.bytecode.object"] } },
+      outputSelection: { [file]: { [name]: ["abi", "evm.bytecode.object"] } },
     },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
@@ -72,10 +81,10 @@ export function compileTestUsdc(): CompiledContract {
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === "error");
   if (errors.length > 0) {
-    throw new Error(`TestUSDC.sol failed to compile:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
+    throw new Error(`${file} failed to compile:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
   }
-  const contract = output.contracts?.["TestUSDC.sol"]?.["TestUSDC"];
-  if (!contract) throw new Error("solc produced no TestUSDC contract");
+  const contract = output.contracts?.[file]?.[name];
+  if (!contract) throw new Error(`solc produced no ${name} contract`);
   const compiled: CompiledContract = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
 
   // Write atomically (tmp + rename) so parallel vitest workers never read a half-written file.
@@ -86,6 +95,6 @@ export function compileTestUsdc(): CompiledContract {
   } catch {
     // caching is best-effort
   }
-  memo = compiled;
+  memo.set(name, compiled);
   return compiled;
 }
