@@ -42,7 +42,7 @@ export type { Amount, Budget, LineItem, Paged, RateLimitInfo, Receipt, Settlemen
 export { buildSiweMessage, toChecksumAddress, type SiweMessageFields } from "./siwe.js";
 export { DEFAULT_SIGN_IN_STATEMENT, type AuthNonce, type AuthResource, type SignedIn, type SignedOut, type SignInParams, type SignMessage, type WalletSession } from "./resources/auth.js";
 export type { PaymentRequired, PaymentRequirements, PaymentResponse } from "./types/x402.js";
-export type { CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyRateLimit, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
+export type { ActiveSession, CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyRateLimit, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
 export type {
   AbortedIntent,
   IntentList,
@@ -59,6 +59,8 @@ export type {
   SettleParams,
   Usage,
   UsageMeter,
+  MeteredLineItem,
+  QuoteMeter,
 } from "./resources/payments.js";
 export { randomIdempotencyKey } from "./resources/payments.js";
 export type {
@@ -78,8 +80,25 @@ export type {
   TranscriptionParams,
 } from "./resources/media.js";
 export type { VideoCreateParams, VideoJob, VideoStatus, VideoStreamOptions, VideosResource } from "./resources/videos.js";
-export type { CatalogProxyResponse, CatalogResource, Modality, ModelCard, ModelFilters, ModelList, ModelParams, ModelsResource, ParamSpec, PriceLine, PricingTable } from "./resources/models.js";
-export type { FeedbackCategory, FeedbackCreated, FeedbackItem, FeedbackList, FeedbackParams, FeedbackResource, FeedbackSummary, FeedbackTarget, FeedbackVerification } from "./resources/feedback.js";
+export type {
+  CatalogProxyResponse,
+  CatalogResource,
+  Modality,
+  ModalityCatalogEntry,
+  ModalityList,
+  ModelCard,
+  ModelFilters,
+  ModelList,
+  ModelOperation,
+  ModelParams,
+  ModelsResource,
+  OperationCatalogEntry,
+  ParamSpec,
+  PriceLine,
+  PricingTable,
+  PricingUnit,
+} from "./resources/models.js";
+export type { FeedbackCategory, FeedbackCreated, FeedbackFields, FeedbackItem, FeedbackList, FeedbackParams, FeedbackResource, FeedbackSummary, FeedbackTarget, FeedbackVerification } from "./resources/feedback.js";
 export type { DispenserChainAvailability, DispenserChainStatus, DispenserCheck, DispenserClaim, DispenserResource, DispenserStatus } from "./resources/dispenser.js";
 export type { SettlementBatchResult, SettlementGroupResult, SettlementResource, SettlementStatus } from "./resources/settlement.js";
 export type { AgentCard, AgentList, AgentsResource, DirectoryAgent, DirectoryPage, DirectoryResource, DirectorySearchParams, RankedAgentCard } from "./resources/agents.js";

@@ -78,7 +78,7 @@ describe("the OpenAI SDK against the gateway (local provider)", () => {
     expect(wav.subarray(0, 4).toString("latin1")).toBe("RIFF");
     expect(wav.subarray(8, 12).toString("latin1")).toBe("WAVE");
     const spoken = headerReceipt(speech.headers);
-    expect(spoken).toMatchObject({ subject: "openai:tts-1", lineItems: [{ key: "characters", quantity: String(text.length) }] });
+    expect(spoken).toMatchObject({ subject: "openai:tts-1", lineItems: [{ key: "characters", quantity: text.length }] });
     receipts.push(spoken);
 
     const file = await toFile(wav, "speech.wav", { type: "audio/wav" });

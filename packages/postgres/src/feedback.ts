@@ -8,7 +8,7 @@ type FeedbackRecord = Parameters<FeedbackStore["insertFeedback"]>[0];
 type Summary = Awaited<ReturnType<FeedbackStore["summarizeFeedback"]>>;
 type FeedbackRow = SqlFeedbackRow<string>;
 
-const COLS = selectList("feedback_id target_type target_id category comment verification reviewer key_id", "rating labels chain_id created_at");
+const COLS = selectList("feedback_id target_type target_id category comment verification reviewer key_id", "rating labels chain_id created_at context metadata");
 
 const toRecord = (r: FeedbackRow) => feedbackFromRow(r, dec);
 
@@ -31,8 +31,8 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
     /** One INSERT; the unique feedback_id rejects a duplicate. */
     async insertFeedback(r) {
       await db.query(
-        `INSERT INTO ${feedback} (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at)
-         VALUES ($1::text, $2::text, $3::text, $4::text, $5::smallint, $6::text, $7::json, $8::text, $9::text, $10::text, $11::bigint, $12::bigint)`,
+        `INSERT INTO ${feedback} (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at, context, metadata)
+         VALUES ($1::text, $2::text, $3::text, $4::text, $5::smallint, $6::text, $7::json, $8::text, $9::text, $10::text, $11::bigint, $12::bigint, $13::json, $14::json)`,
         [
           r.feedbackId,
           enc(r.targetType),
@@ -46,6 +46,8 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
           r.keyId ?? null,
           r.chainId ?? null,
           r.createdAt,
+          r.context === undefined ? null : JSON.stringify(r.context),
+          r.metadata === undefined ? null : JSON.stringify(r.metadata),
         ],
       );
     },
@@ -81,7 +83,7 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
   };
 }
 
-/** Schema of this capability (migration version 3; add later changes as new versions). */
+/** Schema of this capability (migration versions 3 and 10; add later changes as new versions). */
 export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
@@ -108,5 +110,11 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX feedback_by_target ON feedback (target_type, target_id, created_at DESC, seq DESC);
       CREATE INDEX feedback_summary ON feedback (target_type, target_id, category, verification, rating);
     `,
+  },
+  {
+    version: 10,
+    name: "feedback: context and metadata",
+    // JSON objects (json keeps the text as given, like labels); NULL = none given. Bounds are the service's.
+    sql: `ALTER TABLE feedback ADD COLUMN context json, ADD COLUMN metadata json;`,
   },
 ];

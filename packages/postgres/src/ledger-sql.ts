@@ -170,6 +170,31 @@ export function ledgerSql(t: TableName) {
           AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
       )
       SELECT count(*)::text AS n FROM expired`,
+    /**
+     * $1 JSON array of key ids, $2 now. `due` locks the overdue authorized intents of those keys
+     * in (expires_at, intent_id) order (each re-checked on its latest version after any wait);
+     * their keys are then locked in key_id order and released, as in `sweep`.
+     */
+    releaseKeys: `
+      WITH due AS MATERIALIZED (
+        SELECT intent_id FROM ${intents}
+        WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint
+        ORDER BY expires_at, intent_id FOR NO KEY UPDATE
+      ),
+      expired AS (
+        UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
+        WHERE intent_id IN (SELECT intent_id FROM due)
+        RETURNING key_id, max_amount
+      ),
+      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
+      upd AS (
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount
+        FROM rel
+        WHERE kk.key_id = rel.key_id
+          AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
+      )
+      SELECT count(*)::text AS n FROM expired`,
+    dueOfKeys: `SELECT count(*)::text AS n FROM ${intents} WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint`,
     intentById: `SELECT ${INTENT_COLS} FROM ${intents} WHERE intent_id = $1::text`,
     intentPage: `
       SELECT ${INTENT_COLS} FROM ${intents} x

@@ -98,6 +98,16 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       return Number(rows[0]?.n ?? 0);
     },
 
+    /** One statement (ledger-sql.ts `releaseKeys`); skipped when no listed key has an overdue intent (a plain read). */
+    async releaseOverdueIntents(keyIds, now) {
+      const ids = [...new Set(keyIds)];
+      if (ids.length === 0) return 0;
+      const { rows: due } = await db.query<{ n: string }>(sql.dueOfKeys, [JSON.stringify(ids), now]);
+      if (Number(due[0]?.n ?? 0) === 0) return 0;
+      const { rows } = await db.query<{ n: string }>(sql.releaseKeys, [JSON.stringify(ids), now]);
+      return Number(rows[0]?.n ?? 0);
+    },
+
     async getIntent(intentId, now) {
       const { rows } = await db.query<IntentRow>(sql.intentById, [intentId]);
       const row = rows[0];

@@ -110,8 +110,8 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
- * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions
- * (the same numbers as `@tollgate/sqlite`).
+ * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
+ * 10 feedback context and metadata (the same numbers as `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,

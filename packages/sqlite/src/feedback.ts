@@ -9,8 +9,8 @@ type FeedbackRow = SqlFeedbackRow<bigint>;
 
 export function createFeedbackOps(db: Database.Database): FeedbackStore {
   const insert = db.prepare(`
-    INSERT INTO feedback (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at)
-    VALUES (@feedback_id, @target_type, @target_id, @category, @rating, @comment, @labels, @verification, @reviewer, @key_id, @chain_id, @created_at)`);
+    INSERT INTO feedback (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at, context, metadata)
+    VALUES (@feedback_id, @target_type, @target_id, @category, @rating, @comment, @labels, @verification, @reviewer, @key_id, @chain_id, @created_at, @context, @metadata)`);
   // `seq` (the rowid) breaks createdAt ties by insert order; both ride on the feedback_by_target index.
   const newest = db.prepare<[string, string, number], FeedbackRow>(`
     SELECT * FROM feedback WHERE target_type = ? AND target_id = ?
@@ -57,6 +57,8 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
         key_id: r.keyId ?? null,
         chain_id: r.chainId ?? null,
         created_at: r.createdAt,
+        context: r.context === undefined ? null : JSON.stringify(r.context),
+        metadata: r.metadata === undefined ? null : JSON.stringify(r.metadata),
       });
     },
 
@@ -71,7 +73,7 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
   };
 }
 
-/** Schema of this capability (migration version 3; add later changes as new versions). */
+/** Schema of this capability (migration versions 3 and 10; add later changes as new versions). */
 export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
@@ -98,6 +100,15 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX feedback_by_target ON feedback (target_type, target_id, created_at);
       CREATE INDEX feedback_summary ON feedback (target_type, target_id, category, verification, rating);
+    `,
+  },
+  {
+    version: 10,
+    name: "feedback: context and metadata",
+    // JSON objects as text; NULL = none given (rows of version 3 read as absent). Bounds are the service's.
+    sql: `
+      ALTER TABLE feedback ADD COLUMN context TEXT CHECK (context IS NULL OR json_valid(context));
+      ALTER TABLE feedback ADD COLUMN metadata TEXT CHECK (metadata IS NULL OR json_valid(metadata));
     `,
   },
 ];

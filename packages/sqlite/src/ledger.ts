@@ -151,6 +151,14 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
   });
 
   const sweepTx = db.transaction((now: number, limit: number) => release(expireDue.all({ now, limit })));
+  const dueOfKey = db.prepare<{ now: number; key_id: string }, { n: number }>(
+    "SELECT count(*) AS n FROM intents WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now",
+  );
+  const releaseKeysTx = db.transaction((keyIds: readonly string[], now: number) => {
+    let n = 0;
+    for (const key_id of keyIds) n += release(expireDueOfKey.all({ now, key_id }));
+    return n;
+  });
   const expireOneTx = db.transaction((intentId: string, now: number) => release(expireOne.all({ now, intent_id: intentId })));
 
   return {
@@ -175,6 +183,12 @@ export function createLedgerOps(db: Database.Database): LedgerStore {
 
     async expireIntents(now, limit) {
       return sweepTx.immediate(now, Math.max(0, Math.floor(limit)));
+    },
+
+    async releaseOverdueIntents(keyIds, now) {
+      // A plain read first: the write lock is taken only when some key has an overdue intent.
+      const due = [...new Set(keyIds)].filter((key_id) => Number(dueOfKey.get({ now, key_id })?.n ?? 0) > 0);
+      return due.length === 0 ? 0 : releaseKeysTx.immediate(due, now);
     },
 
     async getIntent(intentId, now) {

@@ -3,7 +3,10 @@ import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";
 
-/** An agent card. */
+/**
+ * An agent card. A gateway with `compat: "compose"` serves `protocols` as `{name, version}`
+ * objects and `createdAt` as an ISO string instead (the origin API's shapes, for its own client).
+ */
 export interface AgentCard {
   /** Lower-case EVM address. */
   walletAddress: string;
@@ -11,12 +14,25 @@ export interface AgentCard {
   description: string;
   plugins: { registryId: string; name: string; origin: string; tools?: string[] }[];
   skills: string[];
+  /** `name` or `name@version`. */
   protocols: string[];
   endpoint?: string;
   model?: string;
   x402Support: boolean;
   /** Unix ms. */
   createdAt: number;
+  /** The card schema's version ("1.0.0"). */
+  schemaVersion: string;
+  /** keccak-256 of the card's content (0x hex); changes whenever the card does. */
+  dnaHash: string;
+  /** The card's chain, else the gateway's default chain; null when neither is known (0 under compat "compose"). */
+  chain: number | null;
+  /** Price of a license in USDC atomic units. @default "0" */
+  licensePrice: string;
+  /** @default 0 */
+  licenses: number;
+  /** @default false */
+  cloneable: boolean;
 }
 
 /** Agent cards and how many were returned. */

@@ -70,7 +70,7 @@ describe("models and catalog", () => {
       expect((await client.models.params(id)).modelId).toBe(id);
     }
     const params = await client.models.params("dall-e-3");
-    expect(params).toMatchObject({ modelId: "dall-e-3", provider: "openai", modality: "image", params: expect.any(Object), defaults: expect.any(Object) });
+    expect(params).toMatchObject({ modelId: "dall-e-3", provider: "openai", modality: "image", type: "image", params: expect.any(Object), defaults: expect.any(Object) });
     const found = await client.models.search({ q: "embedding", modality: "embedding", limit: 3 });
     expect(found.data.length).toBeGreaterThan(0);
     expect(found.data.every((m) => m.modalities.output.includes("embedding"))).toBe(true);
@@ -84,6 +84,24 @@ describe("models and catalog", () => {
     expect(missing.code).toBe("model_not_found");
   });
 
+  it("cards carry type and operation capabilities; models.modalities() lists modalities with operations, counts and pricing units", async () => {
+    const client: Client = gw.client();
+    const card = await client.models.get("dall-e-3");
+    expect(card.type).toBe("image");
+    expect(card.operations[0]).toMatchObject({ modality: "image", sourceTypes: ["native"], input: expect.any(Array), output: ["image"], streamable: false });
+    expect(card.operations[0]!.pricingUnits[0]).toMatchObject({ unitKey: "usd_per_image", unit: "images", header: "USD per image", valueKeys: ["image"], default: true });
+    const chat = (await client.models.list({ modality: "text", operation: "chat", limit: 1 })).data[0]!;
+    expect([chat.type, chat.operations[0]!.streamable]).toEqual(["text", true]);
+    const modalities = await client.models.modalities();
+    expect([client.calls.at(-1)!.method, new URL(client.calls.at(-1)!.url).pathname]).toEqual(["GET", "/v1/modalities"]);
+    expect(modalities.object).toBe("list");
+    expect(modalities.data.map((m) => m.modality)).toEqual(["text", "image", "audio", "video", "embedding"]);
+    const image = modalities.data.find((m) => m.modality === "image")!;
+    expect(image.operations.map((o) => o.operation)).toEqual(["generation", "edit"]);
+    expect(image.modelCount).toBeGreaterThanOrEqual(image.operations[0]!.modelCount);
+    expect(image.pricingUnits[0]).toMatchObject({ unitKey: "usd_per_image", default: true });
+  });
+
   it("catalog.proxy: the models service's JSON with the query passed on, the native catalog without one; 502/504 when it fails", async () => {
     const client: Client = gw.client({ maxRetries: 0 });
     const { data, meta } = await client.catalog.proxy({ q: "flux", tags: ["a", "b"] }).withResponse();
@@ -92,6 +110,9 @@ describe("models and catalog", () => {
     const native = await bare.client().catalog.proxy();
     expect(native).toMatchObject({ object: "list", source: "native" });
     expect(native.total).toBe(native.data!.length);
+    const filtered = await bare.client().catalog.proxy({ modality: "audio", limit: 2 });
+    expect(filtered.data!.map((m) => m.type)).toEqual(["audio", "audio"]);
+    expect(filtered.next_cursor).toEqual(expect.any(String));
     mode = "fail";
     expect(await thrown(() => client.catalog.proxy())).toBeInstanceOf(BadGatewayError);
     mode = "hang";

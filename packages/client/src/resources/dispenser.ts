@@ -19,8 +19,12 @@ export interface DispenserChainStatus {
   /** Lower-case; null when the chain has no dispenser. */
   dispenserAddress: string | null;
   usdcAddress: string;
-  /** Live USDC balance (decimal string); null when it could not be read (see `error`). */
+  /** Live USDC balance (atomic units, decimal string); null when it could not be read (see `error`). */
   balance: string | null;
+  /** The same as `balance` (the origin API's name). */
+  dispenserBalance: string | null;
+  /** `balance` formatted exactly, e.g. `"$12.50 USDC"`; null when unknown. */
+  dispenserBalanceFormatted: string | null;
   totalClaims: number;
   /** null = unlimited. */
   maxClaims: number | null;
@@ -33,7 +37,12 @@ export interface DispenserChainStatus {
 /** Every chain's dispenser. */
 export interface DispenserStatus {
   dispensers: DispenserChainStatus[];
+  /** Atomic units per claim. */
   claimAmount: number;
+  /** `claimAmount` formatted exactly, e.g. `"$1.00 USDC"`. */
+  claimAmountFormatted: string;
+  /** The largest `maxClaims` of the dispenser chains; 0 when none is configured; null when one is unlimited. */
+  maxClaims: number | null;
 }
 
 /** One chain's status: available, or why not (a 404 answer, returned as a value). */

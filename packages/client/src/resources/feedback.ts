@@ -6,8 +6,11 @@ import type { RequestOptions } from "../options.js";
 /** Feedback categories. */
 export type FeedbackCategory = "general" | "bug" | "latency" | "quality" | "pricing" | "settlement" | "model_capability" | "safety" | "docs" | "integration";
 
-/** How the reviewer was identified: a valid service key's owner, a wallet header (not proven), or nobody. */
-export type FeedbackVerification = "service_key" | "wallet_header" | "anonymous";
+/**
+ * How the reviewer was identified: a valid service key's owner, a proven wallet header, or nobody.
+ * A gateway with `compat: "compose"` names the key mode `compose_key` (the origin API's name).
+ */
+export type FeedbackVerification = "service_key" | "compose_key" | "wallet_header" | "anonymous";
 
 /** A feedback target. */
 export interface FeedbackTarget {
@@ -17,19 +20,27 @@ export interface FeedbackTarget {
   id: string;
 }
 
-/** The body of `feedback.create`: a rating and/or a comment. */
-export interface FeedbackParams {
-  targetType: string;
-  targetId: string;
+/** The fields of `feedback.create` besides the target. */
+export interface FeedbackFields {
   /** Integer 1..5, where the target type accepts ratings. */
   rating?: number;
   /** At most 4000 characters once trimmed. */
   comment?: string;
+  /** Alias of `comment` (the origin API's name); sending both with different values is a 400. */
+  message?: string;
   /** @default "general" */
   category?: FeedbackCategory;
   /** At most 20 labels of at most 64 characters. */
   labels?: string[];
+  /** Where the feedback comes from (request id, payment intent, model…): a JSON object of at most 50 keys and 8 KiB as JSON. */
+  context?: Record<string, unknown>;
+  /** Free-form data: a JSON object of at most 50 keys and 8 KiB as JSON. */
+  metadata?: Record<string, unknown>;
 }
+
+/** The body of `feedback.create`: a target (`targetType`/`targetId`, or `target`) and a rating and/or a comment. */
+export type FeedbackParams = FeedbackFields &
+  ({ targetType: string; targetId: string; target?: never } | { target: FeedbackTarget; targetType?: never; targetId?: never });
 
 /** The answer of `feedback.create` (201). */
 export interface FeedbackCreated {
@@ -48,7 +59,13 @@ export interface FeedbackItem {
   category: FeedbackCategory;
   rating?: number;
   comment?: string;
+  /** The same text as `comment` (the origin API's name). */
+  message?: string;
   labels: string[];
+  /** `{}` when none was given. */
+  context: Record<string, unknown>;
+  /** `{}` when none was given. */
+  metadata: Record<string, unknown>;
   verification: FeedbackVerification;
   createdAt: number;
 }

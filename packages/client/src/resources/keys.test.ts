@@ -161,12 +161,12 @@ describe("payments", () => {
     expect((await client.payments.list({ keyId: "key_other" })).intents).toEqual([]);
 
     const priced = await gw.client().payments.meter(EMBEDDING_METER);
-    expect(priced).toMatchObject({ modelId: "text-embedding-3-small", provider: "openai", subject: "openai:text-embedding-3-small", lineItems: [expect.objectContaining({ quantity: "1000000" })] });
+    expect(priced).toMatchObject({ modelId: "text-embedding-3-small", provider: "openai", subject: "openai:text-embedding-3-small", lineItems: [expect.objectContaining({ quantity: 1000000 })] });
     expect(BigInt(priced.finalAmountWei)).toBe(BigInt(priced.providerAmountWei) + BigInt(priced.platformFeeWei));
     const metered = await payer.payments.prepare({ ...PREPARE, meter: EMBEDDING_METER });
     expect(metered.maxAmountWei).toBe(priced.finalAmountWei);
     const byMeter = await payer.payments.settle({ paymentIntentId: metered.paymentIntentId, meter: { ...EMBEDDING_METER, usage: { promptTokens: 1000 } } });
-    expect(byMeter.lineItems?.[0]?.quantity).toBe("1000");
+    expect(byMeter.lineItems?.[0]?.quantity).toBe(1000);
   });
 
   it("conflicts are ConflictErrors, sent once despite retries (x-should-retry: false); 404, 400 and 402 likewise", async () => {
@@ -208,5 +208,37 @@ describe("settlement.status", () => {
     // The session's key reads too; without either proof, 401.
     expect(await client.settlement.status({}, { apiKey: key.token })).toEqual(expected);
     await expectError(client, () => client.settlement.status({}, { sessionToken: null }), AuthenticationError, 401, "authentication_required", "x-session-user-address");
+  });
+});
+
+describe("keys.getActive", () => {
+  it("GET /api/session: the wallet's active session key on the chain of the call, never its token", async () => {
+    const { client, key } = await owner(5000n, "session");
+    await client.payments.prepare({ ...PREPARE, maxAmountWei: 1000n }, { apiKey: key.token });
+    const before = client.calls.length;
+    const active = await client.keys.getActive();
+    expect(client.calls[before]).toMatchObject({ method: "GET", url: expect.stringMatching(/\/api\/session$/) });
+    expect(client.calls[before]!.headers["x-network-id"]).toBe(String(CHAIN));
+    expect(active).toEqual({
+      hasSession: true,
+      keyId: key.keyId,
+      budgetLimit: "5000",
+      budgetUsed: "0",
+      budgetLocked: "1000",
+      budgetRemaining: "4000",
+      expiresAt: key.expiresAt,
+      chainId: CHAIN,
+      status: {
+        isActive: true,
+        isExpired: false,
+        expiresInSeconds: Math.floor((key.expiresAt - gw.clock.now()) / 1000),
+        budgetPercentRemaining: 80,
+        warnings: { budgetDepleted: false, budgetLow: false, expiringSoon: false, expired: false },
+      },
+    });
+    expect(JSON.stringify(active)).not.toContain(key.token);
+    expect(await client.keys.getActive({}, { apiKey: key.token })).toEqual(active);
+    expect(await client.keys.getActive({ chainId: 1 })).toEqual({ hasSession: false, reason: expect.any(String) });
+    await expectError(client, () => client.keys.getActive({}, { sessionToken: null }), AuthenticationError, 401, "authentication_required", "x-session-user-address");
   });
 });

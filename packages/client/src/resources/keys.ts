@@ -76,6 +76,34 @@ export interface DirectCharge {
   budgetRemaining: string;
 }
 
+/**
+ * The answer of `keys.getActive` (`GET /api/session`): the wallet's active session key on a chain,
+ * never its token. Amounts are decimal strings of atomic units.
+ */
+export type ActiveSession =
+  | { hasSession: false; reason: string }
+  | {
+      hasSession: true;
+      keyId: string;
+      budgetLimit: string;
+      budgetUsed: string;
+      /** Reserved by authorized payment intents. */
+      budgetLocked: string;
+      budgetRemaining: string;
+      /** Unix ms. */
+      expiresAt: number;
+      chainId: number;
+      name?: string;
+      status: {
+        isActive: boolean;
+        isExpired: boolean;
+        expiresInSeconds: number;
+        /** remaining / limit × 100, floored to hundredths. */
+        budgetPercentRemaining: number;
+        warnings: { budgetDepleted: boolean; budgetLow: boolean; expiringSoon: boolean; expired: boolean };
+      };
+    };
+
 /** Paging of a list. */
 export interface PageParams {
   /** 1..200. @default 50 */
@@ -95,7 +123,15 @@ export interface KeysResource {
   create(params: CreateKeyParams, options?: RequestOptions): APIPromise<CreatedServiceKey>;
   /** The keys of the proven wallet (a `sessionToken`, a live key of the wallet as `apiKey`, or `internalSecret` with `sessionAddress`), newest first. */
   list(params?: PageParams, options?: RequestOptions): APIPromise<KeyList>;
-  /** One key; the bearer (`apiKey`) is the key itself or another active key of its owner (403 otherwise, 404 unknown). Budget in `meta.budget`. */
+  /**
+   * The active session key of the proven wallet (as for `list`) on `chainId` (else the client's
+   * `networkId`, else the gateway's default chain); `{hasSession:false, reason}` when there is none.
+   */
+  getActive(params?: { chainId?: number }, options?: RequestOptions): APIPromise<ActiveSession>;
+  /**
+   * One key; the bearer (`apiKey`) is a live key: the key itself or another key of its owner (403
+   * otherwise, 404 unknown; a revoked or expired bearer is 401). Budget in `meta.budget`.
+   */
   get(keyId: string, options?: RequestOptions): APIPromise<ServiceKey>;
   /** Revokes a key (same bearer rule as get); revoking again answers the first revocation. */
   revoke(keyId: string, options?: RequestOptions): APIPromise<RevokedKey>;
@@ -115,6 +151,8 @@ export function keysResource(caller: Caller, networkId: number | string | null |
       return caller.call({ method: "POST", path: "/api/keys", body, idempotent: false, bearer: "wallet" }, options);
     },
     list: (params = {}, options) => caller.call({ method: "GET", path: "/api/keys", query: { ...params }, idempotent: true, bearer: "wallet" }, options),
+    getActive: (params = {}, options) =>
+      caller.call({ method: "GET", path: "/api/session", idempotent: true, bearer: "wallet" }, params.chainId === undefined ? options : { ...options, networkId: params.chainId }),
     get: (keyId, options) => caller.call({ method: "GET", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     revoke: (keyId, options) => caller.call({ method: "DELETE", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     settle: (params, options) => caller.call({ method: "POST", path: "/api/keys/settle", body: { amount: params.amount }, idempotent: false }, options),

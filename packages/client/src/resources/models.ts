@@ -27,6 +27,36 @@ export interface ParamSpec {
   description?: string;
 }
 
+/**
+ * The prices of one unit on a card or operation. `entries` maps an entry id (the price key, or
+ * `key:name=value,...` for a `when` variant) to USD per unit; `valueKeys` are the distinct price
+ * keys. In `/v1/modalities` entries hold the lowest price across the counted models.
+ */
+export interface PricingUnit {
+  unitKey: PriceLine["unit"];
+  /** What is counted: `tokens`, `characters`, `images`, `seconds`, `requests`. */
+  unit: string;
+  /** e.g. `USD per 1M tokens`. */
+  header: string;
+  entries: Record<string, number>;
+  valueKeys: string[];
+  /** The unit to show first. */
+  default: boolean;
+}
+
+/** One operation of a model with what it takes, gives, costs and whether it streams. */
+export interface ModelOperation {
+  modality: Modality;
+  operation: string;
+  /** The catalog serving the card: `["native"]` or `["extended"]`. */
+  sourceTypes: string[];
+  input: Modality[];
+  output: Modality[];
+  pricingUnits: PricingUnit[];
+  /** True for text chat and video generation (status stream). */
+  streamable: boolean;
+}
+
 /** A model card. */
 export interface ModelCard {
   /** Public catalog id (may contain `/` and `:`). */
@@ -35,8 +65,10 @@ export interface ModelCard {
   provider: string;
   name: string;
   description: string;
+  /** The primary modality: that of the first operation. */
+  type: Modality;
   modalities: { input: Modality[]; output: Modality[] };
-  operations: { modality: Modality; operation: string }[];
+  operations: ModelOperation[];
   contextWindow?: number;
   pricing: PriceLine[];
   params?: Record<string, ParamSpec>;
@@ -71,8 +103,32 @@ export interface ModelParams {
   modelId: string;
   provider: string;
   modality: Modality;
+  /** The same as `modality` (the name the origin API's client reads). */
+  type: Modality;
   params: Record<string, ParamSpec>;
   defaults: Record<string, unknown>;
+}
+
+/** One operation of a modality across the catalog. */
+export interface OperationCatalogEntry {
+  operation: string;
+  modelCount: number;
+  sourceTypes: string[];
+  pricingUnits: PricingUnit[];
+}
+
+/** One canonical modality across the catalog. */
+export interface ModalityCatalogEntry {
+  modality: Modality;
+  operations: OperationCatalogEntry[];
+  modelCount: number;
+  pricingUnits: PricingUnit[];
+}
+
+/** The answer of `/v1/modalities`. */
+export interface ModalityList {
+  object: "list";
+  data: ModalityCatalogEntry[];
 }
 
 /** The compact pricing table. */
@@ -87,6 +143,7 @@ export interface CatalogProxyResponse {
   object?: string;
   data?: ModelCard[];
   total?: number;
+  next_cursor?: string | null;
   source?: string;
   [field: string]: unknown;
 }
@@ -103,11 +160,17 @@ export interface ModelsResource {
   params(modelId: string, params?: { provider?: string }, options?: RequestOptions): APIPromise<ModelParams>;
   /** Searches the native catalog (filters in a JSON body). */
   search(filters?: ModelFilters, options?: RequestOptions): APIPromise<ModelList>;
+  /** Every canonical modality with its operations, model counts and pricing units (native catalog). */
+  modalities(options?: RequestOptions): APIPromise<ModalityList>;
 }
 
 /** The `client.catalog` group. */
 export interface CatalogResource {
-  /** `/api/models`: the configured models service's catalog (502/504 when it fails), else the native catalog. Query parameters are passed on. */
+  /**
+   * `/api/models`: the configured models service's catalog (502/504 when it fails; query parameters
+   * passed on), else the native catalog with the {@link ModelFilters} of `models.list` (every match
+   * when `limit` is absent).
+   */
   proxy(query?: Record<string, QueryValue>, options?: RequestOptions): APIPromise<CatalogProxyResponse>;
   /** The compact pricing table of the bundled catalog. */
   pricing(options?: RequestOptions): APIPromise<PricingTable>;
@@ -123,6 +186,7 @@ export function modelsResource(caller: Caller): ModelsResource {
     get: (modelId, params = {}, options) => caller.call(get(`/v1/models/${segment(modelId)}`, { ...params }), options),
     params: (modelId, params = {}, options) => caller.call(get(`/v1/models/${segment(modelId)}/params`, { ...params }), options),
     search: (filters = {}, options) => caller.call({ method: "POST", path: "/v1/models/search", body: filters, idempotent: true }, options),
+    modalities: (options) => caller.call(get("/v1/modalities"), options),
   };
 }
 

@@ -34,16 +34,31 @@ export interface UsageMeter {
   media?: MediaEvidence;
 }
 
-/** Quantities per price key of one model (`subject` is `<provider>:<modelId>`). */
+/**
+ * Quantities per price key of one subject (`<provider>:<name>`). A catalog model is priced by the
+ * catalog (`unit`/`unitPriceUsd` ignored); any other subject (e.g. `acme:web-search`) is priced by
+ * each line's `unit` and `unitPriceUsd`, both then required. Quantities and prices are JSON numbers
+ * or decimal strings, read exactly.
+ */
 export interface LineMeter {
   subject: string;
-  lineItems: { key: string; quantity: number | string; when?: Record<string, string> }[];
+  lineItems: { key: string; quantity: number | string; unit?: string; unitPriceUsd?: number | string; when?: Record<string, string> }[];
 }
 
-/** A meter: usage evidence or line items; always priced by the gateway, never from client prices. */
+/** A meter: usage evidence or line items (catalog models priced by the catalog, other subjects by their line items). */
 export type Meter = UsageMeter | LineMeter;
 
-/** The body of `payments.prepare`: exactly one of `maxAmountWei` and `meter`. */
+/** A priced line, as the origin client types it: `quantity` and `unitPriceUsd` are numbers, `amountWei` an atomic amount. */
+export type MeteredLineItem = LineItem;
+
+/** The line-item meter a quote answers: pass it to `prepare`/`settle` to reserve or settle the same amount. */
+export interface QuoteMeter {
+  subject: string;
+  /** `when` pins the price variant (variant-priced keys only). */
+  lineItems: { key: string; unit: string; quantity: number; unitPriceUsd: number; when?: Record<string, string> }[];
+}
+
+/** The body of `payments.prepare`: exactly one of `maxAmountWei` and `meter` (or, with neither, `modelId` + `modality` + usage). */
 export interface PrepareParams {
   /** Service namespace, e.g. `agent`, `workflow`, `inference`. */
   service: string;
@@ -56,6 +71,12 @@ export interface PrepareParams {
   maxAmountWei?: Amount;
   /** A meter priced now; its total is the cap. */
   meter?: Meter;
+  /** Without `maxAmountWei` and `meter`: `modelId`, `modality` and `usage`/`media` are priced as a usage meter. */
+  modelId?: string;
+  provider?: string;
+  modality?: string;
+  usage?: Usage;
+  media?: MediaEvidence;
   runId?: string;
   /** Same as the `idempotencyKey` call option (send one of them). */
   idempotencyKey?: string;
@@ -85,7 +106,9 @@ export interface SettledIntent {
   maxAmountWei: string;
   finalAmountWei: string;
   releasedWei: string;
-  lineItems?: LineItem[];
+  /** The subject of the meter it was settled with. */
+  meterSubject?: string;
+  lineItems?: MeteredLineItem[];
   providerAmountWei?: string;
   platformFeeWei?: string;
   settlement: SettlementState;
@@ -128,13 +151,17 @@ export interface ListIntentsParams extends PageParams {
   chainId?: number;
 }
 
-/** The price of a model output. */
+/** The price of a model output (the origin client's `ModelMeterQuote`). */
 export interface MeterResult {
   modelId: string;
   provider: string;
   /** `<provider>:<modelId>`. */
   subject: string;
-  lineItems: LineItem[];
+  /** Whether the model is in the catalog (always true: an unknown model is a 404). */
+  known: boolean;
+  /** The same usage as line items, to settle with. */
+  meter: QuoteMeter;
+  lineItems: MeteredLineItem[];
   providerAmountWei: string;
   platformFeeWei: string;
   finalAmountWei: string;

@@ -10,9 +10,11 @@ export type Amount = bigint | string;
 export interface LineItem {
   key: string;
   unit: string;
-  /** Decimal string (tokens, images, characters, seconds, requests). */
-  quantity: string;
-  unitPriceUsd: string;
+  /** How many units were counted (tokens, images, characters, seconds, requests). */
+  quantity: number;
+  /** USD per unit of `unit` (not an atomic amount). */
+  unitPriceUsd: number;
+  /** Atomic units, decimal string. */
   amountWei: string;
 }
 

@@ -23,10 +23,29 @@ export const agentPluginSchema = z.object({
   tools: list(500, 200).optional(),
 });
 
+/** A protocol: a string (`name` or `name@version`), or the origin API's `{name, version}` object, stored as `name@version`. */
+export const agentProtocolSchema = z.union([
+  text(200),
+  z
+    .object({ name: text(100).refine((n) => !n.includes("@"), "must not contain @"), version: z.string().trim().max(99).optional() })
+    .transform((p) => (p.version ? `${p.name}@${p.version}` : p.name)),
+]);
+
+/** Unix ms, or an ISO 8601 date-time (the origin API's form) converted to Unix ms. */
+const timestamp = z.union([
+  z.number().int().nonnegative().max(8.64e15),
+  z.iso
+    .datetime({ offset: true })
+    .transform((v) => Date.parse(v))
+    .pipe(z.number().int().nonnegative().max(8.64e15)),
+]);
+
 /**
  * A card as given by a seed or by `upsert`. Unknown fields are dropped; `description`,
  * `plugins`, `skills` and `protocols` default to empty, `x402Support` to false. `createdAt`
- * (Unix ms) is used only when the card is new; it defaults to the time of the first upsert.
+ * (Unix ms or ISO 8601) is used only when the card is new; it defaults to the time of the first
+ * upsert. `chain`, `licensePrice` (USDC atomic units), `licenses` and `cloneable` are optional;
+ * when absent the views show their defaults (see `agentCardView` in view.ts).
  */
 export const agentCardInputSchema = z.object({
   walletAddress: walletAddressSchema,
@@ -34,11 +53,18 @@ export const agentCardInputSchema = z.object({
   description: z.string().trim().max(10_000, "must be at most 10000 characters").default(""),
   plugins: z.array(agentPluginSchema).max(200, "must hold at most 200 plugins").default([]),
   skills: list(500, 200).default([]),
-  protocols: list(100, 200).default([]),
+  protocols: z.array(agentProtocolSchema).max(100, "must hold at most 100 entries").default([]),
   endpoint: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   model: text(200).optional(),
   x402Support: z.boolean().default(false),
-  createdAt: z.number().int().nonnegative().max(8.64e15).optional(),
+  chain: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  licensePrice: z
+    .string()
+    .regex(/^(0|[1-9]\d{0,77})$/, "must be USDC atomic units: a non-negative integer as a decimal string")
+    .optional(),
+  licenses: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  cloneable: z.boolean().optional(),
+  createdAt: timestamp.optional(),
 });
 
 /** A card as `upsert` accepts it. */
@@ -58,22 +84,10 @@ export function toAgentCard(input: ParsedAgentCard, now: number): AgentCard {
     ...(input.endpoint === undefined ? {} : { endpoint: input.endpoint }),
     ...(input.model === undefined ? {} : { model: input.model }),
     x402Support: input.x402Support,
+    ...(input.chain === undefined ? {} : { chain: input.chain }),
+    ...(input.licensePrice === undefined ? {} : { licensePrice: input.licensePrice }),
+    ...(input.licenses === undefined ? {} : { licenses: input.licenses }),
+    ...(input.cloneable === undefined ? {} : { cloneable: input.cloneable }),
     createdAt: input.createdAt ?? now,
-  };
-}
-
-/** The wire view of a card, with its fields in contract order. */
-export function agentCardView(card: AgentCard) {
-  return {
-    walletAddress: card.walletAddress,
-    name: card.name,
-    description: card.description,
-    plugins: card.plugins.map((p) => ({ registryId: p.registryId, name: p.name, origin: p.origin, ...(p.tools ? { tools: [...p.tools] } : {}) })),
-    skills: [...card.skills],
-    protocols: [...card.protocols],
-    ...(card.endpoint === undefined ? {} : { endpoint: card.endpoint }),
-    ...(card.model === undefined ? {} : { model: card.model }),
-    x402Support: card.x402Support,
-    createdAt: card.createdAt,
   };
 }

@@ -3,8 +3,12 @@ import { z } from "zod";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { clampedInt, optionalText } from "../http/schemas.js";
-import { agentCardView } from "./card.js";
+import type { GatewayContext } from "../context.js";
+import { agentCardView, type AgentCardViewOptions } from "./view.js";
 import { DIRECTORY_DIRECTIONS, DIRECTORY_SORTS, type DirectoryQuery } from "./directory.js";
+
+/** How cards are rendered: `compat: "compose"` switches `protocols` to objects and `createdAt` to ISO (see view.ts). */
+const viewOptions = (gateway: GatewayContext): AgentCardViewOptions => ({ compat: gateway.compat, defaultChain: gateway.services.agents.defaultChain });
 
 const blankIsAbsent = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 
@@ -68,10 +72,12 @@ export function agentsRoutes(): AnyRoute[] {
       method: "GET",
       path: "/agents",
       tag: "agents",
-      summary: "List the agent cards, oldest first: {agents, total}.",
+      summary:
+        'List the agent cards, oldest first: {agents, total}. Cards carry schemaVersion, dnaHash, chain, licensePrice, licenses, cloneable; under compat "compose" protocols are {name, version} objects and createdAt an ISO string.',
       handle: async ({ gateway }) => {
         const cards = await gateway.services.agents.list();
-        return json({ agents: cards.map(agentCardView), total: cards.length });
+        const view = viewOptions(gateway);
+        return json({ agents: cards.map((card) => agentCardView(card, view)), total: cards.length });
       },
     }),
     defineRoute({
@@ -83,7 +89,8 @@ export function agentsRoutes(): AnyRoute[] {
       query: searchQuery,
       handle: async ({ query, gateway }) => {
         const ranked = await gateway.services.agents.search(query.q, { limit: query.limit });
-        return json({ agents: ranked.map(({ score, ...card }) => ({ ...agentCardView(card), score })), total: ranked.length });
+        const view = viewOptions(gateway);
+        return json({ agents: ranked.map(({ score, ...card }) => ({ ...agentCardView(card, view), score })), total: ranked.length });
       },
     }),
     defineRoute({
@@ -92,7 +99,7 @@ export function agentsRoutes(): AnyRoute[] {
       tag: "agents",
       summary: "One agent card by wallet address (400 on a malformed address, 404 agent_not_found when unknown).",
       params: z.object({ walletAddress: z.string() }),
-      handle: async ({ params, gateway }) => json(agentCardView(await gateway.services.agents.get(params.walletAddress))),
+      handle: async ({ params, gateway }) => json(agentCardView(await gateway.services.agents.get(params.walletAddress), viewOptions(gateway))),
     }),
     directoryRoute(
       "/api/directory/agents",

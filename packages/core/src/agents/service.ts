@@ -12,6 +12,8 @@ import { rankAgents } from "./search.js";
 
 /** What the agents capability offers to routes and application code. Errors are `GatewayError`s. */
 export interface AgentsService {
+  /** The chain a card's view shows when the card names none: the first of `options.chains`, else null. */
+  readonly defaultChain: number | null;
   /** Resolves once the seed cards are in the store (every other method waits for it too). */
   ready(): Promise<void>;
   /**
@@ -55,6 +57,7 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
   );
 
   return {
+    defaultChain: deps.options.chains?.[0]?.chainId ?? null,
     ready: () => seeded,
     async upsert(input) {
       const card = parseWith(agentCardInputSchema, input, "body");

@@ -33,7 +33,8 @@ export function dispenserRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/dispenser/status",
       tag: "dispenser",
-      summary: "Status of every chain: dispenser wallet, live USDC balance, claims taken and left, paused.",
+      summary:
+        "Status of every chain: dispenser wallet, live USDC balance (balance = dispenserBalance, atomic; dispenserBalanceFormatted), claims taken and left, paused; plus claimAmount, claimAmountFormatted (\"$1.00 USDC\") and maxClaims (largest chain cap; 0 without dispenser chains, null when one is unlimited).",
       handle: async ({ gateway }) => json(await gateway.services.dispenser.status()),
     }),
     defineRoute({

@@ -10,6 +10,7 @@ import { GatewayError, invalidRequest } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
 import { outcomeUnknown, resolveWalletChains, type WalletChain } from "../settlement/options.js";
 import type { DispenserClaimRecord } from "../store/dispenser-types.js";
+import { formatUsdc } from "./format.js";
 import { DEFAULT_CLAIM_AMOUNT } from "./options.js";
 
 /** One chain's dispenser as `GET /api/dispenser/status` shows it. */
@@ -19,8 +20,12 @@ export interface DispenserChainStatus {
   /** The dispenser wallet (lower-case), null when the chain has no dispenser. */
   dispenserAddress: string | null;
   usdcAddress: string;
-  /** The wallet's USDC balance read live from the chain (decimal string); null when unknown. */
+  /** The wallet's USDC balance read live from the chain (atomic units, decimal string); null when unknown. */
   balance: string | null;
+  /** The same as `balance` under the origin API's name. */
+  dispenserBalance: string | null;
+  /** `balance` formatted exactly, e.g. `"$12.50 USDC"` (see `formatUsdc`); null when unknown. */
+  dispenserBalanceFormatted: string | null;
   /** Claims taken on this chain (pending and done). */
   totalClaims: number;
   /** The configured cap; null = unlimited. */
@@ -34,6 +39,21 @@ export interface DispenserChainStatus {
   isConfigured: boolean;
   /** Why `balance` is null when the chain could not be read. */
   error?: string;
+}
+
+/** The answer of `GET /api/dispenser/status`. */
+export interface DispenserStatusSummary {
+  dispensers: DispenserChainStatus[];
+  /** USDC atomic units per claim. */
+  claimAmount: number;
+  /** `claimAmount` formatted exactly, e.g. `"$1.00 USDC"`. */
+  claimAmountFormatted: string;
+  /**
+   * The claim cap of the dispenser chains (the origin API's single figure): the largest
+   * `maxClaims` of the configured dispenser chains; 0 when none is configured (no claim is
+   * possible); null when one of them is unlimited.
+   */
+  maxClaims: number | null;
 }
 
 /** The answer of `GET /api/dispenser/check/{address}`. */
@@ -65,7 +85,7 @@ export interface DispenserService {
    */
   claim(address: string, chainId: number): Promise<DispenserClaimOutcome>;
   /** Every chain of `options.chains` plus every dispenser chain, balances read live. */
-  status(): Promise<{ dispensers: DispenserChainStatus[]; claimAmount: number }>;
+  status(): Promise<DispenserStatusSummary>;
   /** One chain's status, or null when it has no dispenser. */
   chainStatus(chainId: number): Promise<DispenserChainStatus | null>;
   /** The claims of a lower-case address. */
@@ -85,7 +105,7 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
 
   deps.describe(() =>
     config
-      ? `dispenser: on, ${(claimAmount / 1e6).toFixed(2)} USDC per claim on chains ${[...wallets.values()].map((w) => `${w.config.chainId} (wallet ${w.chain.account}${entries.get(w.config.chainId)?.paused ? ", paused" : ""})`).join(", ")}`
+      ? `dispenser: on, ${formatUsdc(BigInt(claimAmount)).slice(1)} per claim on chains ${[...wallets.values()].map((w) => `${w.config.chainId} (wallet ${w.chain.account}${entries.get(w.config.chainId)?.paused ? ", paused" : ""})`).join(", ")}`
       : "dispenser: off (set options.dispenser with a funded wallet per chain)",
   );
 
@@ -106,7 +126,17 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
       totalClaims,
       isPaused: entry?.paused ?? false,
     };
-    if (!wallet || !wallet.chain.account) return { ...base, dispenserAddress: null, balance: null, maxClaims: null, remainingClaims: 0, isConfigured: false };
+    if (!wallet || !wallet.chain.account)
+      return {
+        ...base,
+        dispenserAddress: null,
+        balance: null,
+        dispenserBalance: null,
+        dispenserBalanceFormatted: null,
+        maxClaims: null,
+        remainingClaims: 0,
+        isConfigured: false,
+      };
     let balance: bigint | null = null;
     let error: string | undefined;
     try {
@@ -121,6 +151,8 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
       ...base,
       dispenserAddress: wallet.chain.account,
       balance: balance === null ? null : balance.toString(),
+      dispenserBalance: balance === null ? null : balance.toString(),
+      dispenserBalanceFormatted: balance === null ? null : formatUsdc(balance),
       maxClaims: entry?.maxClaims ?? null,
       remainingClaims: limits.length > 0 ? Math.min(...limits) : null,
       isConfigured: true,
@@ -170,7 +202,9 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
     async status() {
       const ids = new Set<number>([...(options.chains ?? []).map((c) => c.chainId), ...wallets.keys()]);
       const dispensers = await Promise.all([...ids].map((id) => statusOf(id, wallets.get(id))));
-      return { dispensers, claimAmount };
+      const caps = [...wallets.keys()].map((id) => entries.get(id)?.maxClaims ?? null);
+      const maxClaims = caps.length === 0 ? 0 : caps.includes(null) ? null : Math.max(...(caps as number[]));
+      return { dispensers, claimAmount, claimAmountFormatted: formatUsdc(BigInt(claimAmount)), maxClaims };
     },
 
     async chainStatus(chainId) {

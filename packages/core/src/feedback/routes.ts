@@ -11,7 +11,8 @@ import { feedbackSubmissionSchema, feedbackTargetQuery } from "./schemas.js";
 import { feedbackCreatedView, feedbackItemView, feedbackSummaryView } from "./view.js";
 
 /**
- * The reviewer of a request: a live service key → its owner (`service_key`, whatever the wallet
+ * The reviewer of a request: a live service key → its owner (`service_key`, on the wire
+ * `compose_key` under `compat: "compose"`, whatever the wallet
  * header names); else a wallet the
  * request proves (session, internal secret, host app, trusted header) with `x-chain-id` (or
  * `x-network-id`) → `wallet_header`; else `anonymous`. A dead key or an unproven header is not an
@@ -40,14 +41,14 @@ export function feedbackRoutes(): AnyRoute[] {
       path: "/v1/feedback",
       tag: "feedback",
       summary:
-        "Submit feedback on a target (targetType/targetId or target:{type,id}; rating and/or comment or message). Reviewer: a valid service key's owner, else a proven wallet (x-session-user-address with x-chain-id), else anonymous.",
+        "Submit feedback on a target (targetType/targetId or target:{type,id}; rating and/or comment or message; optional context and metadata JSON objects of at most 50 keys and 8 KiB each). Reviewer: a valid service key's owner, else a proven wallet (x-session-user-address with x-chain-id), else anonymous.",
       body: feedbackSubmissionSchema,
       authenticate: reviewerOf,
       rateLimit: { ip: "feedback" },
       security: { ...WALLET_PROOF, optional: true },
       handle: async ({ auth, body, gateway }) => {
         const record = await gateway.services.feedback.submit(body, auth);
-        return json(feedbackCreatedView(record), { status: 201 });
+        return json(feedbackCreatedView(record, gateway.compat), { status: 201 });
       },
     }),
     defineRoute({
@@ -58,7 +59,7 @@ export function feedbackRoutes(): AnyRoute[] {
       query: feedbackTargetQuery.extend({ limit: clampedInt(50, 1, 100) }),
       handle: async ({ query, gateway }) => {
         const records = await gateway.services.feedback.list({ type: query.targetType, id: query.targetId }, { limit: query.limit });
-        return json({ object: "list", data: records.map(feedbackItemView) });
+        return json({ object: "list", data: records.map((r) => feedbackItemView(r, gateway.compat)) });
       },
     }),
     defineRoute({
@@ -70,7 +71,7 @@ export function feedbackRoutes(): AnyRoute[] {
       query: feedbackTargetQuery.extend({ recentLimit: clampedInt(10, 1, 100) }),
       handle: async ({ query, gateway }) => {
         const summary = await gateway.services.feedback.summary({ type: query.targetType, id: query.targetId }, { recentLimit: query.recentLimit });
-        return json(feedbackSummaryView(summary));
+        return json(feedbackSummaryView(summary, gateway.compat));
       },
     }),
   ];

@@ -19,8 +19,35 @@ export const FEEDBACK_CATEGORIES = [
 ] as const;
 export type FeedbackCategory = (typeof FEEDBACK_CATEGORIES)[number];
 
-/** Limits of a submission. */
-export const FEEDBACK_LIMITS = { targetType: 64, targetId: 512, comment: 4000, labels: 20, label: 64 } as const;
+/** Limits of a submission. `jsonBytes` and `jsonKeys` bound `context` and `metadata` each (UTF-8 bytes of their JSON; top-level keys). */
+export const FEEDBACK_LIMITS = { targetType: 64, targetId: 512, comment: 4000, labels: 20, label: 64, jsonBytes: 8192, jsonKeys: 50 } as const;
+
+/**
+ * `context` and `metadata`: a plain JSON object of at most {@link FEEDBACK_LIMITS}.jsonKeys
+ * top-level keys whose JSON is at most `jsonBytes` UTF-8 bytes; `null` counts as absent. The
+ * value is normalised through JSON (so what is stored is exactly what is returned); a value JSON
+ * cannot carry (bigint, a cycle) is refused.
+ */
+const jsonObject = z.unknown().transform((v, ctx): Record<string, unknown> | undefined => {
+  if (v === undefined || v === null) return undefined;
+  const fail = (message: string) => {
+    ctx.addIssue({ code: "custom", message, input: v });
+    return z.NEVER;
+  };
+  if (typeof v !== "object" || Array.isArray(v)) return fail("must be a JSON object");
+  let text: string;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    return fail("must be JSON-serializable");
+  }
+  const value = JSON.parse(text) as Record<string, unknown>;
+  const keys = Object.keys(value).length;
+  if (keys > FEEDBACK_LIMITS.jsonKeys) return fail(`must have at most ${FEEDBACK_LIMITS.jsonKeys} keys (got ${keys})`);
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > FEEDBACK_LIMITS.jsonBytes) return fail(`must be at most ${FEEDBACK_LIMITS.jsonBytes} bytes as JSON (got ${bytes})`);
+  return value;
+});
 
 const required = (what: string) => ({ error: (issue: { input: unknown }) => (issue.input === undefined ? "is required" : `must be ${what}`) });
 
@@ -35,6 +62,10 @@ export interface FeedbackInput {
   category: FeedbackCategory;
   /** Trimmed, unique, at most 20 of at most 64 characters each. */
   labels: string[];
+  /** A JSON object (≤ 50 keys, ≤ 8 KiB as JSON), when given. */
+  context?: Record<string, unknown>;
+  /** A JSON object (≤ 50 keys, ≤ 8 KiB as JSON), when given. */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -60,6 +91,8 @@ export const feedbackSubmissionSchema = z
       .array(z.string().trim().min(1, "must not be empty").max(FEEDBACK_LIMITS.label, `must be at most ${FEEDBACK_LIMITS.label} characters`))
       .max(FEEDBACK_LIMITS.labels, `must hold at most ${FEEDBACK_LIMITS.labels} labels`)
       .optional(),
+    context: jsonObject.optional(),
+    metadata: jsonObject.optional(),
   })
   .transform((b, ctx): FeedbackInput => {
     const fail = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message, input: b });
@@ -88,6 +121,8 @@ export const feedbackSubmissionSchema = z
       ...(comment === undefined ? {} : { comment }),
       category: b.category ?? "general",
       labels: [...new Set(b.labels ?? [])],
+      ...(b.context === undefined ? {} : { context: b.context }),
+      ...(b.metadata === undefined ? {} : { metadata: b.metadata }),
     };
   });
 

@@ -94,6 +94,8 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
         ...(body.rating === undefined ? {} : { rating: body.rating }),
         ...(body.comment === undefined ? {} : { comment: body.comment }),
         labels: body.labels,
+        ...(body.context === undefined ? {} : { context: body.context }),
+        ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
         verification: reviewer.verification,
         ...(reviewer.verification === "anonymous" ? {} : { reviewer: reviewer.address, chainId: reviewer.chainId }),
         ...(reviewer.verification === "service_key" ? { keyId: reviewer.keyId } : {}),

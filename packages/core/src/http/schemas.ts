@@ -14,14 +14,19 @@ export const addressSchema = z
   .transform((v) => v.toLowerCase());
 
 /**
- * An integer query/body parameter that is clamped rather than rejected when out of range
- * (SPEC.md "Limits"); a non-integer string is a 400. Missing → `def`.
+ * An integer query/body parameter that is clamped rather than rejected (SPEC.md "Limits"): out of
+ * range → the nearest bound; missing, empty or not a number → `def`. Never a 400: a list still
+ * answers with its default page size.
  */
 export function clampedInt(def: number, min: number, max: number) {
   return z
-    .union([z.number().finite(), z.string().trim().regex(/^-?\d+(\.\d+)?$/, "must be a number")])
+    .unknown()
     .optional()
-    .transform((v) => (v === undefined ? def : Math.min(max, Math.max(min, Math.trunc(Number(v))))));
+    .transform((v) => {
+      const n = typeof v === "number" ? v : typeof v === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : Number.NaN;
+      return Number.isFinite(n) ? Math.min(max, Math.max(min, Math.trunc(n))) : def;
+    })
+    .meta({ description: `integer, clamped to ${min}..${max}; default ${def} (also for a non-number)`, anyOf: [{ type: "integer" }, { type: "string" }] });
 }
 
 /** A non-empty trimmed string of at most `max` characters; empty means "not given". */

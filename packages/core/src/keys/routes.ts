@@ -7,6 +7,7 @@ import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
 import { budgetHeaders, keyView, remainingOf } from "./view.js";
+import { sessionRoutes } from "./session-route.js";
 
 const createBody = z
   .object({
@@ -26,9 +27,10 @@ const createBody = z
 
 const keyIdParams = z.object({ keyId: z.string().min(1).max(100) });
 
-/** Builds the key route table. */
+/** Builds the key route table (with `GET /api/session`, see session-route.ts). */
 export function keyRoutes(): AnyRoute[] {
   return [
+    ...sessionRoutes(),
     defineRoute({
       method: "POST",
       path: "/api/keys",
@@ -98,7 +100,7 @@ export function keyRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/keys/:keyId",
       tag: "keys",
-      summary: "Inspect a key (bearer: the key itself or another active key of the same owner).",
+      summary: "Inspect a key (bearer: a live key, the target itself or another key of the same owner; a revoked or expired bearer is 401).",
       params: keyIdParams,
       security: { accepts: ["serviceKey"] },
       handle: async ({ request, params, gateway }) => {
@@ -110,7 +112,7 @@ export function keyRoutes(): AnyRoute[] {
       method: "DELETE",
       path: "/api/keys/:keyId",
       tag: "keys",
-      summary: "Revoke a key (same bearer rule as inspect); revoking again returns the first revocation.",
+      summary: "Revoke a key (same bearer rule as inspect); revoking again through a live sibling returns the first revocation.",
       params: keyIdParams,
       security: { accepts: ["serviceKey"] },
       handle: async ({ request, params, gateway }) => {

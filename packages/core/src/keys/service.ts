@@ -6,8 +6,8 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
-import type { KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
-import { bearerToken, hashToken, looksLikeToken, mintToken } from "./token.js";
+import type { KeyCursor, KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
+import { bearerToken, hashToken, looksLikeToken, mintToken, tokenPrefix } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
 
 /** What creating a key needs (validated by the route). */
@@ -26,7 +26,10 @@ export interface CreateKeyInput {
 export interface KeyService {
   /** Creates a key; a `session` key supersedes the owner's active session key on the same chain. The token is returned once. */
   create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
-  /** A newest-first page of an owner's keys; `cursor` is the opaque `next_cursor` of the previous page. */
+  /**
+   * A newest-first page of an owner's keys; `cursor` is the opaque `next_cursor` of the previous
+   * page. Overdue intents of the listed keys are released first (release on read).
+   */
   list(owner: string, options: { limit: number; cursor?: string | undefined }): Promise<{ keys: KeyRecord[]; nextCursor: string | null }>;
   /**
    * The usable key of an `Authorization` header. Throws 401 `authentication_required` (none),
@@ -36,10 +39,18 @@ export interface KeyService {
   /** The key of an `Authorization` header whatever its status; null when none is sent; 401 `invalid_key` when unknown. */
   identify(authorization: string | undefined): Promise<KeyRecord | null>;
   /**
-   * The inspect/revoke rule: the bearer is the target key itself (any status), or another
-   * active key of the same owner. Throws 401 (bearer), 404 `key_not_found`, 403 `forbidden`.
+   * The inspect/revoke rule: the bearer is a live key (unrevoked, unexpired) that is the target
+   * itself or another key of the same owner; a revoked or expired bearer is 401 `key_revoked` /
+   * `key_expired`, even on itself (so a revoked key cannot revoke itself again: 401; a sibling
+   * can, and gets the first revocation back). Throws 401 (bearer), 404 `key_not_found`, 403
+   * `forbidden`. The target is returned with its overdue intents released.
    */
   authorizeFor(authorization: string | undefined, targetKeyId: string): Promise<KeyRecord>;
+  /**
+   * The newest live `session` key of (owner, chainId) — unrevoked and unexpired — with its
+   * overdue intents released, or null. What `GET /api/session` and `GET /api/settlement/status` report.
+   */
+  activeSession(owner: string, chainId: number): Promise<KeyRecord | null>;
   /** Revokes a key (idempotent: a revoked key is returned unchanged). */
   revoke(keyId: string): Promise<KeyRecord>;
   /** The legacy settle: charges `amount` at once; 402 `budget_exhausted` when it does not fit. */
@@ -59,6 +70,17 @@ export function budgetExhausted(key: KeyRecord, amount: bigint): GatewayError {
     details: { keyId: key.keyId, budgetRemaining: remainingOf(key).toString(), required: amount.toString() },
     headers: budgetHeaders(key),
   });
+}
+
+/**
+ * Release on read for one key: when it holds a reservation, expires its overdue intents
+ * ({@link Store.releaseOverdueIntents}) and returns it re-read, so an expired intent never shows
+ * as reserved. A key without a reservation is returned as is (no write).
+ */
+export async function releaseOnRead(store: Store, key: KeyRecord, now: number): Promise<KeyRecord> {
+  if (key.budgetReserved === 0n) return key;
+  await store.releaseOverdueIntents([key.keyId], now);
+  return (await store.getKeyById(key.keyId)) ?? key;
 }
 
 /** Creates the key service over a store. */
@@ -98,25 +120,44 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
     },
     async list(owner, options) {
       const at = options.cursor ? decodeKeysetCursor(options.cursor) : undefined;
-      const page = await store.listKeys(owner, { limit: options.limit, ...(at ? { cursor: { createdAt: at.createdAt, keyId: at.id } } : {}) });
+      const query = { limit: options.limit, ...(at ? { cursor: { createdAt: at.createdAt, keyId: at.id } } : {}) };
+      let page = await store.listKeys(owner, query);
+      // Release on read; a release changes budgets only, so the same query returns the same keys.
+      const held = page.keys.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);
+      if (held.length > 0) {
+        await store.releaseOverdueIntents(held, clock.now());
+        page = await store.listKeys(owner, query);
+      }
       return { keys: page.keys, nextCursor: page.nextCursor ? encodeKeysetCursor(page.nextCursor.createdAt, page.nextCursor.keyId) : null };
     },
     identify,
     async authenticate(authorization) {
       const key = await identify(authorization);
-      if (!key) throw new GatewayError("authentication_required", "Send a service key as Authorization: Bearer svc-….");
+      if (!key) throw new GatewayError("authentication_required", `Send a service key as Authorization: Bearer ${tokenPrefix(deps.compat)}….`);
       assertUsable(key, clock.now());
       return key;
     },
     async authorizeFor(authorization, targetKeyId) {
       const bearer = await identify(authorization);
       if (!bearer) throw new GatewayError("authentication_required", "Send the key itself or another active key of its owner as Authorization: Bearer.");
-      if (bearer.keyId === targetKeyId) return bearer;
-      assertUsable(bearer, clock.now());
-      const target = await store.getKeyById(targetKeyId);
+      const now = clock.now();
+      // CONTRACT.md status table: a revoked or expired bearer is a 401, even on itself.
+      assertUsable(bearer, now);
+      const target = bearer.keyId === targetKeyId ? bearer : await store.getKeyById(targetKeyId);
       if (!target) throw new GatewayError("key_not_found", `Key ${targetKeyId} does not exist.`);
       if (target.owner !== bearer.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the target key.");
-      return target;
+      return releaseOnRead(store, target, now);
+    },
+    async activeSession(owner, chainId) {
+      const now = clock.now();
+      let cursor: KeyCursor | undefined;
+      for (;;) {
+        const page = await store.listKeys(owner, { limit: 200, chainId, ...(cursor ? { cursor } : {}) });
+        const key = page.keys.find((k) => k.purpose === "session" && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now);
+        if (key) return releaseOnRead(store, key, now);
+        if (!page.nextCursor) return null;
+        cursor = page.nextCursor;
+      }
     },
     async revoke(keyId) {
       const key = await store.revokeKey(keyId, clock.now());

@@ -8,12 +8,17 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText } from "../http/schemas.js";
 import type { IntentRecord } from "../store/types.js";
 import { budgetHeaders } from "../keys/view.js";
-import { mediaSchema, priceUsage, usageSchema } from "../metering/usage.js";
-import { meterCard, meterSchema } from "./meter.js";
+import { mediaSchema, usageSchema } from "../metering/usage.js";
+import { meterCard, meterSchema, modelMeterQuote, type MeterInput } from "./meter.js";
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const idempotencyKey = z.string().trim().min(1).max(255);
 
+/**
+ * Prepare: exactly one of `maxAmountWei` and `meter`; or, with neither, the top-level
+ * `modelId`/`provider`/`modality`/`usage`/`media` of SPEC.md's prepare shape, priced as a usage meter.
+ * Beside `maxAmountWei` or `meter` those top-level fields are accepted and only describe the work.
+ */
 const prepareBody = z
   .object({
     service: text(100),
@@ -22,13 +27,27 @@ const prepareBody = z
     method: text(16),
     maxAmountWei: amount().optional(),
     meter: meterSchema.optional(),
+    modelId: text(200).optional(),
+    provider: text(64).optional(),
+    modality: text(32).optional(),
+    usage: usageSchema.optional(),
+    media: mediaSchema.optional(),
     runId: text(200).optional(),
     composeRunId: text(200).optional(),
     idempotencyKey: idempotencyKey.optional(),
   })
   .superRefine((b, ctx) => {
-    if ((b.maxAmountWei === undefined) === (b.meter === undefined))
+    if (b.maxAmountWei !== undefined && b.meter !== undefined)
       ctx.addIssue({ code: "custom", path: ["maxAmountWei"], message: "send exactly one of maxAmountWei and meter" });
+    else if (b.maxAmountWei === undefined && b.meter === undefined) {
+      if (b.modelId === undefined) ctx.addIssue({ code: "custom", path: ["maxAmountWei"], message: "send exactly one of maxAmountWei and meter (or modelId, modality and usage/media to meter)" });
+      else if (b.modality === undefined) ctx.addIssue({ code: "custom", path: ["modality"], message: "modality is required to meter modelId" });
+    }
+  })
+  .transform(({ modelId, provider, modality, usage, media, ...b }) => {
+    if (b.maxAmountWei !== undefined || b.meter !== undefined || modelId === undefined || modality === undefined) return b;
+    const meter: MeterInput = { modelId, modality, ...(provider === undefined ? {} : { provider }), ...(usage === undefined ? {} : { usage }), ...(media === undefined ? {} : { media }) };
+    return { ...b, meter };
   });
 
 const settleBody = z
@@ -83,7 +102,7 @@ export function ledgerRoutes(): AnyRoute[] {
       method: "POST",
       path: "/api/payments/prepare",
       tag: "payments",
-      summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter) before work.",
+      summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter, or top-level modelId/modality/usage) before work.",
       body: prepareBody,
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
       rateLimit: { key: (key) => key },
@@ -162,20 +181,11 @@ export function ledgerRoutes(): AnyRoute[] {
       method: "POST",
       path: "/api/payments/meter/model",
       tag: "payments",
-      summary: "Price a model output (usage tokens or media evidence) with the catalog's list prices plus the platform fee.",
+      summary: "Price a model output (usage tokens or media evidence) with the catalog's list prices plus the platform fee; answers known and a meter to settle with.",
       body: meterModelBody,
       handle: ({ body, gateway }) => {
         const card = meterCard(gateway.services.catalog, body.modelId, body.provider, body.modality);
-        const priced = priceUsage(card, body.usage, body.media, gateway.services.feeBps);
-        return json({
-          modelId: card.modelId,
-          provider: card.provider,
-          subject: `${card.provider}:${card.modelId}`,
-          lineItems: priced.lineItems,
-          providerAmountWei: priced.providerAmount.toString(),
-          platformFeeWei: priced.platformFee.toString(),
-          finalAmountWei: priced.finalAmount.toString(),
-        });
+        return json(modelMeterQuote(card, body.usage, body.media, gateway.services.feeBps));
       },
     }),
   ];

@@ -10,10 +10,10 @@ import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { assertUsable, budgetExhausted } from "../keys/service.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
-import type { Priced } from "../metering/pricing.js";
+import { wireLineItems } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
 import type { VideoJobRecord } from "../store/video-types.js";
-import { priceMeter, type MeterInput } from "./meter.js";
+import { priceMeter, type MeterInput, type PricedMeter } from "./meter.js";
 
 /** Prepare parameters after HTTP validation. Exactly one of `maxAmount` / `meter`. */
 export interface PrepareInput {
@@ -79,12 +79,14 @@ function fingerprint(value: unknown): string {
   return sha256(stringToBytes(canonical)).slice(2, 34);
 }
 
-function pricedView(p: Priced | undefined) {
-  if (!p) return {};
-  return { lineItems: p.lineItems, providerAmountWei: p.providerAmount.toString(), platformFeeWei: p.platformFee.toString() };
+/** The metered part of a settle answer, as the origin client's `PaymentSettleResponse` types it. */
+function pricedView(m: PricedMeter | undefined) {
+  if (!m) return {};
+  const p = m.priced;
+  return { meterSubject: m.subject, lineItems: wireLineItems(p.lineItems), providerAmountWei: p.providerAmount.toString(), platformFeeWei: p.platformFee.toString() };
 }
 
-/** Creates the ledger over a store and the catalog (meters are priced from catalog cards). */
+/** Creates the ledger over a store and the catalog (catalog models are priced from their cards, other subjects by the caller). */
 export function createLedgerService(deps: { store: Store; catalog: Catalog; clock: Clock; ids: IdGenerator; options: LedgerOptions }): LedgerService {
   const { store, catalog, clock, ids, options } = deps;
 
@@ -112,8 +114,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       assertUsable(input.key, now);
       if (input.chainId !== input.key.chainId)
         throw new GatewayError("chain_mismatch", `The key is for chain ${input.key.chainId}; the request names chain ${input.chainId}.`, { param: "x-network-id" });
-      const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
-      const maxAmount = priced ? priced.finalAmount : input.maxAmount!;
+      const maxAmount = input.meter ? priceMeter(catalog, input.meter, options.feeBps).priced.finalAmount : input.maxAmount!;
       if (maxAmount <= 0n) throw new GatewayError("invalid_request", "The meter prices to 0; nothing to reserve.", { param: "meter" });
       const request = {
         service: input.service,
@@ -160,7 +161,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       const current = await load(input.intentId);
       ownedBy(input.bearer, current);
       const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
-      const finalAmount = priced ? priced.finalAmount : input.finalAmount!;
+      const finalAmount = priced ? priced.priced.finalAmount : input.finalAmount!;
       const now = clock.now();
       const view: FinishView = {
         paymentIntentId: current.intentId,

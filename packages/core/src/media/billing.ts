@@ -11,6 +11,7 @@ import { json } from "../http/respond.js";
 import type { GatewayRequest, GatewayResponse } from "../http/types.js";
 import type { KeyRecord } from "../store/types.js";
 import { budgetHeaders } from "../keys/view.js";
+import { tokenPrefix } from "../keys/token.js";
 import type { CapabilityDeps } from "../capability.js";
 import type { Priced } from "../metering/pricing.js";
 import type { X402Service } from "../x402/service.js";
@@ -58,7 +59,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
   async function challenge(req: GatewayRequest, call: PaidCall<unknown>, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
     if (!x402.enabled) {
       if (extra.envelope) return json(extra.envelope, { status: 402, headers: extra.headers ?? {} });
-      throw new GatewayError("payment_required", "Send a service key as Authorization: Bearer svc-… (x402 payments are not configured on this gateway).");
+      throw new GatewayError("payment_required", `Send a service key as Authorization: Bearer ${tokenPrefix(deps.compat)}… (x402 payments are not configured on this gateway).`);
     }
     const c = await x402.challenge({ amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description: `${call.action} with ${call.card.modelId}`, mimeType: call.mimeType, error });
     // The envelope's error object wins over the challenge's error string; x402 clients read the header.

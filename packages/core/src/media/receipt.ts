@@ -1,13 +1,14 @@
 /** Receipts of paid media calls: the `receipt` field of JSON answers and the `X-Receipt` header. */
 import { toBase64Url } from "../encoding.js";
-import type { LineItem, Priced } from "../metering/pricing.js";
+import { wireLineItems, type Priced, type WireLineItem } from "../metering/pricing.js";
 
 /** What a paid call cost and how it was paid (CONTRACT.md "Media and embeddings"). */
 export interface Receipt {
   readonly id: string;
   readonly paymentIntentId?: string;
   readonly subject: string;
-  readonly lineItems: readonly LineItem[];
+  /** Line items as the origin client types them: `quantity` and `unitPriceUsd` numbers, amounts strings. */
+  readonly lineItems: readonly WireLineItem[];
   readonly providerAmountWei: string;
   readonly platformFeeWei: string;
   readonly finalAmountWei: string;
@@ -20,7 +21,7 @@ export function makeReceipt(id: string, subject: string, priced: Priced, settlem
     id,
     ...(paymentIntentId === undefined ? {} : { paymentIntentId }),
     subject,
-    lineItems: priced.lineItems,
+    lineItems: wireLineItems(priced.lineItems),
     providerAmountWei: priced.providerAmount.toString(),
     platformFeeWei: priced.platformFee.toString(),
     finalAmountWei: priced.finalAmount.toString(),

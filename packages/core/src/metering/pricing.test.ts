@@ -155,8 +155,13 @@ describe.each(CASES)("$name", (c) => {
     const g = gateway();
     const r = await post(g, "/api/payments/meter/model", { modelId: c.modelId, modality: c.modality, ...(c.usage ? { usage: c.usage } : {}), ...(c.media ? { media: c.media } : {}) });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toEqual({ modelId: c.modelId, provider: "openai", subject: `openai:${c.modelId}`, ...expected });
+    // The origin client's ModelMeterQuote: quantity and unitPriceUsd are JSON numbers, amounts strings.
+    const subject = `openai:${c.modelId}`;
+    const lineItems = c.lines.map(([key, quantity, amountWei]) => expect.objectContaining({ key, quantity: Number(quantity), unitPriceUsd: expect.any(Number), amountWei }));
+    expect(r.body).toEqual({ modelId: c.modelId, provider: "openai", subject, known: true, ...expected, lineItems, meter: { subject, lineItems: expect.any(Array) } });
     for (const line of r.body.lineItems) expect(Object.keys(line).sort()).toEqual(["amountWei", "key", "quantity", "unit", "unitPriceUsd"]);
+    // The meter is the priced lines without amounts (plus `when` on variant-priced keys).
+    expect(r.body.meter.lineItems).toEqual(r.body.lineItems.map(({ amountWei: _a, ...line }: any) => ({ ...line, ...(c.media?.size || c.modality === "image" ? { when: expect.any(Object) } : {}) })));
     await g.close();
   });
 });
@@ -227,11 +232,17 @@ describe("a quote and the settled amount for the same usage agree to the atom", 
         maxAmountWei: quote.body.finalAmountWei,
         finalAmountWei: quote.body.finalAmountWei,
         releasedWei: "0",
+        meterSubject: quote.body.subject,
         lineItems: quote.body.lineItems,
         providerAmountWei: quote.body.providerAmountWei,
         platformFeeWei: quote.body.platformFeeWei,
         settlement: { status: "queued" },
       });
+      // The quote's own `meter` (line items, variants pinned by `when`) prepares and settles to the same atom.
+      const again = await post(g, "/api/payments/prepare", { service: "inference", action: name, resource: meter.modelId, method: "POST", meter: quote.body.meter }, auth);
+      expect(again.body.maxAmountWei, `${name}: ${JSON.stringify(again.body)}`).toBe(quote.body.finalAmountWei);
+      const byMeter = await post(g, "/api/payments/settle", { paymentIntentId: again.body.paymentIntentId, meter: quote.body.meter });
+      expect(byMeter.body, name).toMatchObject({ finalAmountWei: quote.body.finalAmountWei, lineItems: quote.body.lineItems, meterSubject: quote.body.subject });
     }
     const view = await g.fetch(new Request(`http://gateway.test/api/keys/${key.body.keyId}`, { headers: { authorization: `Bearer ${key.body.token}` } }));
     expect(((await view.json()) as any).budgetReserved).toBe("0");

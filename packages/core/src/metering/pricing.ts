@@ -76,19 +76,23 @@ export function priceLineFor(card: ModelCard, key: string, selection: Selection)
   return best;
 }
 
-function formatDecimal(d: Decimal): string {
+/** Formats an exact decimal canonically: no exponent, no trailing fractional zeros ("0.0000004"). */
+export function formatDecimal(d: Decimal): string {
   if (d.exp === 0) return d.units.toString();
   const s = d.units.toString().padStart(d.exp + 1, "0");
   return `${s.slice(0, -d.exp)}.${s.slice(-d.exp)}`.replace(/\.?0+$/, "");
+}
+
+/** ceil(quantity × price × 10^6 / scale) in atomic units, exact (`scale` > 0). */
+export function scaledAmount(quantity: Decimal, price: Decimal, scale: bigint): bigint {
+  return ceilDiv(quantity.units * price.units * USDC_SCALE, pow10(quantity.exp + price.exp) * scale);
 }
 
 /** Prices one line exactly: ceil(quantity × price × 10^6 / scale). */
 export function lineAmount(quantity: Decimal, unitPriceUsd: string, unit: keyof typeof PRICE_UNITS): bigint {
   const price = parseDecimal(unitPriceUsd);
   if (!price) throw new Error(`malformed price ${unitPriceUsd}`);
-  const numerator = quantity.units * price.units * USDC_SCALE;
-  const denominator = pow10(quantity.exp + price.exp) * PRICE_UNITS[unit].scale;
-  return ceilDiv(numerator, denominator);
+  return scaledAmount(quantity, price, PRICE_UNITS[unit].scale);
 }
 
 /**
@@ -107,4 +111,25 @@ export function priceQuantities(card: ModelCard, quantities: readonly Quantity[]
   }
   const platformFee = ceilDiv(provider * BigInt(feeBps), 10_000n);
   return { lineItems, providerAmount: provider, platformFee, finalAmount: provider + platformFee };
+}
+
+/**
+ * A priced line as the origin API's client types it (`MeteredQuotedLineItem`): `quantity` and
+ * `unitPriceUsd` are JSON numbers (they are not amounts); `amountWei` stays a decimal string.
+ */
+export interface WireLineItem {
+  readonly key: string;
+  readonly unit: string;
+  readonly quantity: number;
+  readonly unitPriceUsd: number;
+  readonly amountWei: string;
+}
+
+/**
+ * The wire form of priced lines. Every quantity and price that reaches here is exact as a JSON
+ * number (counts are safe integers, seconds have at most 6 decimals, catalog and caller prices at
+ * most 15 significant digits), so the number's text is the decimal that was priced.
+ */
+export function wireLineItems(lines: readonly LineItem[]): WireLineItem[] {
+  return lines.map((l) => ({ key: l.key, unit: l.unit, quantity: Number(l.quantity), unitPriceUsd: Number(l.unitPriceUsd), amountWei: l.amountWei }));
 }

@@ -70,6 +70,11 @@ export function priceUsage(card: ModelCard, usage: Usage | undefined, media: Med
   const quantities = quantitiesFor(card, usage, media);
   if (quantities.length === 0)
     throw invalidRequest(`nothing to meter: give usage or media that ${card.provider}:${card.modelId} prices (${[...new Set(card.pricing.map((l) => l.key))].join(", ")})`);
+  return priceQuantities(card, quantities, usageSelection(card, media), feeBps);
+}
+
+/** The price-variant selection of media evidence: its non-count fields over the card's defaults. */
+export function usageSelection(card: ModelCard, media: Media | undefined): Record<string, string> {
   const { images: _i, seconds: _s, characters: _c, requests: _r, ...variants } = media ?? {};
-  return priceQuantities(card, quantities, selectionFor(card, variants), feeBps);
+  return selectionFor(card, variants);
 }

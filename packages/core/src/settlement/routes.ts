@@ -1,6 +1,5 @@
 /** The routes of SPEC.md "Settlement" (CONTRACT.md "Settlement"). */
 import { z } from "zod";
-import { invalidRequest } from "../errors.js";
 import { parseChainId, requestChainId } from "../http/headers.js";
 import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
@@ -8,15 +7,18 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import type { GatewayRequest } from "../http/types.js";
 import type { GatewayContext } from "../context.js";
 
-/** The chain of a status request: `x-chain-id` (or `x-network-id`), else `?chainId`, else the default chain. */
-function statusChain(request: GatewayRequest, gateway: GatewayContext): number {
+/**
+ * The chain of a wallet-status request (settlement status, `GET /api/session`): `x-chain-id` (or
+ * `x-network-id`), else `?chainId`, else the default chain (the first of `options.chains`);
+ * undefined when none is given and none is configured (SPEC.md makes the header optional: the
+ * answer is then "no active budget", not an error). A malformed chain is still a 400.
+ */
+export function walletStatusChain(request: GatewayRequest, gateway: GatewayContext): number | undefined {
   const fromHeader = requestChainId(request);
   if (fromHeader !== undefined) return fromHeader;
   const fromQuery = request.query.get("chainId");
   if (fromQuery !== null) return parseChainId(fromQuery, "chainId");
-  const fallback = gateway.services.settlement.defaultChainId;
-  if (fallback === undefined) throw invalidRequest("Send the chain in x-chain-id (or ?chainId=): this gateway has no default chain (options.chains is empty).", "x-chain-id");
-  return fallback;
+  return gateway.services.settlement.defaultChainId;
 }
 
 /** Builds the settlement route table. */
@@ -27,11 +29,12 @@ export function settlementRoutes(): AnyRoute[] {
       path: "/api/settlement/status",
       tag: "settlement",
       summary:
-        "The active session budget of the proven wallet on the chain in x-chain-id (or ?chainId, else the default chain), with its charges waiting for settlement.",
+        "The active session budget of the proven wallet on the chain in x-chain-id (or ?chainId, else the default chain; {hasActiveBudget:false} when no chain is given and none is configured), with its charges waiting for settlement.",
       query: z.object({ chainId: z.string().optional() }),
-      authenticate: async (request, gateway) => ({ wallet: (await proveWallet(request, gateway)).address, chainId: statusChain(request, gateway) }),
+      authenticate: async (request, gateway) => ({ wallet: (await proveWallet(request, gateway)).address, chainId: walletStatusChain(request, gateway) }),
       security: WALLET_PROOF,
-      handle: async ({ auth, gateway }) => json(await gateway.services.settlement.status(auth.wallet, auth.chainId)),
+      handle: async ({ auth, gateway }) =>
+        json(auth.chainId === undefined ? { hasActiveBudget: false } : await gateway.services.settlement.status(auth.wallet, auth.chainId)),
     }),
     defineRoute({
       method: "POST",

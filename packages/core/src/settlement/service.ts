@@ -11,7 +11,7 @@ import type { Address } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
-import type { ChargeRecord, KeyCursor, KeyRecord } from "../store/types.js";
+import type { ChargeRecord } from "../store/types.js";
 import { outcomeUnknown, resolveWalletChains } from "./options.js";
 
 /** One (wallet, chain) group of a batch. */
@@ -67,19 +67,6 @@ export interface SettlementService {
 }
 
 export { secretsEqual } from "../secrets.js";
-
-/** The newest usable `session` key of (owner, chainId), or null. */
-async function activeSessionKey(deps: CapabilityDeps, owner: string, chainId: number): Promise<KeyRecord | null> {
-  const now = deps.clock.now();
-  let cursor: KeyCursor | undefined;
-  for (;;) {
-    const page = await deps.store.listKeys(owner, { limit: 200, chainId, ...(cursor ? { cursor } : {}) });
-    const key = page.keys.find((k) => k.purpose === "session" && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now);
-    if (key) return key;
-    if (!page.nextCursor) return null;
-    cursor = page.nextCursor;
-  }
-}
 
 /** Creates the settlement service (and its schedule when `settlement.intervalMs` is set). */
 export function createSettlementService(deps: CapabilityDeps): SettlementService {
@@ -183,7 +170,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     },
     runBatch,
     async status(wallet, chainId) {
-      const key = await activeSessionKey(deps, wallet, chainId);
+      const key = await deps.keys.activeSession(wallet, chainId);
       if (!key) return { hasActiveBudget: false };
       const pending = await store.pendingChargeTotals(wallet, chainId);
       return {

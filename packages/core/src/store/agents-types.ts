@@ -16,10 +16,19 @@ export interface AgentCard {
   description: string;
   plugins: AgentPlugin[];
   skills: string[];
+  /** Protocol names, `name` or `name@version` (a `{name, version}` input is stored as `name@version`). */
   protocols: string[];
   endpoint?: string;
   model?: string;
   x402Support: boolean;
+  /** The card's chain id; absent = the gateway's default chain (the first of `options.chains`). */
+  chain?: number;
+  /** Price of a license in USDC atomic units (decimal string); absent = "0". */
+  licensePrice?: string;
+  /** Licenses issued so far; absent = 0. */
+  licenses?: number;
+  /** Whether the agent may be cloned; absent = false. */
+  cloneable?: boolean;
   /** Milliseconds since the epoch; fixed by the first insert of the card. */
   createdAt: number;
 }

@@ -17,6 +17,14 @@ export interface FeedbackRecord {
   comment?: string;
   /** At most 20 labels (the store keeps whatever it is given, in order). */
   labels: string[];
+  /**
+   * Where the feedback comes from (request id, payment intent, model, endpoint…): a JSON object
+   * the service bounds (at most 50 keys, 8 KiB serialized); the store keeps it verbatim. Absent
+   * when none was given. Stored in the `context` column (migration 10).
+   */
+  context?: Record<string, unknown>;
+  /** Free-form client data: a JSON object, bounded like `context`. Absent when none was given. */
+  metadata?: Record<string, unknown>;
   verification: FeedbackVerification;
   /**
    * Lower-case wallet of the reviewer; absent when `anonymous`. Stored for moderation and abuse

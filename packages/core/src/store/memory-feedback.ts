@@ -7,7 +7,13 @@ interface Bucket {
   readonly totals: FeedbackAggregates;
 }
 
-const copy = (r: FeedbackRecord): FeedbackRecord => ({ ...r, labels: [...r.labels] });
+/** A deep copy: the JSON objects `context` and `metadata` are cloned through JSON, as a database would. */
+const copy = (r: FeedbackRecord): FeedbackRecord => ({
+  ...r,
+  labels: [...r.labels],
+  ...(r.context === undefined ? {} : { context: JSON.parse(JSON.stringify(r.context)) as Record<string, unknown> }),
+  ...(r.metadata === undefined ? {} : { metadata: JSON.parse(JSON.stringify(r.metadata)) as Record<string, unknown> }),
+});
 const slot = (t: FeedbackTarget): string => `${t.type}\u0000${t.id}`;
 
 function emptyTotals(): FeedbackAggregates {

@@ -72,11 +72,17 @@ export function createMemoryStore(): Store {
     authorized.get(intent.keyId)?.delete(intent.intentId);
   }
 
-  function releaseExpired(keyId: string, now: number): void {
-    for (const id of authorized.get(keyId) ?? []) {
+  /** Expires the key's overdue authorized intents; how many. */
+  function releaseExpired(keyId: string, now: number): number {
+    let n = 0;
+    for (const id of [...(authorized.get(keyId) ?? [])]) {
       const intent = intents.get(id);
-      if (intent && intent.expiresAt <= now) finish(intent, "expired", now);
+      if (intent && intent.expiresAt <= now) {
+        finish(intent, "expired", now);
+        n++;
+      }
     }
+    return n;
   }
 
   function assertNewCharge(charge: ChargeRecord | undefined): boolean {
@@ -229,6 +235,12 @@ export function createMemoryStore(): Store {
       const batch = due.slice(0, Math.max(0, limit));
       for (const intent of batch) finish(intent, "expired", now);
       return batch.length;
+    },
+
+    async releaseOverdueIntents(keyIds, now) {
+      let n = 0;
+      for (const keyId of new Set(keyIds)) n += releaseExpired(keyId, now);
+      return n;
     },
 
     async getIntent(intentId, now) {

@@ -144,7 +144,10 @@ export interface SqlSessionRow<I extends SqlInt = SqlInt> {
   revoked_at: I | null;
 }
 
-/** A row of `feedback` (the insert-order column `seq` is only sorted on, never mapped); `labels` is JSON text. */
+/**
+ * A row of `feedback` (the insert-order column `seq` is only sorted on, never mapped); `labels`,
+ * `context` and `metadata` are JSON text (the last two since migration 10; NULL or missing = absent).
+ */
 export interface SqlFeedbackRow<I extends SqlInt = SqlInt> {
   feedback_id: string;
   target_type: string;
@@ -158,6 +161,8 @@ export interface SqlFeedbackRow<I extends SqlInt = SqlInt> {
   key_id: string | null;
   chain_id: I | null;
   created_at: I;
+  context?: string | null;
+  metadata?: string | null;
 }
 
 /** A row of `agents`; `card` is the JSON text of every card field but the two with their own columns. */
@@ -314,6 +319,8 @@ export function feedbackFromRow(r: SqlFeedbackRow, text: SqlTextDecoder = same):
   if (r.reviewer !== null) record.reviewer = r.reviewer;
   if (r.key_id !== null) record.keyId = r.key_id;
   if (r.chain_id !== null) record.chainId = Number(r.chain_id);
+  if (r.context != null) record.context = JSON.parse(r.context) as Record<string, unknown>;
+  if (r.metadata != null) record.metadata = JSON.parse(r.metadata) as Record<string, unknown>;
   return record;
 }
 

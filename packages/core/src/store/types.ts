@@ -231,6 +231,15 @@ export interface LedgerStore {
    */
   expireIntents(now: number, limit: number): Promise<number>;
   /**
+   * Release on read for keys: expires every authorized intent of the given keys with
+   * `expiresAt <= now`, releasing their reservations (as {@link reserve} does first). Single
+   * native atomic operation; an intent is expired by exactly one concurrent caller; unknown key
+   * ids are ignored. Key reads (list, inspect, session status) call it before answering, so an
+   * expired intent never shows as reserved.
+   * @returns how many intents it expired.
+   */
+  releaseOverdueIntents(keyIds: readonly string[], now: number): Promise<number>;
+  /**
    * The intent, or null if unknown. With `now`, an authorized intent past `expiresAt` is first
    * expired and released (release on read; single native atomic operation).
    */

@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cardView } from "../catalog/card-view.js";
+import { MODALITIES, OPERATIONS, type ModelCard } from "../catalog/card.js";
 import { NATIVE_CATALOG } from "../catalog/generated/native-catalog.js";
 import type { Gateway } from "../gateway-types.js";
 import { createGateway, type GatewayOptions } from "../index.js";
@@ -74,18 +76,18 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         expect(new Set(seen).size).toBe(seen.length);
       });
 
-      it("clamps limit 0 and 10000, and rejects a non-numeric limit", async () => {
+      it("clamps limit 0 and 10000, and a non-numeric limit falls back to the default of 50", async () => {
         expect((await body(await get("/v1/models?limit=0"))).data).toHaveLength(1);
         expect((await body(await get("/v1/models?limit=10000"))).data).toHaveLength(Math.min(200, NATIVE_CATALOG.length));
-        const bad = await get("/v1/models?limit=abc");
-        expect(bad.status).toBe(400);
-        expect((await body(bad)).error).toMatchObject({ code: "invalid_request", param: "limit" });
+        const fallback = await get("/v1/models?limit=abc");
+        expect(fallback.status).toBe(200);
+        expect((await body(fallback)).data).toHaveLength(Math.min(50, NATIVE_CATALOG.length));
       });
 
       it("filters by provider, modality and operation, in the query or the body", async () => {
         const edits = await body(await get("/v1/models?modality=image&operation=edit"));
         expect(edits.total).toBeGreaterThan(0);
-        for (const c of edits.data) expect(c.operations).toContainEqual({ modality: "image", operation: "edit" });
+        for (const c of edits.data) expect(c.operations).toContainEqual(expect.objectContaining({ modality: "image", operation: "edit" }));
         const viaBody = await body(
           await get("/v1/models/search", postJson({ modality: "image", operation: "edit", limit: 200 })),
         );
@@ -123,7 +125,10 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         for (const card of [slashed, coloned]) {
           const res = await get(`/v1/models/${encodeURIComponent(card.modelId)}?provider=${card.provider}`);
           expect(res.status).toBe(200);
-          expect(await body(res)).toEqual(JSON.parse(JSON.stringify(card)));
+          const served = await body(res);
+          // Every card field as it is, plus the derived fields of the wire view (type, operations[].*).
+          expect(served).toMatchObject(JSON.parse(JSON.stringify(card)));
+          expect(served).toEqual(JSON.parse(JSON.stringify(cardView(card))));
         }
       });
 
@@ -147,7 +152,9 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
       it("serves parameter metadata with defaults", async () => {
         const card = NATIVE_CATALOG.find((c) => c.params && Object.values(c.params).some((p) => p.default !== undefined))!;
         const res = await body(await get(`/v1/models/${encodeURIComponent(card.modelId)}/params?provider=${card.provider}`));
-        expect(res).toMatchObject({ modelId: card.modelId, provider: card.provider, modality: card.operations[0]!.modality });
+        const modality = card.operations[0]!.modality;
+        // `type` is what the origin's client reads, `modality` what ours does: both are sent.
+        expect(res).toMatchObject({ modelId: card.modelId, provider: card.provider, modality, type: modality });
         expect(Object.keys(res.params)).toEqual(Object.keys(card.params!));
         for (const [k, v] of Object.entries(res.defaults)) expect(card.params![k]!.default).toEqual(v);
       });
@@ -172,6 +179,29 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
       it("serves the native catalog from /api/models without a models service", async () => {
         const res = await body(await get("/api/models"));
         expect(res).toMatchObject({ object: "list", total: NATIVE_CATALOG.length, source: "native" });
+        expect(res.data).toHaveLength(NATIVE_CATALOG.length);
+        expect(res.data[0].type).toBe(res.data[0].operations[0].modality);
+      });
+
+      it("applies the /v1/models filters on /api/models without a models service (limit, cursor, q, provider, modality, operation)", async () => {
+        const page = await body(await get("/api/models?limit=5"));
+        expect(page).toMatchObject({ object: "list", total: NATIVE_CATALOG.length, source: "native", next_cursor: expect.any(String) });
+        expect(page.data).toHaveLength(5);
+        const next = await body(await get(`/api/models?limit=5&cursor=${encodeURIComponent(page.next_cursor)}`));
+        expect(next.data[0]).toEqual((await body(await get("/v1/models?limit=6"))).data[5]);
+        const speech = NATIVE_CATALOG.filter((c) => c.operations.some((o) => o.modality === "audio" && o.operation === "speech"));
+        const filtered = await body(await get("/api/models?modality=audio&operation=speech"));
+        expect(filtered.total).toBe(speech.length);
+        expect(filtered.data.map((c: any) => c.modelId).sort()).toEqual(speech.map((c) => c.modelId).sort());
+        expect(filtered).toEqual({ ...(await body(await get("/v1/models?modality=audio&operation=speech"))), source: "native" });
+        const openai = await body(await get("/api/models?provider=openai&q=embedding"));
+        expect(openai.total).toBeGreaterThan(0);
+        for (const c of openai.data) expect(c.provider).toBe("openai");
+        for (const [query, param] of [["modality=smell", "modality"], ["cursor=garbage", "cursor"]]) {
+          const bad = await get(`/api/models?${query}`);
+          expect(bad.status, query).toBe(400);
+          expect((await body(bad)).error).toMatchObject({ code: "invalid_request", param });
+        }
       });
 
       it("proxies the models service, forwarding the query", async () => {
@@ -180,6 +210,8 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         expect(res.status).toBe(200);
         expect(res.headers.get("x-models-source")).toBe("upstream");
         expect(await body(res)).toEqual({ data: [{ id: "upstream-model" }], query: "/models?q=flux" });
+        // The service's own query language is not ours to judge: nothing is refused or rewritten.
+        expect(await body(await proxied.fetch("/api/models?limit=all&modality=smell"))).toEqual({ data: [{ id: "upstream-model" }], query: "/models?limit=all&modality=smell" });
       });
 
       it("maps a slow models service to 504 and a failing one to 502", async () => {
@@ -196,6 +228,103 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         }
         const refused = await open({ modelsService: { url: "http://127.0.0.1:9/models", timeoutMs: 300 } });
         expect((await refused.fetch("/api/models")).status).toBe(502);
+      });
+    });
+
+    describe("the origin client's fields: card type and operations, /v1/modalities", () => {
+      const all = async (c: TestClient, path: string) => (await body(await c.fetch(path))).data as any[];
+
+      it("gives every card a type and each operation sourceTypes, input, output, pricingUnits, streamable, on every card route", async () => {
+        const cards = await all(main, "/v1/models?limit=200");
+        expect(cards).toHaveLength(NATIVE_CATALOG.length);
+        for (const c of cards) {
+          expect(c.type, c.modelId).toBe(c.operations[0].modality);
+          for (const op of c.operations) {
+            expect(op).toMatchObject({ sourceTypes: ["native"], input: c.modalities.input, streamable: `${op.modality}/${op.operation}` === "text/chat" || op.modality === "video" });
+            expect(op.output.length).toBeGreaterThan(0);
+            for (const m of op.output) expect(c.modalities.output).toContain(m);
+            expect(op.pricingUnits.map((u: any) => u.default)).toEqual(op.pricingUnits.map((_: unknown, i: number) => i === 0));
+            const keys = op.pricingUnits.flatMap((u: any) => u.valueKeys);
+            expect(new Set(keys)).toEqual(new Set(c.pricing.map((l: any) => l.key)));
+          }
+        }
+        const viaSearch = await body(await main.fetch("/v1/models/search", postJson({ limit: 3 })));
+        const viaAll = await all(main, "/v1/models/all?limit=3");
+        const first = NATIVE_CATALOG.find((c) => c.modelId === viaSearch.data[0].modelId && c.provider === viaSearch.data[0].provider)!;
+        expect(viaSearch.data[0]).toEqual(JSON.parse(JSON.stringify(cardView(first))));
+        expect(viaAll).toEqual(viaSearch.data);
+        const extended = await open({ catalog: { extended: generateCards(20, 3) } });
+        for (const c of await all(extended, "/v1/models/all?limit=20")) for (const op of c.operations) expect(op.sourceTypes).toEqual(["extended"]);
+      });
+
+      it("derives output from the operation and pricing units from the price lines (variants, numbers, headers)", async () => {
+        const byId = async (card: ModelCard) => body(await get(`/v1/models/${encodeURIComponent(card.modelId)}?provider=${card.provider}`));
+        const chat = NATIVE_CATALOG.find((c) => c.operations[0]!.operation === "chat" && c.pricing.some((l) => l.key === "cached_input_tokens"))!;
+        const op = (await byId(chat)).operations[0];
+        expect(op).toMatchObject({ modality: "text", operation: "chat", output: ["text"], streamable: true });
+        expect(op.pricingUnits).toEqual([
+          {
+            unitKey: "usd_per_1m_tokens",
+            unit: "tokens",
+            header: "USD per 1M tokens",
+            entries: Object.fromEntries(chat.pricing.map((l) => [l.key, Number(l.unitPriceUsd)])),
+            valueKeys: chat.pricing.map((l) => l.key),
+            default: true,
+          },
+        ]);
+        const variants = NATIVE_CATALOG.find((c) => c.pricing.some((l) => l.when && Object.keys(l.when).length > 1))!;
+        const units = (await byId(variants)).operations[0].pricingUnits;
+        const line = variants.pricing.find((l) => l.when && Object.keys(l.when).length > 1)!;
+        const id = `${line.key}:${Object.keys(line.when!).sort().map((k) => `${k}=${line.when![k]}`).join(",")}`;
+        expect(units[0]).toMatchObject({ unitKey: "usd_per_image", unit: "images", valueKeys: ["image"] });
+        expect(units[0].entries[id]).toBe(Number(line.unitPriceUsd));
+        const transcription = NATIVE_CATALOG.find((c) => c.operations[0]!.operation === "transcription")!;
+        expect((await byId(transcription)).operations[0]).toMatchObject({ input: ["audio"], output: ["text"], streamable: false });
+      });
+
+      it("splits a card serving several modalities: type is the first operation's, each operation gets its own output and units", async () => {
+        const card: ModelCard = {
+          modelId: "omni-1",
+          provider: "acme",
+          name: "Omni",
+          description: "Chat and speech.",
+          modalities: { input: ["text", "audio"], output: ["text", "audio"] },
+          operations: [{ modality: "text", operation: "chat" }, { modality: "audio", operation: "speech" }],
+          pricing: [
+            { key: "input_tokens", unit: "usd_per_1m_tokens", unitPriceUsd: "1" },
+            { key: "characters", unit: "usd_per_1k_characters", unitPriceUsd: "0.015" },
+          ],
+        };
+        const gw = await open({ catalog: { native: [card] } });
+        const served = await body(await gw.fetch("/v1/models/omni-1"));
+        expect(served.type).toBe("text");
+        const [chat, speech] = served.operations;
+        expect([chat.output, chat.streamable, chat.pricingUnits.map((u: any) => u.unitKey)]).toEqual([["text"], true, ["usd_per_1m_tokens"]]);
+        expect([speech.output, speech.streamable, speech.pricingUnits.map((u: any) => u.unitKey)]).toEqual([["audio"], false, ["usd_per_1k_characters"]]);
+        const modalities = (await body(await gw.fetch("/v1/modalities"))).data;
+        expect(modalities.find((m: any) => m.modality === "audio").operations.find((o: any) => o.operation === "speech").pricingUnits[0].entries).toMatchObject({ characters: 0.015 });
+      });
+
+      it("serves /v1/modalities: each canonical modality with its operations, model counts and pricing units", async () => {
+        const res = await get("/v1/modalities");
+        expect(res.status).toBe(200);
+        const list = await body(res);
+        expect(list.object).toBe("list");
+        expect(list.data.map((m: any) => m.modality)).toEqual([...MODALITIES]);
+        for (const m of list.data) {
+          const serving = NATIVE_CATALOG.filter((c) => c.operations.some((o) => o.modality === m.modality));
+          expect(m.modelCount, m.modality).toBe(serving.length);
+          expect(m.operations.map((o: any) => o.operation)).toEqual([...OPERATIONS[m.modality as keyof typeof OPERATIONS]]);
+          for (const o of m.operations) {
+            const count = NATIVE_CATALOG.filter((c) => c.operations.some((x) => x.modality === m.modality && x.operation === o.operation)).length;
+            expect(o).toMatchObject({ modelCount: count, sourceTypes: count > 0 ? ["native"] : [] });
+            expect(o.pricingUnits.filter((u: any) => u.default)).toHaveLength(count > 0 ? 1 : 0);
+          }
+        }
+        const text = list.data.find((m: any) => m.modality === "text");
+        const cheapest = Math.min(...NATIVE_CATALOG.filter((c) => c.operations[0]!.modality === "text").map((c) => Number(c.pricing.find((l) => l.key === "input_tokens")!.unitPriceUsd)));
+        expect(text.pricingUnits[0]).toMatchObject({ unitKey: "usd_per_1m_tokens", unit: "tokens", default: true, entries: expect.objectContaining({ input_tokens: cheapest }) });
+        expect(text.pricingUnits[0].valueKeys).toEqual(expect.arrayContaining(["input_tokens", "output_tokens"]));
       });
     });
   });

@@ -70,9 +70,24 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
       expect(status.status).toBe(200);
       expect(status.body).toEqual({
         dispensers: [
-          { chainId: 7, chainName: "Dead", dispenserAddress: null, usdcAddress: DEAD_CHAIN.usdc, balance: null, totalClaims: 0, maxClaims: null, remainingClaims: 0, isPaused: false, isConfigured: false },
+          {
+            chainId: 7,
+            chainName: "Dead",
+            dispenserAddress: null,
+            usdcAddress: DEAD_CHAIN.usdc,
+            balance: null,
+            dispenserBalance: null,
+            dispenserBalanceFormatted: null,
+            totalClaims: 0,
+            maxClaims: null,
+            remainingClaims: 0,
+            isPaused: false,
+            isConfigured: false,
+          },
         ],
         claimAmount: 1000000,
+        claimAmountFormatted: "$1.00 USDC",
+        maxClaims: 0,
       });
       const one = await h.call("GET", "/api/dispenser/status/7");
       expect(one.status).toBe(404);
@@ -121,7 +136,9 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
       const e = expectError(await claim(h, { address: freshAddress(), chainId: 7 }), 503, "not_configured");
       expect(e.details).toEqual({ reason: "paused", chainId: 7 });
       const status = await h.call("GET", "/api/dispenser/status");
-      expect(status.body.dispensers[0]).toMatchObject({ isPaused: true, isConfigured: true, maxClaims: 5, totalClaims: 0 });
+      expect(status.body.dispensers[0]).toMatchObject({ isPaused: true, isConfigured: true, maxClaims: 5, totalClaims: 0, dispenserBalance: null, dispenserBalanceFormatted: null });
+      // The origin API's top-level figures: the formatted claim amount and the chains' claim cap.
+      expect(status.body).toMatchObject({ claimAmount: 1000000, claimAmountFormatted: "$1.00 USDC", maxClaims: 5 });
     });
 
     describe("on anvil", () => {
@@ -172,7 +189,9 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
               chainName: "Anvil",
               dispenserAddress: wallet,
               usdcAddress: usdc.chain.usdc,
-              balance: (await usdc.balanceOf(wallet)).toString(),
+              balance: "4000000",
+              dispenserBalance: "4000000",
+              dispenserBalanceFormatted: "$4.00 USDC",
               totalClaims: 1,
               maxClaims: null,
               remainingClaims: Number((await usdc.balanceOf(wallet)) / 1_000_000n),
@@ -181,6 +200,8 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
             },
           ],
           claimAmount: 1000000,
+          claimAmountFormatted: "$1.00 USDC",
+          maxClaims: null,
         });
         expect(await usdc.balanceOf(address)).toBe(1_000_000n);
       });
@@ -215,7 +236,11 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
         expect(await usdc.balanceOf(a)).toBe(250_000n);
         expect(await usdc.balanceOf(c)).toBe(0n);
         const status = await h.call("GET", `/api/dispenser/status/${usdc.chain.chainId}`);
-        expect(status.body).toMatchObject({ available: true, status: { totalClaims: 2, maxClaims: 2, remainingClaims: 0 } });
+        expect(status.body).toMatchObject({
+          available: true,
+          status: { totalClaims: 2, maxClaims: 2, remainingClaims: 0, dispenserBalance: "9500000", dispenserBalanceFormatted: "$9.50 USDC" },
+        });
+        expect((await h.call("GET", "/api/dispenser/status")).body).toMatchObject({ claimAmount: 250000, claimAmountFormatted: "$0.25 USDC", maxClaims: 2 });
       });
     });
   });

@@ -51,7 +51,10 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
             target: { type: "model", id: "openai/gpt-4o" },
             category: "general",
             comment: "works",
+            message: "works",
             labels: [],
+            context: {},
+            metadata: {},
             verification: "anonymous",
             createdAt: now + 1000,
           },
@@ -61,7 +64,10 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
             category: "latency",
             rating: 5,
             comment: "great latency",
+            message: "great latency",
             labels: ["eu", "fast"],
+            context: {},
+            metadata: {},
             verification: "anonymous",
             createdAt: now,
           },
@@ -102,6 +108,61 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
         expect((await list(h)).body.data).toHaveLength(1);
         expect((await summary(h)).body.count).toBe(1);
       });
+
+      test("context and metadata: JSON objects of at most 50 keys and 8 KiB, stored and returned; else 400", async (h) => {
+        const context = { requestId: "req_1", chainId: 8453, endpoint: { method: "POST", path: "/v1/chat" }, sdk: { name: "@compose-market/sdk", version: "1" } };
+        const metadata = { "ünï": ["a", 1, null, true], nested: { deep: {} } };
+        const r = await post(h, { ...MODEL, rating: 5, context, metadata });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+        const [item] = (await list(h)).body.data;
+        expect(item).toMatchObject({ id: r.body.feedbackId, context, metadata });
+        expect((await summary(h)).body.recent[0]).toMatchObject({ context, metadata });
+        expect(await h.gateway.services.store.listFeedback({ type: "model", id: MODEL.targetId }, { limit: 1 })).toMatchObject([{ context, metadata }]);
+        const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+        const sized = (bytes: number) => ({ pad: "x".repeat(bytes - '{"pad":""}'.length) });
+        for (const [body, param] of [
+          [{ context: keys(51) }, "context"],
+          [{ metadata: sized(8193) }, "metadata"],
+          [{ metadata: { pad: "é".repeat(4092) } }, "metadata"], // 8184 + 10 bytes: UTF-8 bytes count, not characters
+          [{ context: [1, 2] }, "context"],
+          [{ context: "text" }, "context"],
+          [{ metadata: 7 }, "metadata"],
+        ] as const)
+          expectError(await post(h, { ...MODEL, rating: 1, ...body }), 400, "invalid_request", param);
+        h.clock.advance(1);
+        expect((await post(h, { ...MODEL, rating: 1, context: keys(50), metadata: sized(8192) })).status).toBe(201);
+        h.clock.advance(1);
+        expect((await post(h, { ...MODEL, rating: 1, context: null, metadata: {} })).status).toBe(201);
+        const [empty, full] = (await list(h)).body.data;
+        expect([empty.context, empty.metadata]).toEqual([{}, {}]);
+        expect([Object.keys(full.context).length, JSON.stringify(full.metadata).length]).toEqual([50, 8192]);
+        expect((await list(h)).body.data).toHaveLength(3);
+      });
+
+      test(
+        'compat "compose": a key reviewer reads compose_key (created, list, summary counts); the origin client\'s body works',
+        async (h) => {
+          const key = await h.createKey();
+          const body = { target: { type: "model", id: MODEL.targetId }, rating: 5, message: "ok", category: "quality", context: { modelId: "gpt" }, metadata: { a: 1 } };
+          const r = await post(h, body, bearer(key.token));
+          expect(r.status, JSON.stringify(r.body)).toBe(201);
+          expect(r.body.verification).toBe("compose_key");
+          h.clock.advance(1);
+          await post(h, { ...MODEL, comment: "anon" });
+          expect((await h.gateway.services.store.listFeedback({ type: "model", id: MODEL.targetId }, { limit: 9 })).map((x) => x.verification)).toEqual([
+            "anonymous",
+            "service_key",
+          ]);
+          const items = (await list(h)).body.data;
+          expect(items.map((x: any) => x.verification)).toEqual(["anonymous", "compose_key"]);
+          expect(items[1]).toMatchObject({ message: "ok", comment: "ok", context: { modelId: "gpt" }, metadata: { a: 1 } });
+          const s = (await summary(h)).body;
+          expect(s.verification).toEqual({ compose_key: 1, wallet_header: 0, anonymous: 1 });
+          expect(s.recent.map((x: any) => x.verification)).toEqual(["anonymous", "compose_key"]);
+          expect(JSON.stringify(s)).not.toContain("service_key");
+        },
+        { compat: "compose" },
+      );
 
       test(
         "targetTypes and ratingTargets come from the options",
@@ -256,7 +317,8 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
         expect(await page({ limit: 0 })).toEqual(newest.slice(0, 1));
         expect(await page({ limit: -5 })).toEqual(newest.slice(0, 1));
         expect(await page({ limit: 1000 })).toEqual(newest.slice(0, 100));
-        expectError(await list(h, { ...MODEL, limit: "abc" }), 400, "invalid_request", "limit");
+        // Not a number: the default (50), as SPEC's clamp rules have it.
+        expect(await page({ limit: "abc" })).toEqual(newest.slice(0, 50));
         expect(await page({ targetId: " openai/gpt-4o " })).toHaveLength(50);
         expect((await list(h, { targetType: "model", targetId: "nobody" })).body).toEqual({ object: "list", data: [] });
       });
@@ -304,13 +366,17 @@ export function runFeedbackRouteSuite(name: string, options: GatewaySuiteOptions
           target: { type: "model", id: "openai/gpt-4o" },
           category: "bug",
           comment: "no rating",
+          message: "no rating",
           labels: [],
+          context: {},
+          metadata: {},
           verification: "anonymous",
           createdAt: h.clock.now(),
         });
         expect((await summary(h, { ...MODEL, recentLimit: 2 })).body.recent.map((x: any) => x.id)).toEqual([d, c]);
         expect((await summary(h, { ...MODEL, recentLimit: 0 })).body.recent.map((x: any) => x.id)).toEqual([d]);
-        expectError(await summary(h, { ...MODEL, recentLimit: "many" }), 400, "invalid_request", "recentLimit");
+        // Not a number: the default (10), as SPEC's clamp rules have it.
+        expect((await summary(h, { ...MODEL, recentLimit: "many" })).body.recent.map((x: any) => x.id)).toEqual([d, c, b, a]);
         await submit({ rating: 1 });
         expect((await summary(h)).body.ratingAverage).toBe(3.5);
       });

@@ -84,6 +84,19 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         expect((await h.prepare(key.token)).status).toBe(200);
       }, { compat: "compose" });
 
+      test('compat "compose": no error message tells the client to send svc- tokens', async (h) => {
+        const key = await h.createKey();
+        for (const r of [
+          await h.call("POST", "/api/keys/settle", { body: { amount: "1" } }),
+          await h.call("POST", "/api/payments/prepare", { headers: { "x-network-id": String(CHAIN) }, body: { maxAmountWei: "1" } }),
+          await h.call("GET", `/api/keys/${key.keyId}`),
+        ]) {
+          expectError(r, 401, "authentication_required");
+          expect(r.body.error.message).not.toContain("svc-");
+        }
+        expect((await h.call("POST", "/api/keys/settle", { body: { amount: "1" } })).body.error.message).toContain("compose-");
+      }, { compat: "compose" });
+
       test("owner header: missing → 401 authentication_required, unproven → 401 wallet_unverified, invalid → 400", async (h) => {
         const body = { budgetLimit: "10", expiresAt: h.clock.now() + DAY, networkId: CHAIN, purpose: "api" };
         expectError(await h.call("POST", "/api/keys", { body }), 401, "authentication_required");
@@ -186,8 +199,9 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         expect(clamped.next_cursor).toEqual(expect.any(String));
         const rest = await page(`?limit=200&cursor=${encodeURIComponent(clamped.next_cursor!)}`);
         expect(rest).toEqual({ keys: [expect.objectContaining({ keyId: ids[0] })], next_cursor: null });
-        for (const bad of ["?cursor=not-a-cursor", "?cursor=e30", "?limit=abc"])
-          expectError(await h.call("GET", `/api/keys${bad}`, { headers: owner() }), 400, "invalid_request", bad.startsWith("?limit") ? "limit" : "cursor");
+        for (const bad of ["?cursor=not-a-cursor", "?cursor=e30"]) expectError(await h.call("GET", `/api/keys${bad}`, { headers: owner() }), 400, "invalid_request", "cursor");
+        // A limit that is not a number falls back to the default page size (50), as the clamp rules do.
+        expect((await page("?limit=abc")).keys.map((k) => k.keyId)).toEqual(newestFirst.slice(0, 50));
       });
 
       test("derived status: active, revoked, expired, exhausted (expired keys stay listed)", async (h) => {
@@ -203,23 +217,58 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         const list = (await h.call("GET", "/api/keys", { headers: owner() })).body.keys as any[];
         const status = Object.fromEntries(list.map((k) => [k.name, k.status]));
         expect(status).toEqual({ active: "active", revoked: "revoked", expired: "expired", spent: "exhausted", reserved: "exhausted" });
-        expect((await h.inspect(expired.token, expired.keyId)).status).toBe("expired");
+        // An expired key is inspected through a live sibling (as a bearer it is 401 key_expired).
+        expect((await h.inspect(active.token, expired.keyId)).status).toBe("expired");
         expect((await h.inspect(active.token, active.keyId)).status).toBe("active");
       });
     });
 
     describe("inspect and revoke", () => {
-      test("with the key's own token, even once it is revoked", async (h) => {
+      test("with the key's own token while it is live; once revoked or expired its own token is 401 (CONTRACT.md status table)", async (h) => {
         const key = await h.createKey();
+        const sibling = await h.createKey({ name: "sibling" });
+        expect((await h.inspect(key.token, key.keyId)).status).toBe("active");
         const r = await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: bearer(key.token) });
         expect(r.status).toBe(200);
         expect(r.body).toEqual({ success: true, keyId: key.keyId, revokedAt: h.clock.now() });
-        const view = await h.inspect(key.token, key.keyId);
-        expect(view).toMatchObject({ keyId: key.keyId, status: "revoked", revokedAt: h.clock.now() });
+        const revokedAt = h.clock.now();
         h.clock.advance(5000);
-        const again = await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: bearer(key.token) });
-        expect(again.body).toEqual(r.body);
+        // Inspect and revoke (again) with the revoked key itself: 401 key_revoked, nothing changes.
+        expectError(await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) }), 401, "key_revoked");
+        expectError(await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: bearer(key.token) }), 401, "key_revoked");
+        // A live sibling sees it revoked, and revoking again through it answers the first revocation.
+        expect(await h.inspect(sibling.token, key.keyId)).toMatchObject({ keyId: key.keyId, status: "revoked", revokedAt });
+        expect((await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: bearer(sibling.token) })).body).toEqual(r.body);
+        // An expired key cannot inspect or revoke itself either.
+        const brief = await h.createKey({ expiresAt: h.clock.now() + 10 });
+        h.clock.advance(10);
+        expectError(await h.call("GET", `/api/keys/${brief.keyId}`, { headers: bearer(brief.token) }), 401, "key_expired");
+        expectError(await h.call("DELETE", `/api/keys/${brief.keyId}`, { headers: bearer(brief.token) }), 401, "key_expired");
+        expect(await h.inspect(sibling.token, brief.keyId)).toMatchObject({ status: "expired" });
+        expect((await h.inspect(sibling.token, brief.keyId)).revokedAt).toBeUndefined();
       });
+
+      test("an expired intent is released on read: inspect and list show it unreserved before any later prepare", async (h) => {
+        const key = await h.createKey({ budgetLimit: "1000" });
+        const sibling = await h.createKey({ name: "sibling" });
+        const prepared = await h.prepare(key.token);
+        expect(prepared.status).toBe(200);
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+        h.clock.advance(60_000 - 1);
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+        h.clock.advance(1);
+        // Listing first: the list itself releases the overdue intent.
+        const listed = (await h.call("GET", "/api/keys", { headers: owner() })).body.keys.find((k: any) => k.keyId === key.keyId);
+        expectBudget(listed, { limit: "1000", used: "0", reserved: "0" });
+        const inspected = await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(sibling.token) });
+        expectBudget(inspected.body, { limit: "1000", used: "0", reserved: "0" });
+        expect(budgetOf(inspected)).toEqual({ limit: "1000", used: "0", reserved: "0", remaining: "1000" });
+        // Inspect alone releases too (a second key, never listed after its intent expired).
+        const other = await h.createKey({ budgetLimit: "500" });
+        expect((await h.prepare(other.token)).status).toBe(200);
+        h.clock.advance(60_000);
+        expectBudget(await h.inspect(other.token, other.keyId), { limit: "500", used: "0", reserved: "0" });
+      }, { intentTtlMs: 60_000 });
 
       test("with a sibling active key of the same owner; revoking twice returns the same revokedAt", async (h) => {
         const target = await h.createKey({ name: "target" });
@@ -272,7 +321,9 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         h.clock.advance(30_000);
         expectError(await h.prepare(expiring.token), 401, "key_expired");
         expectError(await h.call("POST", "/api/keys/settle", { headers: bearer(expiring.token), body: { amount: "1" } }), 401, "key_expired");
-        expectBudget(await h.inspect(revoked.token, revoked.keyId), { limit: "1000", used: "0", reserved: "0" });
+        expectError(await h.call("GET", `/api/keys/${revoked.keyId}`, { headers: bearer(revoked.token) }), 401, "key_revoked");
+        const sibling = await h.createKey();
+        expectBudget(await h.inspect(sibling.token, revoked.keyId), { limit: "1000", used: "0", reserved: "0" });
       });
 
       test("a new session key supersedes the active session key of the same wallet and chain only", async (h) => {

@@ -137,7 +137,7 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(new TextDecoder().decode(r.bytes.subarray(0, 4))).toBe("RIFF");
       expect(r.body).toBeNull();
       const receipt = await expectPaid(h, r, key, "openai:tts-1", { modality: "audio", media: { characters: 14 } });
-      expect(receipt.lineItems).toEqual([expect.objectContaining({ key: "characters", quantity: "14" })]);
+      expect(receipt.lineItems).toEqual([expect.objectContaining({ key: "characters", quantity: 14 })]);
     });
 
     test("audio/transcriptions: the speech WAV as base64, data URL and multipart reads back its text", async (h) => {

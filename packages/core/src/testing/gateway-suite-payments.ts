@@ -260,6 +260,96 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
       });
     });
 
+    registerMeterTests(test);
     registerPaymentLifecycleTests(options);
+  });
+}
+
+/** The origin client's example: 100,000 × 0.0000004 USD per 1k, 40 atoms + 1 % fee = 41. */
+const SEARCH = { subject: "acme:web-search", lineItems: [{ key: "search_tokens", unit: "usd_per_1k_tokens", quantity: 100_000, unitPriceUsd: 0.0000004 }] };
+const searchMeter = (quantity: number | string, unitPriceUsd: number | string = 0.0000004) => ({ ...SEARCH, lineItems: [{ ...SEARCH.lineItems[0]!, quantity, unitPriceUsd }] });
+
+/** Meters in prepare and settle: catalog models priced by the catalog, other subjects by the caller. */
+function registerMeterTests(test: (title: string, fn: (h: Harness) => Promise<void>) => void): void {
+  describe("meters", () => {
+    test("a caller-priced subject (JSON numbers) reserves and settles exactly 41 atoms; the answer has the client's shape", async (h) => {
+      const key = await h.createKey();
+      const r = await h.prepare(key.token, { ...PREPARE, maxAmountWei: undefined, meter: SEARCH });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.maxAmountWei).toBe("41");
+      const s = await h.settle({ paymentIntentId: r.body.paymentIntentId, meter: SEARCH });
+      expect(s.status, JSON.stringify(s.body)).toBe(200);
+      expect(s.body).toEqual({
+        paymentIntentId: r.body.paymentIntentId,
+        status: "settled",
+        maxAmountWei: "41",
+        finalAmountWei: "41",
+        releasedWei: "0",
+        meterSubject: "acme:web-search",
+        lineItems: [{ key: "search_tokens", unit: "usd_per_1k_tokens", quantity: 100000, unitPriceUsd: 0.0000004, amountWei: "40" }],
+        providerAmountWei: "40",
+        platformFeeWei: "1",
+        settlement: { status: "queued" },
+      });
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "41", reserved: "0" });
+    });
+
+    test("caller prices: decimal strings price like numbers; settle below releases the rest, above → 409 and nothing moves", async (h) => {
+      const key = await h.createKey();
+      const id = (await h.prepare(key.token, { ...PREPARE, maxAmountWei: undefined, meter: searchMeter("100000", "0.0000004") })).body.paymentIntentId;
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "41" });
+      // 200,000 × 0.0000004 per 1k = 80 + 1 → 81 > 41: refused, the reservation stands.
+      expectError(await h.settle({ paymentIntentId: id, meter: searchMeter(200_000) }), 409, "amount_exceeds_reservation", "meter");
+      // A higher caller price is refused the same way.
+      expectError(await h.settle({ paymentIntentId: id, meter: searchMeter(100_000, "0.000001") }), 409, "amount_exceeds_reservation", "meter");
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "41" });
+      const ok = await h.settle({ paymentIntentId: id, meter: searchMeter("50000") });
+      expect(ok.body).toMatchObject({ finalAmountWei: "21", releasedWei: "20", providerAmountWei: "20", platformFeeWei: "1" });
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "21", reserved: "0" });
+    });
+
+    test("a catalog model ignores caller prices: priced by the catalog", async (h) => {
+      const key = await h.createKey({ budgetLimit: "100000" });
+      const meter = { subject: "openai:gpt-4o", lineItems: [{ key: "input_tokens", unit: "usd_per_request", quantity: 1000, unitPriceUsd: 1000 }] };
+      // gpt-4o input: 2.50 USD per 1M tokens → 1000 tokens = 2500 atoms + 25 fee.
+      const r = await h.prepare(key.token, { ...PREPARE, maxAmountWei: undefined, meter });
+      expect(r.body.maxAmountWei).toBe("2525");
+      const s = await h.settle({ paymentIntentId: r.body.paymentIntentId, meter });
+      expect(s.body).toMatchObject({ finalAmountWei: "2525", meterSubject: "openai:gpt-4o", lineItems: [{ key: "input_tokens", unit: "usd_per_1m_tokens", quantity: 1000, unitPriceUsd: 2.5, amountWei: "2500" }] });
+    });
+
+    test("caller prices are validated strictly; an unpriced unknown subject is 404", async (h) => {
+      const key = await h.createKey();
+      const prep = (meter: unknown) => h.prepare(key.token, { ...PREPARE, maxAmountWei: undefined, meter });
+      for (const bad of ["1e-7", "-0.1", "0.0000004 ", "NaN", "0.1234567890123456789", "0.12345678901234567", 1e16, -1])
+        expect((await prep(searchMeter(100_000, bad as string))).status, String(bad)).toBe(400);
+      expect((await prep(searchMeter("1e5"))).status).toBe(400);
+      expectError(await prep({ subject: "acme:web-search", lineItems: [{ key: "a", quantity: 1 }] }), 404, "model_not_found", "meter.subject");
+      const partial = { subject: "acme:web-search", lineItems: [SEARCH.lineItems[0], { key: "b", unit: "usd_per_request", quantity: 1 }] };
+      expectError(await prep(partial), 400, "invalid_request", "meter.lineItems.1.unitPriceUsd");
+      const { unit: _unit, ...noUnit } = SEARCH.lineItems[0]!;
+      expectError(await prep({ subject: "acme:web-search", lineItems: [noUnit] }), 400, "invalid_request", "meter.lineItems.0.unit");
+      // 0.0000001 as a JSON number is 1e-7 in JavaScript; it is read exactly: 100,000 × 1e-7 per 1k → 10 + 1.
+      expect((await prep(searchMeter(100_000, 0.0000001))).body.maxAmountWei).toBe("11");
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "11" });
+    });
+
+    test("prepare with top-level modelId, modality and usage (no maxAmountWei or meter) reserves the metered price", async (h) => {
+      const key = await h.createKey({ budgetLimit: "100000" });
+      const { maxAmountWei: _cap, ...base } = PREPARE;
+      const usage = { promptTokens: 1000, completionTokens: 500, totalTokens: 1500 };
+      const quote = await h.call("POST", "/api/payments/meter/model", { body: { modelId: "gpt-4o", modality: "text", usage } });
+      expect(quote.body).toMatchObject({ known: true, meter: { subject: "openai:gpt-4o" } });
+      const r = await h.prepare(key.token, { ...base, modelId: "gpt-4o", modality: "text", usage });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.maxAmountWei).toBe(quote.body.finalAmountWei);
+      expectError(await h.prepare(key.token, { ...base, modelId: "gpt-4o", usage }), 400, "invalid_request", "modality");
+      expectError(await h.prepare(key.token, { ...base, modelId: "no-such-model", modality: "text", usage }), 404, "model_not_found");
+      // Beside maxAmountWei they only describe the work: the cap is reserved.
+      expect((await h.prepare(key.token, { ...PREPARE, modelId: "gpt-4o", modality: "text", usage })).body.maxAmountWei).toBe("300");
+      // The quote's meter settles the first intent to the quoted atom.
+      const s = await h.settle({ paymentIntentId: r.body.paymentIntentId, meter: quote.body.meter });
+      expect(s.body).toMatchObject({ finalAmountWei: quote.body.finalAmountWei, releasedWei: "0" });
+    });
   });
 }

@@ -92,8 +92,74 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
       expectError(await h.call("GET", STATUS, { headers: { ...asWallet("0x12"), "x-chain-id": "1" } }), 400, "invalid_request", "x-session-user-address");
       expectError(await h.call("GET", STATUS, { headers: { ...asWallet(OWNER), "x-chain-id": "abc" } }), 400, "invalid_request", "x-chain-id");
       expectError(await h.call("GET", `${STATUS}?chainId=0`, { headers: asWallet(OWNER) }), 400, "invalid_request", "chainId");
-      // No header, no query and no options.chains: nothing to default to.
-      expectError(await h.call("GET", STATUS, { headers: asWallet(OWNER) }), 400, "invalid_request", "x-chain-id");
+      // No header, no query and no options.chains: the header is optional (SPEC.md), so no budget, not a 400.
+      await paidCalls(h, OWNER, CHAIN, [40]);
+      expect(await status(h, OWNER)).toEqual({ hasActiveBudget: false });
+    });
+
+    test("status: an expired intent is not shown as locked (release on read)", { intentTtlMs: 60_000 }, async (h) => {
+      const key = await h.createKey({ purpose: "session", budgetLimit: "1000" });
+      expect((await h.prepare(key.token)).status).toBe(200);
+      expect((await status(h, OWNER, { "x-chain-id": String(CHAIN) })).budget).toMatchObject({ lockedWei: "300", availableWei: "700" });
+      h.clock.advance(60_000);
+      expect((await status(h, OWNER, { "x-chain-id": String(CHAIN) })).budget).toMatchObject({ lockedWei: "0", availableWei: "1000" });
+    });
+
+    test("GET /api/session: the active session key as ActiveSessionMetadata, never its token", { intentTtlMs: 60_000 }, async (h) => {
+      const session = async (headers: Record<string, string> = { "x-chain-id": String(CHAIN) }, query = "") => {
+        const r = await h.call("GET", `/api/session${query}`, { headers: { ...asWallet(OWNER), ...headers } });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body;
+      };
+      expect(await session()).toEqual({ hasSession: false, reason: expect.any(String) });
+      await h.createKey({ purpose: "api" });
+      expect((await session()).hasSession).toBe(false);
+      const key = await h.createKey({ purpose: "session", budgetLimit: "3000", name: "laptop", expiresAt: h.clock.now() + 600_000 });
+      expect((await h.prepare(key.token, { ...PREPARE, maxAmountWei: "1001" })).status).toBe(200);
+      const view = await session();
+      expect(view).toEqual({
+        hasSession: true,
+        keyId: key.keyId,
+        budgetLimit: "3000",
+        budgetUsed: "0",
+        budgetLocked: "1001",
+        budgetRemaining: "1999",
+        expiresAt: key.expiresAt,
+        chainId: CHAIN,
+        name: "laptop",
+        status: {
+          isActive: true,
+          isExpired: false,
+          expiresInSeconds: 600,
+          budgetPercentRemaining: 66.63, // 1999/3000 = 66.633…, floored to hundredths
+          warnings: { budgetDepleted: false, budgetLow: false, expiringSoon: false, expired: false },
+        },
+      });
+      expect(JSON.stringify(view)).not.toContain(key.token.slice(4));
+      expect(await session({}, `?chainId=${CHAIN}`)).toEqual(view);
+      expect(await session({ "x-network-id": String(CHAIN) })).toEqual(view);
+      // A live key of the wallet proves it too.
+      expect((await h.call("GET", "/api/session", { headers: { ...bearer(key.token), "x-chain-id": String(CHAIN) } })).body).toEqual(view);
+      // The intent expires: released on read. Exactly 20 % left is not low; less is.
+      h.clock.advance(60_000);
+      expect(await session()).toMatchObject({ budgetLocked: "0", budgetRemaining: "3000", status: { budgetPercentRemaining: 100, expiresInSeconds: 540 } });
+      expect((await h.call("POST", "/api/keys/settle", { headers: bearer(key.token), body: { amount: "2400" } })).status).toBe(200);
+      expect((await session()).status).toMatchObject({ budgetPercentRemaining: 20, warnings: { budgetLow: false } });
+      expect((await h.call("POST", "/api/keys/settle", { headers: bearer(key.token), body: { amount: "1" } })).status).toBe(200);
+      expect((await session()).status).toMatchObject({ budgetPercentRemaining: 19.96, warnings: { budgetLow: true, budgetDepleted: false } });
+      h.clock.advance(540_000 - 299_500);
+      expect((await session()).status).toMatchObject({ expiresInSeconds: 299, warnings: { expiringSoon: true, expired: false } });
+      expect((await h.call("POST", "/api/keys/settle", { headers: bearer(key.token), body: { amount: "599" } })).status).toBe(200);
+      expect((await session()).status).toMatchObject({ isActive: false, budgetPercentRemaining: 0, warnings: { budgetDepleted: true, budgetLow: true } });
+      // Other chain, no chain and no default, expired key: no session.
+      expect((await session({ "x-chain-id": "1" })).hasSession).toBe(false);
+      expect(await session({})).toEqual({ hasSession: false, reason: expect.stringContaining("x-chain-id") });
+      h.clock.advance(300_000);
+      expect((await session()).hasSession).toBe(false);
+      // Proof and chain errors as for status.
+      expectError(await h.call("GET", "/api/session", { headers: { "x-chain-id": "1" } }), 401, "authentication_required", "x-session-user-address");
+      expectError(await h.call("GET", "/api/session", { headers: { "x-session-user-address": OWNER } }), 401, "wallet_unverified", "x-session-user-address");
+      expectError(await h.call("GET", "/api/session", { headers: { ...asWallet(OWNER), "x-chain-id": "abc" } }), 400, "invalid_request", "x-chain-id");
     });
 
     test("batch: 503 when not configured, whatever the secret", {}, async (h) => {

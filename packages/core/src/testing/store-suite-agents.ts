@@ -37,6 +37,15 @@ export const agentTests = {
     expect(await store.getAgent("0x00000000000000000000000000000000000000ff")).toBeNull();
   },
 
+  "the origin fields (chain, licensePrice, licenses, cloneable, versioned protocols) round-trip; absent stays absent": async ({ store }) => {
+    const card = makeCard({ protocols: ["a2a@0.3.0", "mcp"], chain: 8453, licensePrice: "123456789012345678901234567890", licenses: 7, cloneable: true });
+    expect(await store.upsertAgent(card)).toEqual(card);
+    expect(await store.getAgent(card.walletAddress)).toEqual(card);
+    const { chain: _c, licensePrice: _p, licenses: _l, cloneable: _x, ...plain } = card;
+    expect(await store.upsertAgent(plain)).toEqual(plain);
+    expect(Object.keys((await store.getAgent(card.walletAddress))!)).not.toContain("chain");
+  },
+
   "upsertAgent replaces the fields of an existing card but keeps its createdAt": async ({ store }) => {
     const card = makeCard({ endpoint: "https://a.example.com" });
     await store.upsertAgent(card);

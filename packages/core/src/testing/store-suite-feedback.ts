@@ -30,6 +30,8 @@ export const feedbackTests = {
       reviewer: OWNER,
       keyId: "key_abc",
       chainId: 8453,
+      context: { requestId: "req_1", chainId: 8453, endpoint: { method: "POST", path: "/v1/chat" } },
+      metadata: { sdk: "ts", tags: ["a", 1, true, null], nested: { deep: { x: 1.5 } } },
     });
     const bare = makeFeedback({ rating: 1, createdAt: T0 + 1 });
     await store.insertFeedback(full);
@@ -40,6 +42,20 @@ export const feedbackTests = {
     listed[1]!.labels.push("mutated");
     listed[1]!.comment = "changed";
     expect((await store.listFeedback(TARGET, { limit: 10 }))[1]).toEqual(full);
+  },
+
+  "context and metadata round-trip exactly (unicode, NUL, nesting, empty objects) and are copies": async ({ store }) => {
+    const odd = makeFeedback({
+      rating: 2,
+      context: { "k\u0000ey": "a\u0000b", emoji: "✓ 🚀", quote: '"\\', big: 9007199254740991, neg: -0.25 },
+      metadata: {},
+    });
+    await store.insertFeedback(odd);
+    const [listed] = await store.listFeedback(TARGET, { limit: 10 });
+    expect(listed).toEqual(odd);
+    (listed!.context as Record<string, unknown>).emoji = "changed";
+    const { recent } = await store.summarizeFeedback(TARGET, { recentLimit: 10 });
+    expect(recent).toEqual([odd]);
   },
 
   "insertFeedback rejects a duplicate feedbackId and keeps the first": async ({ store }) => {

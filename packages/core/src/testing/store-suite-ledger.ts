@@ -249,6 +249,35 @@ export const ledgerTests = {
     expect(await mustGetKey(store, k1.keyId)).toMatchObject({ budgetReserved: 16n, budgetUsed: 0n });
   },
 
+  "releaseOverdueIntents expires only the given keys' overdue intents and releases them once": async ({ store }) => {
+    const k1 = await addKey(store, { budgetLimit: 100n });
+    const k2 = await addKey(store, { budgetLimit: 100n });
+    const k3 = await addKey(store, { budgetLimit: 100n });
+    const a = await reserveOk(store, k1.keyId, 10n, { expiresAt: T0 + 100 });
+    const b = await reserveOk(store, k1.keyId, 20n, { expiresAt: T0 + 2000 });
+    const c = await reserveOk(store, k2.keyId, 30n, { expiresAt: T0 + 100 });
+    const d = await reserveOk(store, k3.keyId, 40n, { expiresAt: T0 + 100 });
+    expect(await store.releaseOverdueIntents([], T0 + 1000)).toBe(0);
+    expect(await store.releaseOverdueIntents([k1.keyId, k2.keyId], T0 + 99)).toBe(0);
+    expect(await store.releaseOverdueIntents([k1.keyId, k2.keyId, k1.keyId, "key_unknown"], T0 + 1000)).toBe(2);
+    expect(await store.getIntent(a)).toMatchObject({ status: "expired", releasedAmount: 10n, finishedAt: T0 + 1000 });
+    expect(await store.getIntent(b)).toMatchObject({ status: "authorized" });
+    expect(await store.getIntent(c)).toMatchObject({ status: "expired", releasedAmount: 30n });
+    expect(await store.getIntent(d)).toMatchObject({ status: "authorized" }); // not asked for
+    expect(await mustGetKey(store, k1.keyId)).toMatchObject({ budgetReserved: 20n, budgetUsed: 0n });
+    expect(await mustGetKey(store, k2.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 0n });
+    expect(await mustGetKey(store, k3.keyId)).toMatchObject({ budgetReserved: 40n });
+    expect(await store.releaseOverdueIntents([k1.keyId, k2.keyId], T0 + 1000)).toBe(0);
+    // Concurrent callers over overlapping keys: each overdue intent is released exactly once.
+    const k4 = await addKey(store, { budgetLimit: 1000n });
+    for (let i = 0; i < 5; i++) await reserveOk(store, k4.keyId, 7n, { expiresAt: T0 + 100 + i });
+    const counts = await Promise.all(Array.from({ length: 8 }, (_, i) => store.releaseOverdueIntents(i % 2 ? [k4.keyId, k3.keyId] : [k3.keyId, k4.keyId], T0 + 5000)));
+    expect(counts.reduce((x, y) => x + y, 0)).toBe(6);
+    expect(await mustGetKey(store, k4.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 0n });
+    expect(await mustGetKey(store, k3.keyId)).toMatchObject({ budgetReserved: 0n });
+    expect(await store.getIntent(d)).toMatchObject({ status: "expired", releasedAmount: 40n });
+  },
+
   "chargeDirect adds to used at once and queues the charge": async ({ store }) => {
     const key = await addKey(store, { budgetLimit: 100n });
     const charge = makeCharge(key, 60n);
