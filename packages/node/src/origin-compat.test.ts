@@ -104,12 +104,16 @@ for (const compat of [true, false]) {
       await call(S.settlementStatus, "GET", "/api/settlement/status", { headers: wallet });
     });
 
-    // The origin's agent card (protocols as {name, version}, createdAt as ISO) replaces Tollgate's own shape only under compat.
-    it.runIf(compat)("agents: the origin's card shape", async () => {
-      const agents = await call(S.directoryAgentList, "GET", "/agents");
+    // The origin's agent card (protocols as {name, version}, createdAt as ISO) replaces Tollgate's own shape only under compat;
+    // without it the card keeps its contract shape and carries the origin's other fields beside it.
+    it(`agents: ${compat ? "the origin's card shape" : "Tollgate's card shape plus the origin's extra fields"}`, async () => {
+      // Tollgate's own card: protocols are names, createdAt Unix ms, and chain/model null or absent when unknown.
+      const own = S.directoryAgent.omit({ protocols: true, createdAt: true, chain: true, model: true }).loose();
+      const list = compat ? S.directoryAgentList : S.directoryAgentList.extend({ agents: own.array() });
+      const agents = await call(list, "GET", "/agents");
       expect(agents.agents.map((a) => a.walletAddress)).toEqual([AGENT]);
-      expect(agents.agents[0]).toMatchObject({ protocols: [{ name: "a2a" }], createdAt: new Date(1_760_000_000_000).toISOString() });
-      await call(S.directoryAgent, "GET", `/agent/${AGENT}`);
+      expect(agents.agents[0]).toMatchObject(compat ? { protocols: [{ name: "a2a" }], createdAt: new Date(1_760_000_000_000).toISOString() } : { protocols: ["a2a"], createdAt: 1_760_000_000_000 });
+      await call(compat ? S.directoryAgent : own, "GET", `/agent/${AGENT}`);
     });
   });
 }
