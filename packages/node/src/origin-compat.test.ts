@@ -59,6 +59,8 @@ for (const compat of [true, false]) {
       const active = await call(S.activeSession, "GET", "/api/session", { headers: wallet });
       expect(active).toMatchObject({ hasSession: true, keyId: created.keyId, budgetRemaining: "5000000" });
       expect(JSON.stringify(active)).not.toContain(created.token);
+      const revoked = await fetch(`${base}/api/keys/${created.keyId}`, { method: "DELETE", headers: { authorization: `Bearer ${created.token}` } });
+      expect(await revoked.json()).toMatchObject({ success: true, keyId: created.keyId, revokedAt: expect.any(Number) });
     });
 
     it("models: list, listAll, get, search, params, modalities, pricing", async () => {
@@ -101,6 +103,10 @@ for (const compat of [true, false]) {
     it("dispenser and settlement status", async () => {
       await call(S.dispenserStatus, "GET", "/api/dispenser/status");
       await call(S.dispenserCheck, "GET", `/api/dispenser/check/${WALLET}`);
+      // No dispenser on this gateway: the by-chain status is the client's "not available" answer (404).
+      const byChain = await fetch(`${base}/api/dispenser/status/${CHAIN}`);
+      expect(byChain.status).toBe(404);
+      expect(S.dispenserByChain.parse(await byChain.json())).toMatchObject({ available: false, reason: expect.any(String) });
       await call(S.settlementStatus, "GET", "/api/settlement/status", { headers: wallet });
     });
 
