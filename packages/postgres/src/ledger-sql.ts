@@ -77,6 +77,26 @@ export function ledgerSql(t: TableName) {
     )`;
   };
 
+  /**
+   * Expires the authorized intents the `due` query selects (and locks) at `now` (a placeholder),
+   * releases their reservations with their keys locked in key_id order, and counts them.
+   */
+  const expireDue = (due: string, now: string) => `
+      WITH due AS MATERIALIZED (${due}),
+      expired AS (
+        UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = ${now}::bigint
+        WHERE intent_id IN (SELECT intent_id FROM due)
+        RETURNING key_id, max_amount
+      ),
+      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
+      upd AS (
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount
+        FROM rel
+        WHERE kk.key_id = rel.key_id
+          AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
+      )
+      SELECT count(*)::text AS n FROM expired`;
+
   const stepResult = `${rowJson(KEY_COLS, "k")} AS before, ${rowJson(KEY_COLS, "upd")} AS after, (SELECT fits::text FROM calc) AS fits`;
 
   return {
@@ -152,48 +172,22 @@ export function ledgerSql(t: TableName) {
      * $1 now, $2 limit. `due` takes the oldest overdue intents that no one else holds (SKIP
      * LOCKED); their keys are then locked in key_id order and released.
      */
-    sweep: `
-      WITH due AS MATERIALIZED (
-        SELECT intent_id FROM ${intents} WHERE status = 'authorized' AND expires_at <= $1::bigint
-        ORDER BY expires_at, intent_id LIMIT $2::int FOR NO KEY UPDATE SKIP LOCKED
-      ),
-      expired AS (
-        UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $1::bigint
-        WHERE intent_id IN (SELECT intent_id FROM due)
-        RETURNING key_id, max_amount
-      ),
-      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
-      upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount
-        FROM rel
-        WHERE kk.key_id = rel.key_id
-          AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
-      )
-      SELECT count(*)::text AS n FROM expired`,
+    sweep: expireDue(
+      `SELECT intent_id FROM ${intents} WHERE status = 'authorized' AND expires_at <= $1::bigint
+       ORDER BY expires_at, intent_id LIMIT $2::int FOR NO KEY UPDATE SKIP LOCKED`,
+      "$1",
+    ),
     /**
      * $1 JSON array of key ids, $2 now. `due` locks the overdue authorized intents of those keys
      * in (expires_at, intent_id) order (each re-checked on its latest version after any wait);
      * their keys are then locked in key_id order and released, as in `sweep`.
      */
-    releaseKeys: `
-      WITH due AS MATERIALIZED (
-        SELECT intent_id FROM ${intents}
-        WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint
-        ORDER BY expires_at, intent_id FOR NO KEY UPDATE
-      ),
-      expired AS (
-        UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
-        WHERE intent_id IN (SELECT intent_id FROM due)
-        RETURNING key_id, max_amount
-      ),
-      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
-      upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount
-        FROM rel
-        WHERE kk.key_id = rel.key_id
-          AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
-      )
-      SELECT count(*)::text AS n FROM expired`,
+    releaseKeys: expireDue(
+      `SELECT intent_id FROM ${intents}
+       WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint
+       ORDER BY expires_at, intent_id FOR NO KEY UPDATE`,
+      "$2",
+    ),
     dueOfKeys: `SELECT count(*)::text AS n FROM ${intents} WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint`,
     intentById: `SELECT ${INTENT_COLS} FROM ${intents} WHERE intent_id = $1::text`,
     intentPage: `
