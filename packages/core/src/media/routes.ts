@@ -10,7 +10,7 @@ import { priceUsage } from "../metering/usage.js";
 import { audioSeconds } from "../providers/wav.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
-import { withReceipt } from "./service.js";
+import { servePaid, withReceipt } from "./serve.js";
 
 const imageFields = {
   ...modelFields,
@@ -64,7 +64,8 @@ function serveImages(
   const n = body.n ?? 1;
   const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
   const fee = ctx.gateway.services.feeBps;
-  return ctx.gateway.services.media.serve(
+  return servePaid(
+    ctx.gateway,
     { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth },
     {
       card,
@@ -132,7 +133,8 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
         const speak = method(media.upstreams.inference(card), "speech");
         const characters = [...body.input].length;
-        return media.serve(
+        return servePaid(
+          gateway,
           { request, requestId, credential: auth },
           {
             card,
@@ -168,7 +170,8 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
         const seconds = audioSeconds(file.data).seconds;
-        return media.serve(
+        return servePaid(
+          gateway,
           { request, requestId, credential: auth },
           {
             card,
@@ -206,7 +209,8 @@ export function mediaRoutes(): AnyRoute[] {
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
         // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill.
         const bound = inputs.reduce((n, s) => n + encoder.encode(s).length, 0);
-        return media.serve(
+        return servePaid(
+          gateway,
           { request, requestId, credential: auth },
           {
             card,

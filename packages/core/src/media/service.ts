@@ -1,12 +1,12 @@
-/** The media service: upstream routing, the paid-call pipeline and the card checks of the media routes. */
+/**
+ * The media service: upstream routing, the paid-call pipeline and the card checks of the media
+ * routes. Turning a paid outcome into an HTTP answer is the routes' part (./serve.ts).
+ */
 import type { CapabilityDeps } from "../capability.js";
 import type { ModelCard } from "../catalog/card.js";
 import { invalidRequest } from "../errors.js";
-import { json } from "../http/respond.js";
-import type { GatewayResponse } from "../http/types.js";
 import type { X402Service } from "../x402/service.js";
-import { createBilling, type Billing, type PaidCall, type PaidRequest } from "./billing.js";
-import type { Receipt } from "./receipt.js";
+import { createBilling, type Billing } from "./billing.js";
 import { createUpstreams, type Upstreams } from "./upstreams.js";
 
 /** What the media capability offers to routes and application code. */
@@ -18,12 +18,6 @@ export interface MediaService {
    * when the model does not serve `modality`/`operation`.
    */
   cardFor(modelId: string, provider: string | undefined, modality: string, operation: string): ModelCard;
-  /** Runs a paid call and builds the answer from its result and receipt (or the 402 answer). */
-  serve<T>(
-    from: PaidRequest,
-    call: PaidCall<T>,
-    answer: (result: T, receipt: Receipt, headers: Record<string, string>) => GatewayResponse | Promise<GatewayResponse>,
-  ): Promise<GatewayResponse>;
 }
 
 /** Creates the media service. `x402` is the gateway's x402 service. */
@@ -43,15 +37,5 @@ export function createMediaService(deps: CapabilityDeps, x402: X402Service): Med
         );
       return card;
     },
-    async serve(from, call, answer) {
-      const outcome = await billing.run(from, call);
-      if (outcome.kind === "respond") return outcome.response;
-      return answer(outcome.result, outcome.receipt, outcome.headers);
-    },
   };
-}
-
-/** A JSON answer with the receipt as a field and the payment headers. */
-export function withReceipt(body: Record<string, unknown>, receipt: Receipt, headers: Record<string, string>, status = 200): GatewayResponse {
-  return json({ ...body, receipt }, { status, headers });
 }

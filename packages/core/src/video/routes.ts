@@ -2,12 +2,14 @@
 import { z } from "zod";
 import { priceUsage } from "../metering/usage.js";
 import { json } from "../http/respond.js";
-import { PAID_ROUTE, type PaidCredential } from "../media/credential.js";
+import { PAID_ROUTE } from "../media/credential.js";
+import { servePaid } from "../media/serve.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
-import { sseResponse } from "../http/sse.js";
+import { sseFrame, sseResponse } from "../http/sse.js";
+import type { SseFrame } from "../http/types.js";
 import { decodeFile, fileInput, modelFields, numberInput } from "../media/inputs.js";
 import type { ModelCard } from "../catalog/card.js";
-import { jobView, STREAM_LIMITS } from "./service.js";
+import { jobView, STREAM_LIMITS, type VideoStreamEvent } from "./service.js";
 
 const submitBody = z.object({
   ...modelFields,
@@ -43,6 +45,12 @@ function secondsFor(card: ModelCard, asked: number | undefined): number {
   return 4;
 }
 
+/** The stream's events as SSE frames, then `data: [DONE]` unless the client went away. */
+async function* sseFrames(events: AsyncIterable<VideoStreamEvent>, signal: AbortSignal | undefined): AsyncIterable<SseFrame> {
+  for await (const e of events) yield sseFrame(e);
+  if (!signal?.aborted) yield "data: [DONE]\n\n";
+}
+
 /** Builds the video route table. */
 export function videoRoutes(): AnyRoute[] {
   return [
@@ -62,7 +70,8 @@ export function videoRoutes(): AnyRoute[] {
         const variant = { ...(body.size ? { size: body.size } : {}), ...(body.resolution ? { resolution: body.resolution } : {}), ...(body.ratio ? { ratio: body.ratio } : {}) };
         const price = priceUsage(card, undefined, { seconds, ...variant }, feeBps);
         const jobId = gateway.ids.next("vid");
-        return media.serve(
+        return servePaid(
+          gateway,
           { request, requestId, credential: auth },
           {
             card,
@@ -116,7 +125,7 @@ export function videoRoutes(): AnyRoute[] {
       handle: async ({ request, params, query, gateway }) => {
         const video = gateway.services.video;
         await video.get(params.id, request.signal); // 404 before the stream starts
-        return sseResponse(video.stream(params.id, { ...query, ...(request.signal ? { signal: request.signal } : {}) }));
+        return sseResponse(sseFrames(video.stream(params.id, { ...query, ...(request.signal ? { signal: request.signal } : {}) }), request.signal));
       },
     }),
   ];

@@ -4,8 +4,6 @@
  */
 import type { CapabilityDeps } from "../capability.js";
 import { GatewayError } from "../errors.js";
-import { sseFrame } from "../http/sse.js";
-import type { SseFrame } from "../http/types.js";
 import { toHex, randomBytes } from "../ids.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import type { Upstreams } from "../media/upstreams.js";
@@ -26,14 +24,23 @@ export function jobView(job: VideoJobRecord) {
   };
 }
 
+/**
+ * One event of a job's status stream: `event` is the status or error event name (compat decides
+ * it), `data` the JSON text of the state or the error object. The route writes them as SSE frames.
+ */
+export interface VideoStreamEvent {
+  readonly event: string;
+  readonly data: unknown;
+}
+
 /** What the video capability offers to routes and application code. */
 export interface VideoService {
   /** The job, refreshed from its upstream when it is pending and this instance wins the lease. 404 `job_not_found`. */
   get(id: string, signal?: AbortSignal): Promise<VideoJobRecord>;
   /** Stores a submitted job. */
   insert(job: VideoJobRecord): Promise<void>;
-  /** SSE frames until a terminal state, the timeout, or `signal` (client gone: polling stops). */
-  stream(id: string, options: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal }): AsyncIterable<SseFrame>;
+  /** Status events on each change until a terminal state or the timeout (an error event), or `signal` (client gone: polling stops). */
+  stream(id: string, options: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal }): AsyncIterable<VideoStreamEvent>;
   /** Refreshes up to `limit` pending jobs once (the background poller's tick). */
   pollPending(limit?: number): Promise<number>;
 }
@@ -99,21 +106,20 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
         const text = JSON.stringify({ jobId, ...state });
         if (text !== last) {
           last = text;
-          yield sseFrame({ event: events.status, data: text });
+          yield { event: events.status, data: text };
         }
         if (job.status === "failed") {
-          yield sseFrame({ event: events.error, data: { code: "video_failed", message: job.error ?? "The video job failed." } });
+          yield { event: events.error, data: { code: "video_failed", message: job.error ?? "The video job failed." } };
           break;
         }
         if (job.status === "completed") break;
         const left = deadline - deps.clock.now();
         if (left <= 0) {
-          yield sseFrame({ event: events.error, data: { code: "stream_timeout", message: `The job was not finished within ${timeoutMs} ms; poll GET /v1/videos/${id}.` } });
+          yield { event: events.error, data: { code: "stream_timeout", message: `The job was not finished within ${timeoutMs} ms; poll GET /v1/videos/${id}.` } };
           break;
         }
         await sleep(Math.min(pollIntervalMs, left), signal);
       }
-      if (!signal?.aborted) yield "data: [DONE]\n\n";
     },
     async pollPending(limit = 50) {
       const jobs = await deps.store.listPendingVideoJobs({ now: deps.clock.now(), limit });
