@@ -9,22 +9,26 @@
  * 16 pairs in flight; and a baseline: the raw driver (better-sqlite3 / pg) running the two guarded
  * UPDATE statements a ledger needs at minimum, each in its own implicit transaction.
  * Each column's ratios are against its own baseline, measured in the same run and process.
+ * With DATABASE_URL set, a second section measures the gateway as separate processes over HTTP on
+ * PostgreSQL (bench/ledger-http.ts): one instance against a raw proxy, three instances against one.
+ * BENCH_LEDGER_PARTS=store or =http runs one part only (default: both).
  * Run: npm run bench:ledger  (writes its section of docs/benchmarks.md)
  */
 import Database from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { createGateway, type Store } from "@tollgate/core";
 import { createPostgresStore } from "@tollgate/postgres";
 import { createSqliteStore } from "@tollgate/sqlite";
+import { postgresHttp } from "./ledger-http.js";
 import { machine, now, writeSection } from "./lib.js";
+import { tempDir } from "./procs/lib.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const IN_FLIGHT = 16;
 const POOL = 10;
-const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-"));
+const dir = tempDir("tollgate-bench-"); // removed on exit
 const loadAtStart = loadavg()[0]!.toFixed(1);
 const owner = "0x00000000000000000000000000000000000000b1";
 /** The host app's secret of the benchmark gateways: it proves the owner wallet of the key creation. */
@@ -164,15 +168,16 @@ async function postgresColumn(url: string): Promise<Column> {
   }
 }
 
-const urls = (process.env.BENCH_DATABASE_URLS ?? process.env.DATABASE_URL ?? "").split(",").map((u) => u.trim()).filter(Boolean);
-const columns = [await sqliteColumn()];
-for (const url of urls) columns.push(await postgresColumn(url));
-if (urls.length === 0) console.log("PostgreSQL column skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
-rmSync(dir, { recursive: true, force: true });
+/** The store-level section "ledger". */
+async function storeSection(): Promise<void> {
+  const urls = (process.env.BENCH_DATABASE_URLS ?? process.env.DATABASE_URL ?? "").split(",").map((u) => u.trim()).filter(Boolean);
+  const columns = [await sqliteColumn()];
+  for (const url of urls) columns.push(await postgresColumn(url));
+  if (urls.length === 0) console.log("PostgreSQL column skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
 
-const labels = ["gateway.fetch: POST prepare + POST settle", "store: reserve + settle (with charge)", `store: the same, ${IN_FLIGHT} pairs in flight`, "baseline: raw driver, 2 guarded UPDATEs"];
-const cell = (r: Result, base: Result) => `${Math.round(r.perSecond).toLocaleString("en")} | ${(r.perSecond / base.perSecond).toFixed(3)}×`;
-const md = `## Ledger (\`npm run bench:ledger\`)
+  const labels = ["gateway.fetch: POST prepare + POST settle", "store: reserve + settle (with charge)", `store: the same, ${IN_FLIGHT} pairs in flight`, "baseline: raw driver, 2 guarded UPDATEs"];
+  const cell = (r: Result, base: Result) => `${Math.round(r.perSecond).toLocaleString("en")} | ${(r.perSecond / base.perSecond).toFixed(3)}×`;
+  const md = `## Ledger (\`npm run bench:ledger\`)
 
 Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute load average ${loadAtStart} at the start.
 
@@ -194,5 +199,28 @@ pool of ${POOL}, all on one key, whose row lock serialises the reservations (sev
 | path | ${columns.map((c) => `${c.title} pairs/s | vs baseline`).join(" | ")} |
 |---|${columns.map(() => "---:|---:|").join("")}
 ${labels.map((label, i) => `| ${label} | ${columns.map((c) => cell(c.rows[i]!, c.rows[3])).join(" | ")} |`).join("\n")}`;
-console.log(md);
-writeSection("ledger", md);
+  console.log(md);
+  writeSection("ledger", md);
+}
+
+/** The section "ledger-postgres-http": the gateway as separate processes over HTTP on PostgreSQL. */
+async function httpSection(url: string): Promise<void> {
+  const run = await postgresHttp(url);
+  const section = `## Ledger on PostgreSQL over HTTP, separate processes (\`npm run bench:ledger\`)
+
+Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute load average ${loadavg()[0]!.toFixed(1)} at the start of this part.
+
+${run.markdown}`;
+  console.log(section);
+  writeSection("ledger-postgres-http", section);
+  if (!run.billingOk) {
+    console.error("BILLING CHECK FAILED");
+    process.exitCode = 1;
+  }
+}
+
+const PARTS = (process.env.BENCH_LEDGER_PARTS ?? "store,http").split(",");
+if (PARTS.includes("store")) await storeSection();
+const httpUrl = process.env.DATABASE_URL;
+if (PARTS.includes("http") && !httpUrl) console.log("PostgreSQL over HTTP skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
+if (PARTS.includes("http") && httpUrl) await httpSection(httpUrl);

@@ -1,196 +1,147 @@
 /**
- * Media overhead benchmark: what the gateway adds to `POST /v1/embeddings` over a bare proxy.
- *  1. gateway: `serve()` of @tollgate/node, SQLite store, the undici HTTP client upstream, a
- *     service key with a huge budget — every request authenticates the key, reserves the quote,
- *     calls the upstream, meters its usage and settles (with a queued charge), and answers a receipt;
- *  2. baseline: a raw node:http pass-through proxy forwarding the same request to the same
- *     upstream over an undici Pool.
- * The upstream is a local node:http stub answering OpenAI embeddings JSON. Load comes from the same
- * process with undici: N requests in flight for a fixed time after a warm-up. Both rows run in the
- * same process on the same machine, so the added latency and the ratio are what to read.
+ * Media overhead benchmark: what the gateway adds to `POST /v1/embeddings` over a bare proxy,
+ * with the server, the raw proxy and the upstream stub as separate processes and the load from
+ * wrk in another process. Targets (bench/procs/):
+ *   A. raw proxy: node:http + an undici Pool pass-through to the stub (the baseline, 1×);
+ *   B. Tollgate unmetered `GET /v1/models/text-embedding-3-small` on the SQLite gateway (bridge + router);
+ *   C. Tollgate metered `POST /v1/embeddings`, memory store;
+ *   D. Tollgate metered `POST /v1/embeddings`, SQLite file store (the headline).
+ * With two CPUs the servers run alone on CPU 0, wrk, the stub and this script on CPU 1. Rounds
+ * interleave the targets (A, B, C, D, then the next round); each round measures c=32 throughput
+ * (and the server's CPU per call) then c=1 latency. Medians with min–max; every metered call is
+ * checked to be billed exactly once. Env: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2).
  * Run: npm run bench:media  (writes its section of docs/benchmarks.md)
  */
-import http from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
-import { Pool } from "undici";
-import { createGateway } from "@tollgate/core";
-import { createUndiciHttpClient, serve } from "@tollgate/node";
-import { createSqliteStore } from "@tollgate/sqlite";
-import { machine, ms, now, percentile, writeSection } from "./lib.js";
+import { machine, writeSection } from "./lib.js";
+import { canPin, cleanup, fmt, median, pinSelf, spread, tempDir } from "./procs/lib.js";
+import {
+  checkBilling,
+  embeddingsTarget,
+  expect200,
+  latency,
+  MODEL_PATH,
+  probe,
+  SETTINGS,
+  startGateway,
+  startRawProxy,
+  startStub,
+  throughput,
+  warmUp,
+  EMBEDDINGS_BODY,
+  type Target,
+} from "./procs/targets.js";
+import { loadTool, toolText } from "./wrk.js";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const OWNER = "0x00000000000000000000000000000000000000b1";
-const BODY = JSON.stringify({ model: "text-embedding-3-small", input: "the quick brown fox jumps over the lazy dog" });
-const dir = mkdtempSync(join(tmpdir(), "tollgate-bench-media-"));
+const { rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARMUP_SECONDS, connections: CONNECTIONS } = SETTINGS;
+const GOALS = { ratio: 0.5, addedP50: 0.3, p99: 3 };
 const loadAtStart = loadavg()[0]!;
+const pin = canPin();
+const SUT_CPU = pin ? 0 : undefined;
+const LOAD_CPU = pin ? 1 : undefined;
+pinSelf(LOAD_CPU);
+const tool = await loadTool();
+const dir = tempDir("tollgate-bench-media-");
 
-const listen = (server: http.Server) =>
-  new Promise<string>((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-const stop = (server: http.Server) =>
-  new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+const stub = await startStub(LOAD_CPU);
+const stubUrl = stub.info.url;
+const [proxy, memory, sqlite] = await Promise.all([
+  startRawProxy(stubUrl, SUT_CPU),
+  startGateway({ stubUrl, store: "memory" }, SUT_CPU),
+  startGateway({ stubUrl, store: "sqlite", filename: join(dir, "media.db") }, SUT_CPU),
+]);
+await expect200(`${sqlite.info.url}${MODEL_PATH}`);
+const [memoryMeter, sqliteMeter] = [await probe(memory), await probe(sqlite)];
 
-// The upstream: OpenAI's embeddings answer (8 dimensions keep JSON work out of the comparison).
-const answer = JSON.stringify({
-  object: "list",
-  data: [{ object: "embedding", index: 0, embedding: [0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8] }],
-  model: "text-embedding-3-small",
-  usage: { prompt_tokens: 9, total_tokens: 9 },
-});
-const stub = http.createServer((req, res) => {
-  req.resume();
-  req.on("end", () => res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) }).end(answer));
-});
-stub.keepAliveTimeout = 65_000;
-const stubUrl = await listen(stub);
+const targets: Target[] = [
+  embeddingsTarget("A. raw proxy: node:http + undici Pool", proxy.pid, proxy.info.url),
+  { label: `B. Tollgate unmetered GET ${MODEL_PATH} (SQLite process)`, pid: sqlite.pid, url: `${sqlite.info.url}${MODEL_PATH}`, method: "GET" },
+  embeddingsTarget("C. Tollgate metered POST /v1/embeddings, memory store", memory.pid, memory.info.url, memoryMeter),
+  embeddingsTarget("D. Tollgate metered POST /v1/embeddings, SQLite file", sqlite.pid, sqlite.info.url, sqliteMeter),
+];
 
-// The baseline: read the request, forward it with an undici Pool, stream the answer back.
-const upstreamPool = new Pool(stubUrl, { connections: 128, keepAliveTimeout: 30_000 });
-const proxy = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    upstreamPool
-      .request({
-        path: req.url ?? "/",
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
-        body: Buffer.concat(chunks),
-      })
-      .then(async (up) => {
-        const body = Buffer.from(await up.body.arrayBuffer());
-        res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "application/json"), "content-length": body.length }).end(body);
-      })
-      .catch(() => res.writeHead(502).end());
-  });
-});
-proxy.keepAliveTimeout = 65_000;
-const proxyUrl = await listen(proxy);
-
-// The gateway.
-const upstreamHttp = createUndiciHttpClient();
-/** The host app's secret of the benchmark gateway: it proves the owner wallet of the key creation. */
-const INTERNAL_SECRET = "bench-media-internal-secret";
-const gateway = createGateway({
-  store: createSqliteStore({ filename: join(dir, "media.db") }),
-  sweepIntervalMs: 0,
-  internalSecret: INTERNAL_SECRET,
-  http: upstreamHttp,
-  media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stubUrl}/v1`, apiKey: "sk-bench" } } },
-  video: { pollerIntervalMs: 0 },
-});
-const running = await serve(gateway, { port: 0 });
-const created = await fetch(`${running.url}/api/keys`, {
-  method: "POST",
-  headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": INTERNAL_SECRET },
-  body: JSON.stringify({ budgetLimit: "1000000000000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
-});
-if (created.status !== 201) throw new Error(`key creation answered ${created.status}: ${await created.text()}`);
-const key = (await created.json()) as { keyId: string; token: string };
-
-interface Row {
-  label: string;
-  requests: number;
-  errors: number;
+interface Sample {
   perSecond: number;
+  cpuPerCall: number;
   p50: number;
   p99: number;
 }
-
-/** Keeps CONCURRENCY requests in flight against `origin` for `seconds`; latencies in ms. */
-async function load(
-  origin: string,
-  headers: Record<string, string>,
-  seconds: number,
-): Promise<{ latencies: number[]; errors: number; elapsed: number; firstBody?: string }> {
-  const pool = new Pool(origin, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let firstBody: string | undefined;
-  const start = now();
-  const deadline = start + BigInt(Math.round(seconds * 1e9));
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (now() < deadline) {
-        const t0 = now();
-        const res = await pool.request({ path: "/v1/embeddings", method: "POST", headers: { "content-type": "application/json", ...headers }, body: BODY });
-        const text = await res.body.text();
-        latencies.push(Number(now() - t0) / 1e6);
-        if (res.statusCode !== 200) errors++;
-        firstBody ??= text;
-      }
-    }),
-  );
-  const elapsed = Number(now() - start) / 1e9;
-  await pool.close();
-  return { latencies, errors, elapsed, ...(firstBody === undefined ? {} : { firstBody }) };
+const samples: Sample[][] = targets.map(() => []);
+for (const t of targets) await warmUp(t, CONNECTIONS, WARMUP_SECONDS, LOAD_CPU);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, t] of targets.entries()) {
+    const thr = await throughput(t, CONNECTIONS, SECONDS, LOAD_CPU);
+    const lat = await latency(t, SECONDS, LOAD_CPU);
+    samples[i]!.push({ perSecond: thr.perSecond, cpuPerCall: thr.cpuPerCall, p50: lat.p50, p99: lat.p99 });
+    console.error(
+      `round ${round + 1}/${ROUNDS} ${t.label}: ${Math.round(thr.perSecond)} req/s, ${thr.cpuPerCall.toFixed(0)} µs CPU/call, p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms`,
+    );
+  }
 }
+const billing = [await checkBilling(memoryMeter), await checkBilling(sqliteMeter)];
+await Promise.all([proxy, memory, sqlite, stub].map((p) => p.stop()));
+cleanup();
 
-async function measure(label: string, origin: string, headers: Record<string, string>): Promise<Row> {
-  await load(origin, headers, WARMUP_SECONDS);
-  const r = await load(origin, headers, SECONDS);
-  return {
-    label,
-    requests: r.latencies.length,
-    errors: r.errors,
-    perSecond: r.latencies.length / r.elapsed,
-    p50: percentile(r.latencies, 50),
-    p99: percentile(r.latencies, 99),
-  };
-}
-
-const auth = { authorization: `Bearer ${key.token}` };
-// A probe: the gateway answers the upstream's vectors with a receipt; its price is the per-call charge.
-const probe = (await (
-  await fetch(`${running.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: BODY })
-).json()) as {
-  data: unknown[];
-  receipt: { finalAmountWei: string };
-};
-if (probe.data.length !== 1 || !probe.receipt) throw new Error(`unexpected gateway answer: ${JSON.stringify(probe).slice(0, 200)}`);
-
-const baseline = await measure("baseline: raw node:http proxy + undici Pool", proxyUrl, {});
-const viaGateway = await measure("gateway: serve() + SQLite + key billing", running.url, auth);
-
-// Every gateway request was billed: budgetUsed = (1 probe + warm-up + measured successes) × the per-call price.
-const view = (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: auth })).json()) as { budgetUsed: string; budgetReserved: string };
-const charged = BigInt(view.budgetUsed) / BigInt(probe.receipt.finalAmountWei);
-if (view.budgetReserved !== "0" || BigInt(view.budgetUsed) % BigInt(probe.receipt.finalAmountWei) !== 0n)
-  throw new Error(`budget inconsistent: ${JSON.stringify(view)}`);
-
-await running.close({ graceMs: 1_000 });
-await upstreamHttp.close();
-await upstreamPool.close();
-await Promise.all([stop(proxy), stop(stub)]);
-rmSync(dir, { recursive: true, force: true });
-
-const rows = [viaGateway, baseline];
-const ratio = viaGateway.perSecond / baseline.perSecond;
+const base = samples[0]!;
+const ratios = (s: Sample[]) => s.map((x, r) => x.perSecond / base[r]!.perSecond);
+const addedP50 = (s: Sample[]) => s.map((x, r) => x.p50 - base[r]!.p50);
+const { int, ratio: x3, ms: ms3, goal } = fmt;
+const rows = targets.map((t, i) => {
+  const s = samples[i]!;
+  return `| ${t.label} | ${spread(
+    s.map((x) => x.perSecond),
+    int,
+  )} | ${i === 0 ? "1×" : spread(ratios(s), x3)} | ${spread(
+    s.map((x) => x.cpuPerCall),
+    int,
+  )} | ${spread(
+    s.map((x) => x.p50),
+    ms3,
+  )} | ${spread(
+    s.map((x) => x.p99),
+    ms3,
+  )} |`;
+});
+const d = samples[3]!;
+const goals = [
+  `- Throughput of D vs the raw proxy at c=${CONNECTIONS}: ${x3(median(ratios(d)))} (goal ≥ ${GOALS.ratio}×): ${goal(median(ratios(d)) >= GOALS.ratio)}`,
+  `- p50 added by D over the raw proxy at c=1: +${ms3(median(addedP50(d)))} ms (goal ≤ ${GOALS.addedP50} ms): ${goal(median(addedP50(d)) <= GOALS.addedP50)}`,
+  `- p99 of D at c=1: ${ms3(median(d.map((x) => x.p99)))} ms (goal ≤ ${GOALS.p99} ms): ${goal(median(d.map((x) => x.p99)) <= GOALS.p99)}`,
+];
+const pinning = pin
+  ? "Pinned with `taskset`: the process under load alone on CPU 0 (the idle servers wait there too); wrk, the stub and the benchmark script on CPU 1."
+  : "Not pinned (fewer than two CPUs, no `taskset`, or BENCH_PIN=0): every process shares every CPU.";
 const md = `## Media overhead (\`npm run bench:media\`)
 
 Machine: ${machine()}; 1-minute load average ${loadAtStart.toFixed(2)} at start. Run: ${new Date().toISOString().slice(0, 10)}.
 
-Method: \`POST /v1/embeddings\` (${Buffer.byteLength(BODY)}-byte JSON body) against a local node:http stub answering
-OpenAI embeddings JSON. The gateway row is \`serve()\` of @tollgate/node with a SQLite store (WAL,
-\`synchronous=NORMAL\`), the undici HTTP client upstream and one service key with a huge budget: each request
-authenticates the key, reserves the quote, calls the stub, meters its usage, settles (queuing a charge) and answers
-the vectors with a receipt and budget headers. The baseline is a raw node:http pass-through proxy forwarding the same
-request to the same stub with an undici Pool. Load: ${CONCURRENCY} requests in flight from an undici Pool in the same
-process (stub, proxy, gateway and load generator share one Node event loop), ${WARMUP_SECONDS} s warm-up then
-${SECONDS} s measured per row, baseline first. Latency is per request, send to last body byte. After the run the key's
-budgetUsed was ${view.budgetUsed} = ${charged} billed calls × ${probe.receipt.finalAmountWei} atoms, nothing reserved.
+Method: every party is its own process: the upstream stub (node:http answering OpenAI embeddings JSON, 9 tokens,
+8 dimensions), the raw proxy and two gateway processes (\`serve()\` of @tollgate/node, production defaults, the undici
+HTTP client, one service key with a huge budget), each \`node --import tsx\`. Load from ${toolText(tool)}:
+\`POST /v1/embeddings\` with a ${Buffer.byteLength(EMBEDDINGS_BODY)}-byte JSON body and the key's bearer token (a Lua script), or a plain GET for B.
+${pinning} Targets: A, the raw proxy (node:http reading the request and forwarding it to the stub with an undici Pool;
+the baseline, 1×); B, the gateway's unmetered catalog route on the SQLite process (HTTP bridge and router cost); C and D,
+the metered route (authenticate the key, reserve the quote, call the stub, meter the usage, settle with a queued
+charge, answer the vectors with a receipt) on a memory store and on a SQLite file (WAL, \`synchronous=NORMAL\`).
+${WARMUP_SECONDS} s warm-up per target at c=${CONNECTIONS}, then ${ROUNDS} round(s) interleaving A, B, C, D; each round runs
+\`wrk -t1 -c${CONNECTIONS} -d${SECONDS}s\` (throughput, and the server process's user+system CPU time from /proc over the
+requests answered) then \`wrk -t1 -c1 -d${SECONDS}s --latency\` (p50/p99). Cells are medians over rounds with min–max;
+ratios are medians of the per-round ratios to A. Any non-2xx answer or socket error fails the run.
 
-| path | requests | errors | req/s | p50 ms | p99 ms |
+| target | req/s at c=${CONNECTIONS} | vs raw proxy | CPU per call µs | p50 ms at c=1 | p99 ms at c=1 |
 |---|---:|---:|---:|---:|---:|
-${rows.map((r) => `| ${r.label} | ${r.requests} | ${r.errors} | ${Math.round(r.perSecond).toLocaleString("en")} | ${ms(r.p50)} | ${ms(r.p99)} |`).join("\n")}
+${rows.join("\n")}
 
-Added by the gateway: p50 +${ms(viaGateway.p50 - baseline.p50)} ms, p99 +${ms(viaGateway.p99 - baseline.p99)} ms; throughput ${ratio.toFixed(3)}× the baseline.`;
+Billing check (every metered 200 charged once, nothing left reserved):
+- C (memory): ${billing[0]!.ok ? "**passed**" : "**FAILED**"}: ${billing[0]!.text}.
+- D (SQLite): ${billing[1]!.ok ? "**passed**" : "**FAILED**"}: ${billing[1]!.text}.
+
+Goals (D, the SQLite gateway):
+${goals.join("\n")}`;
 console.log(md);
 writeSection("media", md);
+if (!billing.every((b) => b.ok)) {
+  console.error("BILLING CHECK FAILED");
+  process.exitCode = 1;
+}

@@ -66,7 +66,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const feeBps = o.feeBps ?? 100;
   const intentTtlMs = o.intentTtlMs ?? 15 * 60_000;
   const http = o.http ?? createFetchHttpClient();
-  const keys = createKeyService({ store, clock, ids, compat: o.compat });
+  const keys = createKeyService({ store, clock, ids, compat: o.compat, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps } });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];

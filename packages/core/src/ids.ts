@@ -31,9 +31,21 @@ export function toHex(bytes: Uint8Array): string {
   return s;
 }
 
-/** Random ids: 12 bytes of CSPRNG output as hex (96 bits, unguessable). */
+/**
+ * Prefixes whose ids are time-ordered: the rows written on every paid call (intents, charges). An
+ * index on a random key puts each new row on a random B-tree page, so a commit rewrites one page
+ * per row; time-ordered ids append to the same last pages.
+ */
+const TIME_ORDERED: ReadonlySet<IdPrefix> = new Set(["pi", "ch"]);
+
+/**
+ * Random ids: 12 bytes as 24 hex digits. Most are 96 bits of CSPRNG output (unguessable). Intent
+ * and charge ids (`pi_`, `ch_`) are the creation time in ms (6 bytes, big-endian) then 48 random
+ * bits: they sort by creation and are still unpredictable; no route trusts them as a secret
+ * (every intent route needs the owner's key).
+ */
 export const randomIds: IdGenerator = {
-  next: (prefix) => `${prefix}_${toHex(randomBytes(12))}`,
+  next: (prefix) => `${prefix}_${TIME_ORDERED.has(prefix) ? Date.now().toString(16).padStart(12, "0") + toHex(randomBytes(6)) : toHex(randomBytes(12))}`,
 };
 
 /** Sequential ids (`key_000001`), for tests and reproducible examples. */

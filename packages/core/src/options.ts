@@ -111,6 +111,12 @@ export const gatewayOptionsSchema = z.strictObject({
   intentTtlMs: z.number().int().min(1000).max(7 * 24 * 3_600_000).optional(),
   /** Platform fee in basis points (100 = 1%). @default 100 */
   feeBps: z.number().int().min(0).max(10_000).optional(),
+  /**
+   * How long a paid call may reuse a service key it looked up, in ms (in-process cache of the
+   * key's identity; the store's guarded reserve still checks revocation, expiry and budget on every
+   * call). 0 looks the key up on every call. @default 1000
+   */
+  keyCacheMs: z.number().int().min(0).max(60_000).optional(),
   /** How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still applies). @default 60000 */
   sweepIntervalMs: z.number().int().min(0).max(3_600_000).optional(),
   /** EVM chains (RPC URL and USDC address per chain id) used by x402, the dispenser and settlement. */

@@ -42,25 +42,19 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
   const client = async (req: HttpClientRequest): Promise<HttpClientResponse> => {
     if (req.signal?.aborted) throw req.signal.reason;
     const timeoutMs = req.timeoutMs ?? defaultTimeoutMs;
-    const deadline = new AbortController();
+    const deadline = Date.now() + timeoutMs;
+    const timeout = (cause?: unknown) => new GatewayError("upstream_timeout", `${hostOf(req.url)} did not answer within ${timeoutMs} ms`, cause === undefined ? {} : { cause });
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      deadline.abort(new GatewayError("upstream_timeout", `${hostOf(req.url)} did not answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onCallerAbort = () => deadline.abort(req.signal?.reason);
-    req.signal?.addEventListener("abort", onCallerAbort, { once: true });
-    const finish = () => {
-      clearTimeout(timer);
-      req.signal?.removeEventListener("abort", onCallerAbort);
-    };
     const classify = (error: unknown): unknown => {
       if (req.signal?.aborted) return req.signal.reason;
-      if (timedOut || isTimeoutError(error)) return new GatewayError("upstream_timeout", `${hostOf(req.url)} did not answer within ${timeoutMs} ms`, { cause: error });
+      if (timedOut || isTimeoutError(error)) return timeout(error);
       if (error instanceof GatewayError) return error;
       return new GatewayError("upstream_error", `${hostOf(req.url)} could not be reached`, { cause: error });
     };
 
+    // One abort signal per call: the caller's own (a client disconnect) goes to undici as it is.
+    // The deadline needs no controller: undici's headersTimeout bounds the wait for the headers,
+    // and a timer armed once they arrive destroys the body if the rest of the deadline passes.
     let res: Dispatcher.ResponseData;
     try {
       res = await request(req.url, {
@@ -68,27 +62,32 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
         method: req.method as Dispatcher.HttpMethod,
         ...(req.headers ? { headers: req.headers } : {}),
         ...(req.body === undefined ? {} : { body: req.body }),
-        signal: deadline.signal,
-        // Our own deadline covers the whole exchange; these only stop undici's shorter defaults winning.
-        headersTimeout: timeoutMs + 1_000,
-        bodyTimeout: timeoutMs + 1_000,
+        ...(req.signal ? { signal: req.signal } : {}),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
     } catch (error) {
-      finish();
       throw classify(error);
     }
 
     // The deadline destroys an unread body; without a listener that error would crash the process.
     res.body.on("error", () => undefined);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        res.body.destroy(timeout());
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     let body: Promise<Uint8Array> | undefined;
     const bytes = () => {
       body ??= res.body.arrayBuffer().then(
         (buf) => {
-          finish();
+          clearTimeout(timer);
           return new Uint8Array(buf);
         },
         (error: unknown) => {
-          finish();
+          clearTimeout(timer);
           throw classify(error);
         },
       );

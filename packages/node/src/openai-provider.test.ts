@@ -50,7 +50,10 @@ describe("OpenAI-compatible provider over the undici client", () => {
     createOpenAICompatibleProvider({ baseUrl: base, apiKey: "sk-node", http: http1, ...(timeoutMs ? { timeoutMs } : {}) });
 
   it("serves embeddings, speech and a multipart transcription", async () => {
-    expect(await provider().embeddings!({ model: "m", input: "hi" })).toEqual({ data: [[0.25, 0.75]], usage: { promptTokens: 3, totalTokens: 3 } });
+    // Passed through: the upstream's bytes, only the usage read.
+    const embedded = await provider().embeddings!({ model: "m", input: "hi" });
+    expect([embedded.data, embedded.usage]).toEqual([[], { promptTokens: 3, totalTokens: 3 }]);
+    expect(JSON.parse(Buffer.from(embedded.raw!).toString("utf8"))).toEqual({ data: [{ index: 0, embedding: [0.25, 0.75] }], usage: { prompt_tokens: 3, total_tokens: 3 } });
     const speech = await provider().speech!({ model: "tts-1", input: "hi", responseFormat: "wav" });
     expect([Buffer.from(speech.audio).toString(), speech.contentType]).toEqual(["RIFFxxxx", "audio/wav"]);
     const wav = encodeWav(new Int16Array(12_000), 24_000);

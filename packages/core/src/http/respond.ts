@@ -16,7 +16,18 @@ export function empty(status = 204, headers: Record<string, string> = {}): Gatew
   return { status, headers, body: { kind: "empty" } };
 }
 
-/** JSON.stringify that writes bigint as a decimal string (amounts are never floats on the wire). */
+const bigintAsString = (_k: string, v: unknown) => (typeof v === "bigint" ? v.toString() : v);
+
+/**
+ * JSON.stringify that writes bigint as a decimal string (amounts are never floats on the wire).
+ * A replacer runs for every value (each float of an embedding), so the plain native stringify
+ * goes first; it throws a TypeError on the first bigint, and only then is the replacer used.
+ */
 export function stringifyJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return JSON.stringify(value, bigintAsString);
+  }
 }

@@ -36,6 +36,14 @@ export interface KeyService {
    * `invalid_key` (unknown or malformed), `key_revoked`, `key_expired`.
    */
   authenticate(authorization: string | undefined): Promise<KeyRecord>;
+  /**
+   * The usable key of an `Authorization` header for a call that spends (paid calls, prepare), as
+   * {@link authenticate}, but served from a small in-process cache for up to `keyCacheMs`. Only the
+   * key's identity is trusted from the cache: the store's guarded reserve re-checks revocation,
+   * expiry and budget, so a key revoked by another process is refused at its first spend, and a
+   * revoke through this service empties the cache at once.
+   */
+  spender(authorization: string | undefined): Promise<KeyRecord>;
   /** The key of an `Authorization` header whatever its status; null when none is sent; 401 `invalid_key` when unknown. */
   identify(authorization: string | undefined): Promise<KeyRecord | null>;
   /**
@@ -56,7 +64,6 @@ export interface KeyService {
   /** The legacy settle: charges `amount` at once; 402 `budget_exhausted` when it does not fit. */
   chargeDirect(key: KeyRecord, amount: bigint): Promise<KeyRecord>;
 }
-
 
 /** Throws the 401 of a key that cannot be used at `now`. */
 export function assertUsable(key: KeyRecord, now: number): void {
@@ -83,9 +90,15 @@ export async function releaseOnRead(store: Store, key: KeyRecord, now: number): 
   return (await store.getKeyById(key.keyId)) ?? key;
 }
 
-/** Creates the key service over a store. */
-export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined }): KeyService {
+/** Most keys {@link KeyService.spender} keeps; the oldest entry makes room. */
+const CACHE_SIZE = 10_000;
+
+/** Creates the key service over a store. `keyCacheMs` (default 1000, 0 = off) bounds how long {@link KeyService.spender} serves a key from memory. */
+export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; keyCacheMs?: number }): KeyService {
   const { store, clock, ids } = deps;
+  const cacheMs = deps.keyCacheMs ?? 1_000;
+  /** Token hash → key and until when it may be served; only live keys enter, at most CACHE_SIZE. */
+  const cache = new Map<string, { key: KeyRecord; until: number }>();
 
   const identify = async (authorization: string | undefined): Promise<KeyRecord | null> => {
     const token = bearerToken(authorization);
@@ -159,7 +172,25 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
         cursor = page.nextCursor;
       }
     },
+    async spender(authorization) {
+      const token = bearerToken(authorization);
+      if (token === undefined || cacheMs <= 0) return service.authenticate(authorization);
+      const hash = looksLikeToken(token) ? hashToken(token) : undefined;
+      const now = clock.now();
+      const hit = hash === undefined ? undefined : cache.get(hash);
+      if (hit && hit.until > now) {
+        assertUsable(hit.key, now);
+        return hit.key;
+      }
+      const key = await service.authenticate(authorization);
+      if (hash !== undefined) {
+        if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(hash, { key, until: now + cacheMs });
+      }
+      return key;
+    },
     async revoke(keyId) {
+      cache.clear();
       const key = await store.revokeKey(keyId, clock.now());
       if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
       return key;

@@ -104,7 +104,7 @@ export function ledgerRoutes(): AnyRoute[] {
       tag: "payments",
       summary: "Authorize a payment intent from the bearer key: reserve maxAmountWei (or a priced meter, or top-level modelId/modality/usage) before work.",
       body: prepareBody,
-      authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
+      authenticate: (request, gateway) => gateway.services.keys.spender(request.headers.authorization),
       rateLimit: { key: (key) => key },
       security: { accepts: ["serviceKey"], charges: true },
       handle: async ({ request, auth: key, body, gateway }) => {

@@ -3,12 +3,12 @@
  * abort. Every state move is one guarded store operation; this service only validates, prices,
  * and turns guard misses into CONTRACT.md answers (replays, 402, 409).
  */
-import { sha256, stringToBytes } from "viem";
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { assertUsable, budgetExhausted } from "../keys/service.js";
+import { sha256Hex } from "../keys/token.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
@@ -54,6 +54,16 @@ export type FinishView = Record<string, unknown>;
 export interface LedgerService {
   prepare(input: PrepareInput): Promise<PrepareResult>;
   settle(input: SettleInput): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
+  /**
+   * Settles an intent this process prepared and still holds (the paid-call pipeline): no read
+   * before the guarded step, and no answer stored for replays (nobody else settles it; a second
+   * settle of it is a 409 `invalid_state`). Errors as {@link settle}.
+   */
+  settleOwn(input: {
+    intent: IntentRecord;
+    finalAmount: bigint;
+    videoJob?: SettleInput["videoJob"];
+  }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
   abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
   /** Releases overdue reservations (the sweeper); returns how many intents expired. */
   sweep(limit?: number): Promise<number>;
@@ -61,7 +71,10 @@ export interface LedgerService {
    * A page of `owner`'s intents, newest first. `cursor` is an opaque `nextCursor` of a previous page.
    * @throws GatewayError `invalid_request` on a cursor this API did not make.
    */
-  list(owner: string, options: { limit: number; cursor?: string | undefined; keyId?: string | undefined; chainId?: number | undefined }): Promise<{ intents: IntentRecord[]; nextCursor: string | null }>;
+  list(
+    owner: string,
+    options: { limit: number; cursor?: string | undefined; keyId?: string | undefined; chainId?: number | undefined },
+  ): Promise<{ intents: IntentRecord[]; nextCursor: string | null }>;
 }
 
 /** Options of the ledger. */
@@ -74,16 +87,38 @@ export interface LedgerOptions {
 
 function fingerprint(value: unknown): string {
   const canonical = JSON.stringify(value, (_k, v: unknown) =>
-    typeof v === "bigint" ? v.toString() : v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+    typeof v === "bigint"
+      ? v.toString()
+      : v && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+        : v,
   );
-  return sha256(stringToBytes(canonical)).slice(2, 34);
+  return sha256Hex(canonical).slice(0, 32);
 }
 
 /** The metered part of a settle answer, as the origin client's `PaymentSettleResponse` types it. */
 function pricedView(m: PricedMeter | undefined) {
   if (!m) return {};
   const p = m.priced;
-  return { meterSubject: m.subject, lineItems: wireLineItems(p.lineItems), providerAmountWei: p.providerAmount.toString(), platformFeeWei: p.platformFee.toString() };
+  return {
+    meterSubject: m.subject,
+    lineItems: wireLineItems(p.lineItems),
+    providerAmountWei: p.providerAmount.toString(),
+    platformFeeWei: p.platformFee.toString(),
+  };
+}
+
+/** The settle answer of `intent` settled with `finalAmount`. */
+function settledView(intent: IntentRecord, finalAmount: bigint, priced: PricedMeter | undefined): FinishView {
+  return {
+    paymentIntentId: intent.intentId,
+    status: "settled",
+    maxAmountWei: intent.maxAmount.toString(),
+    finalAmountWei: finalAmount.toString(),
+    releasedWei: (intent.maxAmount - finalAmount).toString(),
+    ...pricedView(priced),
+    settlement: { status: finalAmount > 0n ? "queued" : "off_chain" },
+  };
 }
 
 /** Creates the ledger over a store and the catalog (catalog models are priced from their cards, other subjects by the caller). */
@@ -108,12 +143,62 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
   const stateError = (intent: IntentRecord, action: string) =>
     new GatewayError("invalid_state", `Payment intent ${intent.intentId} is ${intent.status}; it cannot be ${action}.`, { details: { status: intent.status } });
 
+  /**
+   * The guarded settle of `current` (as read, or as prepared by this process). `keep`: store the
+   * answer so that a repeat replays it (the public route); the paid-call pipeline settles its own
+   * intent once and stores none.
+   */
+  async function finishSettle(current: IntentRecord, finalAmount: bigint, priced: PricedMeter | undefined, videoJobOf: SettleInput["videoJob"], keep: boolean) {
+    const now = clock.now();
+    const view: FinishView = settledView(current, finalAmount, priced);
+    const charge =
+      finalAmount > 0n
+        ? {
+            chargeId: ids.next("ch"),
+            intentId: current.intentId,
+            keyId: current.keyId,
+            owner: current.owner,
+            chainId: current.chainId,
+            amount: finalAmount,
+            status: "queued" as const,
+            createdAt: now,
+          }
+        : undefined;
+    const videoJob = videoJobOf?.(view);
+    const result = await store.settle({
+      intentId: current.intentId,
+      finalAmount,
+      result: keep ? view : undefined,
+      now,
+      ...(charge ? { charge } : {}),
+      ...(videoJob ? { videoJob } : {}),
+    });
+    if (result.ok) return { view, key: result.key, replay: false };
+    if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${current.intentId} does not exist.`);
+    if (result.reason === "exceeds_reservation")
+      throw new GatewayError("amount_exceeds_reservation", `finalAmountWei ${finalAmount} exceeds the reservation of ${result.intent.maxAmount}.`, {
+        param: priced ? "meter" : "finalAmountWei",
+        details: { maxAmountWei: result.intent.maxAmount.toString(), finalAmountWei: finalAmount.toString() },
+      });
+    const intent = result.intent;
+    // A repeat replays the stored answer; an intent settled without one (a paid call's) replays its record.
+    if (intent.status === "settled" && intent.finalAmount === finalAmount)
+      return { view: (intent.result as FinishView | undefined) ?? settledView(intent, finalAmount, undefined), replay: true, ...(await keyOf(intent)) };
+    if (intent.status === "settled")
+      throw new GatewayError("invalid_state", `Payment intent ${intent.intentId} was already settled with ${intent.finalAmount}.`, {
+        details: { status: "settled", finalAmountWei: String(intent.finalAmount) },
+      });
+    throw stateError(intent, "settled");
+  }
+
   return {
     async prepare(input) {
       const now = clock.now();
       assertUsable(input.key, now);
       if (input.chainId !== input.key.chainId)
-        throw new GatewayError("chain_mismatch", `The key is for chain ${input.key.chainId}; the request names chain ${input.chainId}.`, { param: "x-network-id" });
+        throw new GatewayError("chain_mismatch", `The key is for chain ${input.key.chainId}; the request names chain ${input.chainId}.`, {
+          param: "x-network-id",
+        });
       const maxAmount = input.meter ? priceMeter(catalog, input.meter, options.feeBps).priced.finalAmount : input.maxAmount!;
       if (maxAmount <= 0n) throw new GatewayError("invalid_request", "The meter prices to 0; nothing to reserve.", { param: "meter" });
       const request = {
@@ -130,7 +215,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
           intentId: ids.next("pi"),
           keyId: input.key.keyId,
           maxAmount,
-          fingerprint: fingerprint(request),
+          // Only an intent with an idempotency key can be replayed, so only it needs the hash.
+          fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
           request,
           createdAt: now,
           expiresAt: now + options.intentTtlMs,
@@ -161,39 +247,10 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       const current = await load(input.intentId);
       ownedBy(input.bearer, current);
       const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
-      const finalAmount = priced ? priced.priced.finalAmount : input.finalAmount!;
-      const now = clock.now();
-      const view: FinishView = {
-        paymentIntentId: current.intentId,
-        status: "settled",
-        maxAmountWei: current.maxAmount.toString(),
-        finalAmountWei: finalAmount.toString(),
-        releasedWei: (current.maxAmount - finalAmount).toString(),
-        ...pricedView(priced),
-        settlement: { status: finalAmount > 0n ? "queued" : "off_chain" },
-      };
-      const charge =
-        finalAmount > 0n
-          ? { chargeId: ids.next("ch"), intentId: current.intentId, keyId: current.keyId, owner: current.owner, chainId: current.chainId, amount: finalAmount, status: "queued" as const, createdAt: now }
-          : undefined;
-      const videoJob = input.videoJob?.(view);
-      const result = await store.settle({ intentId: current.intentId, finalAmount, result: view, now, ...(charge ? { charge } : {}), ...(videoJob ? { videoJob } : {}) });
-      if (result.ok) return { view, key: result.key, replay: false };
-      if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
-      if (result.reason === "exceeds_reservation")
-        throw new GatewayError("amount_exceeds_reservation", `finalAmountWei ${finalAmount} exceeds the reservation of ${result.intent.maxAmount}.`, {
-          param: priced ? "meter" : "finalAmountWei",
-          details: { maxAmountWei: result.intent.maxAmount.toString(), finalAmountWei: finalAmount.toString() },
-        });
-      const intent = result.intent;
-      if (intent.status === "settled" && intent.finalAmount === finalAmount && intent.result)
-        return { view: intent.result as FinishView, replay: true, ...(await keyOf(intent)) };
-      if (intent.status === "settled")
-        throw new GatewayError("invalid_state", `Payment intent ${intent.intentId} was already settled with ${intent.finalAmount}.`, {
-          details: { status: "settled", finalAmountWei: String(intent.finalAmount) },
-        });
-      throw stateError(intent, "settled");
+      return finishSettle(current, priced ? priced.priced.finalAmount : input.finalAmount!, priced, input.videoJob, true);
     },
+
+    settleOwn: ({ intent, finalAmount, videoJob }) => finishSettle(intent, finalAmount, undefined, videoJob, false),
 
     async abort(input) {
       const current = await load(input.intentId);
@@ -203,7 +260,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
       if (result.ok) return { view, key: result.key, replay: false };
       if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
-      if (result.intent.status === "aborted" && result.intent.result) return { view: result.intent.result as FinishView, replay: true, ...(await keyOf(result.intent)) };
+      if (result.intent.status === "aborted" && result.intent.result)
+        return { view: result.intent.result as FinishView, replay: true, ...(await keyOf(result.intent)) };
       throw stateError(result.intent, "aborted");
     },
 

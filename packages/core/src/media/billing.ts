@@ -97,7 +97,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     const receiptOf = (view: Record<string, unknown>) =>
       makeReceipt(receiptId, `${call.card.provider}:${call.card.modelId}`, priced, (view.settlement ?? { status: "queued" }) as Receipt["settlement"], intentId);
     const persist = call.persist?.bind(call);
-    const settled = await deps.ledger.settle({ intentId, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
+    const settled = await deps.ledger.settleOwn({ intent: prepared.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
     const receipt = receiptOf(settled.view);
     return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
   }

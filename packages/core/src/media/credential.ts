@@ -17,7 +17,7 @@ export type PaidCredential =
 
 /** Resolves the credential: `Authorization` (a key; 401 when it is not live), else `PAYMENT-SIGNATURE` / `X-PAYMENT`, else none. */
 export async function paidCredential(request: GatewayRequest, gateway: GatewayContext): Promise<PaidCredential> {
-  if (request.headers.authorization) return { kind: "key", key: await gateway.services.keys.authenticate(request.headers.authorization) };
+  if (request.headers.authorization) return { kind: "key", key: await gateway.services.keys.spender(request.headers.authorization) };
   const header = request.headers["payment-signature"] ?? request.headers["x-payment"];
   return header ? { kind: "signature", header } : { kind: "none" };
 }

@@ -11,6 +11,7 @@ import { audioSeconds } from "../providers/wav.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { servePaid, withReceipt } from "./serve.js";
+import { appendMember } from "../providers/pass-through.js";
 
 const imageFields = {
   ...modelFields,
@@ -47,7 +48,8 @@ const embeddingsBody = z.object({
 /** The provider method a route needs, or 503 naming the provider that lacks it. */
 function method<K extends keyof InferenceProvider>(provider: { name: string; provider: InferenceProvider }, key: K): NonNullable<InferenceProvider[K]> {
   const fn = provider.provider[key];
-  if (!fn) throw new GatewayError("not_configured", `Provider "${provider.name}" does not serve ${String(key)}; route the model to one that does in options.media.`);
+  if (!fn)
+    throw new GatewayError("not_configured", `Provider "${provider.name}" does not serve ${String(key)}; route the model to one that does in options.media.`);
   return fn.bind(provider.provider) as NonNullable<InferenceProvider[K]>;
 }
 
@@ -96,7 +98,9 @@ export function mediaRoutes(): AnyRoute[] {
         const generate = method(media.upstreams.inference(card), "generateImages");
         const extra = { ...(body.style ? { style: body.style } : {}), ...(body.background ? { background: body.background } : {}) };
         const format = body.response_format ? { responseFormat: body.response_format } : {};
-        return serveImages(ctx, card, "images.generations", body, (common) => generate({ model: card.modelId, prompt: body.prompt, ...common, ...format, extra }));
+        return serveImages(ctx, card, "images.generations", body, (common) =>
+          generate({ model: card.modelId, prompt: body.prompt, ...common, ...format, extra }),
+        );
       },
     }),
     defineRoute({
@@ -111,7 +115,10 @@ export function mediaRoutes(): AnyRoute[] {
         const { body, gateway } = ctx;
         const source = body.image ?? (body.image_url?.startsWith("data:") ? body.image_url : undefined);
         if (source === undefined)
-          throw invalidRequest(body.image_url ? "image_url must be a data: URL (the gateway does not fetch remote images); or send image" : "image is required", body.image_url ? "image_url" : "image");
+          throw invalidRequest(
+            body.image_url ? "image_url must be a data: URL (the gateway does not fetch remote images); or send image" : "image is required",
+            body.image_url ? "image_url" : "image",
+          );
         const image = decodeFile(source, body.image ? "image" : "image_url");
         const mask = body.mask === undefined ? undefined : decodeFile(body.mask, "mask");
         const media = gateway.services.media;
@@ -191,7 +198,9 @@ export function mediaRoutes(): AnyRoute[] {
             meter: (r) => priceUsage(card, undefined, { seconds: r.durationSeconds }, gateway.services.feeBps),
           },
           (r, receipt, headers) =>
-            body.response_format === "text" ? bytes(encoder.encode(r.text), "text/plain; charset=utf-8", { headers }) : withReceipt({ text: r.text }, receipt, headers),
+            body.response_format === "text"
+              ? bytes(encoder.encode(r.text), "text/plain; charset=utf-8", { headers })
+              : withReceipt({ text: r.text }, receipt, headers),
         );
       },
     }),
@@ -228,16 +237,18 @@ export function mediaRoutes(): AnyRoute[] {
             meter: (r) => priceUsage(card, { promptTokens: Math.max(1, r.usage.promptTokens) }, undefined, gateway.services.feeBps),
           },
           (r, receipt, headers) =>
-            withReceipt(
-              {
-                object: "list",
-                data: r.data.map((embedding, index) => ({ object: "embedding", embedding, index })),
-                model: card.modelId,
-                usage: { prompt_tokens: r.usage.promptTokens, total_tokens: r.usage.totalTokens },
-              },
-              receipt,
-              headers,
-            ),
+            r.raw
+              ? bytes(appendMember(r.raw, "receipt", JSON.stringify(receipt)), "application/json", { headers })
+              : withReceipt(
+                  {
+                    object: "list",
+                    data: r.data.map((embedding, index) => ({ object: "embedding", embedding, index })),
+                    model: card.modelId,
+                    usage: { prompt_tokens: r.usage.promptTokens, total_tokens: r.usage.totalTokens },
+                  },
+                  receipt,
+                  headers,
+                ),
         );
       },
     }),

@@ -47,7 +47,9 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
       index,
       embedding: s.json!.encoding_format === "base64" ? float32ToBase64([index, 0.5]) : [index, 0.5],
     }));
-    return void send(200, { object: "list", data: data.reverse(), model, usage: { prompt_tokens: 7, total_tokens: 7 } });
+    const usage = { prompt_tokens: 7, total_tokens: 7 };
+    // "usage-first" puts usage before data: the provider cannot pass the answer through and decodes it.
+    return void send(200, model === "usage-first" ? { usage, object: "list", data: data.reverse(), model } : { object: "list", data: data.reverse(), model, usage });
   }
   if (url === "/v1/images/generations" || url === "/v1/images/edits") {
     const usage = { input_tokens: 10, output_tokens: 20, total_tokens: 30, input_tokens_details: { text_tokens: 10 } };
@@ -114,8 +116,26 @@ async function failure(p: Promise<unknown>): Promise<GatewayError> {
 }
 
 describe("OpenAI-compatible provider", () => {
-  it("sends embeddings with the Authorization header and orders the answer by index", async () => {
+  it("sends embeddings with the Authorization header and passes the answer through, reading only its usage", async () => {
     const r = await provider().embeddings!({ model: "text-embedding-3-small", input: ["a", "b"], dimensions: 2 });
+    expect([r.data, r.usage]).toEqual([[], { promptTokens: 7, totalTokens: 7 }]);
+    // The upstream's bytes, as it sent them (here in reverse index order).
+    expect(JSON.parse(new TextDecoder().decode(r.raw))).toEqual({
+      object: "list",
+      data: [
+        { object: "embedding", index: 1, embedding: [1, 0.5] },
+        { object: "embedding", index: 0, embedding: [0, 0.5] },
+      ],
+      model: "text-embedding-3-small",
+      usage: { prompt_tokens: 7, total_tokens: 7 },
+    });
+    expect(seen[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(seen[0]!.headers["openai-organization"]).toBe("org-1");
+    expect(seen[0]!.json).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], dimensions: 2 });
+  });
+
+  it("decodes, validates and orders an answer it cannot pass through (usage not last)", async () => {
+    const r = await provider().embeddings!({ model: "usage-first", input: ["a", "b"], dimensions: 2 });
     expect(r).toEqual({
       data: [
         [0, 0.5],
@@ -123,10 +143,7 @@ describe("OpenAI-compatible provider", () => {
       ],
       usage: { promptTokens: 7, totalTokens: 7 },
     });
-    expect(seen[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(seen[0]!.headers["openai-organization"]).toBe("org-1");
-    expect(seen[0]!.json).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], dimensions: 2 });
-    const b = await provider().embeddings!({ model: "m", input: "a", encodingFormat: "base64" });
+    const b = await provider().embeddings!({ model: "usage-first", input: "a", encodingFormat: "base64" });
     expect(b.data).toEqual([float32ToBase64([0, 0.5])]);
   });
 

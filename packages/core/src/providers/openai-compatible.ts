@@ -3,6 +3,7 @@
  * OpenAI's REST shapes for embeddings, images, audio and the `/videos` job API, over the
  * injectable {@link HttpClient} (undici on Node, `fetch` on the edge).
  */
+import { countOf, usageAtTail } from "./pass-through.js";
 import { z } from "zod";
 import { GatewayError } from "../errors.js";
 import { hostOf } from "../http/client.js";
@@ -159,6 +160,23 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     }
   }
 
+  /** The JSON answer decoded and checked against `schema` (502 `upstream_error` otherwise). */
+  function decode<S extends z.ZodType>(schema: S, text: string, status: number): z.output<S> {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw fail(`${host} answered malformed JSON`, { upstreamStatus: status });
+    }
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue && issue.path.length > 0 ? issue.path.join(".") : "body";
+      throw fail(`${host} answered an unexpected shape (${where}: ${issue?.message ?? "invalid"})`, { upstreamStatus: status });
+    }
+    return result.data;
+  }
+
   async function call<S extends z.ZodType>(
     schema: S,
     method: string,
@@ -167,20 +185,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     signal: AbortSignal | undefined,
   ): Promise<z.output<S>> {
     const res = await send(method, path, body, signal);
-    const text = await read(() => res.text(), signal);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw fail(`${host} answered malformed JSON`, { upstreamStatus: res.status });
-    }
-    const result = schema.safeParse(value);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue && issue.path.length > 0 ? issue.path.join(".") : "body";
-      throw fail(`${host} answered an unexpected shape (${where}: ${issue?.message ?? "invalid"})`, { upstreamStatus: res.status });
-    }
-    return result.data;
+    return decode(schema, await read(() => res.text(), signal), res.status);
   }
 
   const toImages = (r: z.output<typeof imagesSchema>): ImageResult => {
@@ -214,20 +219,19 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
   return {
     async embeddings(req) {
       const inputs = typeof req.input === "string" ? 1 : req.input.length;
-      const r = await call(
-        embeddingsSchema,
-        "POST",
-        "/embeddings",
-        {
-          json: {
-            model: req.model,
-            input: req.input,
-            ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }),
-            ...(req.encodingFormat === undefined ? {} : { encoding_format: req.encodingFormat }),
-          },
-        },
-        req.signal,
-      );
+      const json = {
+        model: req.model,
+        input: req.input,
+        ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }),
+        ...(req.encodingFormat === undefined ? {} : { encoding_format: req.encodingFormat }),
+      };
+      const res = await send("POST", "/embeddings", { json }, req.signal);
+      const raw = await read(() => res.bytes(), req.signal);
+      // Pass-through: the answer's bytes go to the client as they are; only the usage is read.
+      const tail = usageAtTail(raw);
+      const promptTokens = tail && countOf(tail, "prompt_tokens");
+      if (tail && promptTokens !== undefined) return { data: [], raw, usage: { promptTokens, totalTokens: countOf(tail, "total_tokens") ?? promptTokens } };
+      const r = decode(embeddingsSchema, new TextDecoder().decode(raw), res.status);
       if (r.data.length !== inputs) throw fail(`${host} answered ${r.data.length} embeddings for ${inputs} inputs`);
       const sorted = [...r.data].sort((a, b) => a.index - b.index);
       const usage = { promptTokens: r.usage.prompt_tokens, totalTokens: r.usage.total_tokens ?? r.usage.prompt_tokens };

@@ -26,8 +26,13 @@ export interface EmbeddingsRequest {
 
 /** Answer of {@link InferenceProvider.embeddings}. */
 export interface EmbeddingsResult {
-  /** `number[][]` for `encodingFormat: "float"`, `string[]` for `"base64"`; one entry per input. */
+  /** `number[][]` for `encodingFormat: "float"`, `string[]` for `"base64"`; one entry per input. Empty when `raw` is set. */
   data: number[][] | string[];
+  /**
+   * The upstream's JSON answer (OpenAI's embeddings shape), to forward as it is: the provider read
+   * only its `usage`. When set, `data` is empty and the route answers these bytes.
+   */
+  raw?: Uint8Array;
   /** Tokens billed by the upstream. */
   usage: { promptTokens: number; totalTokens: number };
 }

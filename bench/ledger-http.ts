@@ -1,0 +1,96 @@
+/**
+ * The process-separated half of the ledger benchmark on PostgreSQL (`npm run bench:ledger` with
+ * DATABASE_URL set): the gateway as its own process on `createPostgresStore` (a fresh schema) against
+ * the raw proxy in the same run, then three gateway instances on that database and schema, each its
+ * own process with its own service key, under three concurrent wrk processes. Nothing is pinned:
+ * with two CPUs three instances cannot each have a CPU of their own, and PostgreSQL's backends need
+ * CPU too, so every process (servers, PostgreSQL, wrk, stub) shares both CPUs.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { fmt, median, spread } from "./procs/lib.js";
+import { checkBilling, embeddingsTarget, probe, SETTINGS, startGateway, startRawProxy, startStub, throughput, warmUp, type Target } from "./procs/targets.js";
+import { loadTool, toolText } from "./wrk.js";
+
+const { rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARMUP_SECONDS, connections: CONNECTIONS } = SETTINGS;
+const INSTANCES = 3;
+const PER_INSTANCE = Math.ceil(CONNECTIONS / INSTANCES);
+const GOALS = { ratio: 0.25, scale: 2 };
+
+/** Runs the measurement on `url` and answers its markdown (without the heading's machine line) and whether billing held. */
+export async function postgresHttp(url: string): Promise<{ markdown: string; billingOk: boolean }> {
+  const tool = await loadTool();
+  const schema = `bench_http_${randomBytes(4).toString("hex")}`;
+  const stub = await startStub();
+  const stubUrl = stub.info.url;
+  const config = { stubUrl, store: "postgres" as const, url, schema };
+  const procs = [stub];
+  try {
+    const proxy = await startRawProxy(stubUrl);
+    procs.push(proxy);
+    const first = await startGateway(config); // migrates the fresh schema
+    const others = await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startGateway(config)));
+    const gateways = [first, ...others];
+    procs.push(...gateways);
+    const meters = await Promise.all(gateways.map((g) => probe(g)));
+    const raw = embeddingsTarget("A. raw proxy: node:http + undici Pool", proxy.pid, proxy.info.url);
+    const single = embeddingsTarget("D′. Tollgate metered POST /v1/embeddings, PostgreSQL, 1 instance", first.pid, first.info.url, meters[0]);
+    const instances: Target[] = gateways.map((g, i) => embeddingsTarget(`instance ${i + 1}`, g.pid, g.info.url, meters[i]));
+    const all = (seconds: number) => Promise.all(instances.map((t) => throughput(t, PER_INSTANCE, seconds)));
+
+    await warmUp(raw, CONNECTIONS, WARMUP_SECONDS);
+    await warmUp(single, CONNECTIONS, WARMUP_SECONDS);
+    await all(WARMUP_SECONDS);
+    const rawRps: number[] = [];
+    const singleRps: number[] = [];
+    const singleCpu: number[] = [];
+    const totalRps: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rawRps.push((await throughput(raw, CONNECTIONS, SECONDS)).perSecond);
+      const one = await throughput(single, CONNECTIONS, SECONDS);
+      singleRps.push(one.perSecond);
+      singleCpu.push(one.cpuPerCall);
+      totalRps.push((await all(SECONDS)).reduce((sum, r) => sum + r.perSecond, 0));
+      console.error(
+        `postgres round ${round + 1}/${ROUNDS}: raw ${Math.round(rawRps[round]!)}, 1 instance ${Math.round(one.perSecond)}, ${INSTANCES} instances ${Math.round(totalRps[round]!)} req/s`,
+      );
+    }
+    const billing = [];
+    for (const m of meters) billing.push(await checkBilling(m));
+    const billingOk = billing.every((b) => b.ok);
+    const billed = billing.reduce((sum, b) => sum + b.billed, 0n);
+    const served = billing.reduce((sum, b) => sum + b.served, 0);
+
+    const ratios = singleRps.map((v, r) => v / rawRps[r]!);
+    const scale = totalRps.map((v, r) => v / singleRps[r]!);
+    const { int, ratio: x3, goal } = fmt;
+    const markdown = `Method: PostgreSQL at ${new URL(url).host}, a fresh schema per run (dropped afterwards), the store's default pool of 10 per
+instance. Processes as in the media section (stub, raw proxy, gateway processes with production defaults, each \`node --import tsx\`),
+load from ${toolText(tool)}; nothing pinned (every process, PostgreSQL included, shares the CPUs: with two CPUs three instances
+cannot each have one). ${WARMUP_SECONDS} s warm-up per row, then ${ROUNDS} round(s) interleaving: the raw proxy and one gateway
+instance with \`wrk -t1 -c${CONNECTIONS} -d${SECONDS}s\`; then ${INSTANCES} instances on the same database and schema, each with its own
+service key (one key's row lock would serialize them), under ${INSTANCES} concurrent \`wrk -t1 -c${PER_INSTANCE} -d${SECONDS}s\`, one per instance,
+summed. Medians with min–max; ratios are medians of per-round ratios. CPU per call is the gateway process's own (PostgreSQL's
+backends not included).
+
+| row | req/s | ratio | CPU per call µs |
+|---|---:|---:|---:|
+| ${raw.label} | ${spread(rawRps, int)} | 1× | |
+| ${single.label} | ${spread(singleRps, int)} | ${spread(ratios, x3)} vs raw proxy | ${spread(singleCpu, int)} |
+| D′ × ${INSTANCES} instances, one key each, total | ${spread(totalRps, int)} | ${spread(scale, x3)} vs 1 instance | |
+
+Billing check over the ${INSTANCES} keys: ${billingOk ? "**passed**" : "**FAILED**"}: ${billed} calls billed for ${served} answered in full.
+${billing.map((b, i) => `- instance ${i + 1}: ${b.ok ? "passed" : "FAILED"}: ${b.text}.`).join("\n")}
+
+Goals:
+- One PostgreSQL instance vs the raw proxy at c=${CONNECTIONS}: ${x3(median(ratios))} (goal ≥ ${GOALS.ratio}×): ${goal(median(ratios) >= GOALS.ratio)}
+- ${INSTANCES} instances vs one: ${x3(median(scale))} (goal ≥ ${GOALS.scale}×): ${goal(median(scale) >= GOALS.scale)}`;
+    return { markdown, billingOk };
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Child-process plumbing of the process-separated benchmarks: spawning a TypeScript script (or a
+ * tool) as its own process, optionally pinned to a CPU with `taskset`, reading its JSON lines,
+ * CPU time from /proc, and killing every child when the benchmark ends or fails (no orphans).
+ * The scripts under bench/procs/ also exit by themselves when their stdin closes, i.e. when the
+ * benchmark process dies without cleaning up.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+/** The repository root (children run there so `--import tsx` resolves). */
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+/** Kills every live child and removes the temp dirs; synchronous, so it also runs on `exit`. */
+export function cleanup(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  children.clear();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+process.on("exit", cleanup);
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+  process.on(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+
+/** A temp dir removed by {@link cleanup}. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Whether to pin with taskset: two or more CPUs and `taskset` on PATH (BENCH_PIN=0 turns it off). */
+export const canPin = (): boolean => process.env.BENCH_PIN !== "0" && cpus().length >= 2 && spawnSync("taskset", ["-V"]).status === 0;
+
+/** Prefixes a command with `taskset -c cpu` when `cpu` is set. taskset execs: the pid stays the command's. */
+export const pinned = (cpu: number | undefined, command: string, args: string[]): [string, string[]] =>
+  cpu === undefined ? [command, args] : ["taskset", ["-c", String(cpu), command, ...args]];
+
+/** Pins this process (all its threads) to `cpu`; a no-op when `cpu` is undefined. */
+export function pinSelf(cpu: number | undefined): void {
+  if (cpu !== undefined) spawnSync("taskset", ["-a", "-p", "-c", String(cpu), String(process.pid)], { stdio: "ignore" });
+}
+
+/** Spawns a tool, remembers it for {@link cleanup}, and collects its stdout/stderr. */
+export function run(command: string, args: string[], cpu?: number, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [cmd, argv] = pinned(cpu, command, args);
+  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolveRun, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      children.delete(child);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A long-running child speaking JSON lines: its first line is its `info`; `ask` writes a command and reads the next line. */
+export interface Proc<I> {
+  readonly pid: number;
+  readonly info: I;
+  ask<T>(command: string): Promise<T>;
+  /** SIGTERM, then SIGKILL after 3 s; resolves when it exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `bench/procs/<script>` as `node --import tsx --conditions=tollgate-source`, pinned to
+ * `cpu` when set, with `args`; resolves once it printed its first JSON line (within 30 s).
+ */
+export function startProc<I>(script: string, args: string[], cpu?: number): Promise<Proc<I>> {
+  const file = join(ROOT, "bench/procs", script);
+  const [cmd, argv] = pinned(cpu, process.execPath, ["--import", "tsx", "--conditions=tollgate-source", file, ...args]);
+  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  children.add(child);
+  const waiting: Array<{ ok: (line: string) => void; fail: (e: Error) => void }> = [];
+  const failAll = (e: Error) => waiting.splice(0).forEach((w) => w.fail(e));
+  child.once("exit", (code, signal) => {
+    children.delete(child);
+    failAll(new Error(`${script} exited (${signal ?? code})`));
+  });
+  child.once("error", (e) => failAll(e));
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    if (line.startsWith("{")) waiting.shift()?.ok(line);
+  });
+  const nextLine = (timeoutMs: number) =>
+    new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`${script}: no answer within ${timeoutMs} ms`)), timeoutMs);
+      waiting.push({ ok: (l) => (clearTimeout(timer), ok(l)), fail: (e) => (clearTimeout(timer), fail(e)) });
+    });
+  const stop = () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      const hard = setTimeout(() => child.kill("SIGKILL"), 3_000);
+      child.once("exit", () => (clearTimeout(hard), done()));
+      child.kill("SIGTERM");
+    });
+  return nextLine(30_000).then((line) => ({
+    pid: child.pid!,
+    info: JSON.parse(line) as I,
+    ask: <T>(command: string) => {
+      const answer = nextLine(10_000);
+      child.stdin!.write(`${command}\n`);
+      return answer.then((l) => JSON.parse(l) as T);
+    },
+    stop,
+  }));
+}
+
+/**
+ * The child side: prints `info` as the first JSON line, answers each stdin line with
+ * `JSON.stringify(await answer(line))`, and exits when stdin closes (the parent is gone).
+ */
+export function serveParent(info: unknown, answer: (command: string) => unknown, onExit: () => Promise<void> | void = () => {}): void {
+  const exit = () => void Promise.resolve(onExit()).finally(() => process.exit(0));
+  process.on("SIGTERM", exit);
+  process.stdin.on("end", exit);
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    void Promise.resolve(answer(line.trim())).then((a) => process.stdout.write(`${JSON.stringify(a)}\n`));
+  });
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+}
+
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim()) || 100;
+
+/** User + system CPU time of a process (all its threads) in microseconds, from /proc/<pid>/stat. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After "(comm) ": state is field 3, utime 14 and stime 15 (1-based) → indexes 11 and 12 here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+}
+
+/** Median of a list. */
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** "median (min–max)" with a formatter; just the value for one sample. */
+export function spread(values: number[], fmt: (v: number) => string): string {
+  if (values.length <= 1) return fmt(values[0] ?? NaN);
+  return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
+}
+
+/** Formatters of the tables: whole numbers with separators, ratios, milliseconds, a goal verdict. */
+export const fmt = {
+  int: (v: number): string => Math.round(v).toLocaleString("en"),
+  ratio: (v: number): string => `${v.toFixed(3)}×`,
+  ms: (v: number): string => v.toFixed(3),
+  goal: (met: boolean): string => (met ? "**met**" : "**not met**"),
+};

@@ -1,0 +1,77 @@
+/**
+ * WAL checkpoints off the serving thread. SQLite's default checkpoints on COMMIT once the WAL
+ * passes 1000 pages: that commit copies the pages into the database file and fsyncs it on the
+ * event loop, stalling every request behind it (the p99). Here a worker thread with its own
+ * connection runs `wal_checkpoint(PASSIVE)` on a timer (a checkpoint never blocks writers, and
+ * skips frames a reader still needs) and the serving connection turns its own auto-checkpoint off
+ * while the worker runs. If the worker cannot start or dies, the serving connection's
+ * auto-checkpoint is turned back on, so the WAL can never grow without bound.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type Database from "better-sqlite3";
+
+// An eval worker (CommonJS): no file to locate after bundling, and no TypeScript loader needed.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.filename, { timeout: 5000 });
+db.pragma("busy_timeout = 5000");
+db.pragma("synchronous = " + workerData.synchronous);
+const checkpoint = () => {
+  try { db.pragma("wal_checkpoint(PASSIVE)"); } catch { /* busy or locked: the next tick retries */ }
+};
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on("message", () => {
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort.close();
+});
+parentPort.postMessage("ready");
+`;
+
+/** A running checkpointer; `close()` runs a last checkpoint and stops the worker. */
+export interface Checkpointer {
+  close(): Promise<void>;
+}
+
+/** The SQLite default of `wal_autocheckpoint`, restored when the worker is gone. */
+const DEFAULT_AUTOCHECKPOINT = 1000;
+
+/**
+ * Starts the checkpoint worker for the database file of `db` (a file database in WAL mode) every
+ * `intervalMs`. Resolves once the worker has opened its connection and the serving connection's
+ * auto-checkpoint is off; on any failure auto-checkpoint stays (or is turned back) on.
+ */
+export function startCheckpointer(db: Database.Database, filename: string, intervalMs: number, synchronous: "NORMAL" | "FULL"): Checkpointer {
+  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, filename, intervalMs, synchronous } });
+  worker.unref();
+  let running = false;
+  const restore = () => {
+    running = false;
+    if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
+  };
+  worker.once("message", () => {
+    if (!db.open) return;
+    running = true;
+    db.pragma("wal_autocheckpoint = 0");
+  });
+  worker.once("error", restore);
+  const exited = new Promise<void>((resolve) =>
+    worker.once("exit", () => {
+      restore();
+      resolve();
+    }),
+  );
+  return {
+    async close() {
+      // Unreferenced, the worker would not keep the process alive until its last checkpoint.
+      worker.ref();
+      if (running) worker.postMessage("close");
+      else await worker.terminate();
+      await exited;
+    },
+  };
+}
