@@ -183,7 +183,8 @@ Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute l
 
 Method: one key with a huge budget; each pair reserves 1000 atoms and settles 700, for ${SECONDS} s after 200
 warm-up pairs, one pair at a time unless the row says otherwise. The store rows are \`reserve\` + \`settle\` (each
-one atomic store operation: expire-overdue check, guarded UPDATE, intent INSERT/UPDATE, charge INSERT). The
+one atomic store operation: expire-overdue check, guarded UPDATE, intent INSERT/UPDATE, charge INSERT; on SQLite
+the operations of one event-loop turn share one transaction, the group commit, which the in-flight row exercises). The
 gateway row adds routing, JSON, zod, token hashing and key lookup, and budget headers, through \`gateway.fetch\`
 with Web Request/Response objects. The baseline is the raw driver (better-sqlite3, or pg on one connection with
 prepared statements) running only the two guarded UPDATEs, each its own implicit transaction; each column's

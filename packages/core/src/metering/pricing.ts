@@ -88,10 +88,19 @@ export function scaledAmount(quantity: Decimal, price: Decimal, scale: bigint): 
   return ceilDiv(quantity.units * price.units * USDC_SCALE, pow10(quantity.exp + price.exp) * scale);
 }
 
+/** Parsed unit prices: a catalog has few distinct ones and every paid call prices two lines. */
+const parsedPrices = new Map<string, Decimal>();
+
 /** Prices one line exactly: ceil(quantity × price × 10^6 / scale). */
 export function lineAmount(quantity: Decimal, unitPriceUsd: string, unit: keyof typeof PRICE_UNITS): bigint {
-  const price = parseDecimal(unitPriceUsd);
-  if (!price) throw new Error(`malformed price ${unitPriceUsd}`);
+  let price = parsedPrices.get(unitPriceUsd);
+  if (!price) {
+    const parsed = parseDecimal(unitPriceUsd);
+    if (!parsed) throw new Error(`malformed price ${unitPriceUsd}`);
+    // Caller-priced meters bring arbitrary prices: the memo stays bounded.
+    if (parsedPrices.size >= 4096) parsedPrices.clear();
+    parsedPrices.set(unitPriceUsd, (price = parsed));
+  }
   return scaledAmount(quantity, price, PRICE_UNITS[unit].scale);
 }
 
