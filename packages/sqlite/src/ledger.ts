@@ -124,7 +124,6 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       const key = keyFromRow(found);
       return { ok: false, reason: guardReason(key, now), key };
     }
-    const request = toJson(intent.request ?? null) as string;
     insertIntent.run({
       intent_id: intent.intentId,
       key_id: intent.keyId,
@@ -133,7 +132,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       max_amount: intent.maxAmount,
       idempotency_key: intent.idempotencyKey ?? null,
       fingerprint: intent.fingerprint,
-      request,
+      request: toJson(intent.request ?? null),
       created_at: intent.createdAt,
       expires_at: intent.expiresAt,
     });
@@ -146,8 +145,8 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       status: "authorized",
       maxAmount: intent.maxAmount,
       fingerprint: intent.fingerprint,
-      // A copy, as a read would give: the caller's object is not shared with the record.
-      request: JSON.parse(request),
+      // The caller's own value: the stored copy is the row, which no change to this record touches.
+      request: intent.request ?? null,
       createdAt: intent.createdAt,
       expiresAt: intent.expiresAt,
       ...(intent.idempotencyKey === undefined ? {} : { idempotencyKey: intent.idempotencyKey }),
