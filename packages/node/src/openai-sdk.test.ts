@@ -2,7 +2,8 @@
  * The official OpenAI npm SDK against the gateway on a real port (`serve()`, the `local`
  * provider): embeddings (the SDK's default base64 encoding), images, speech bytes and a multipart
  * transcription of that speech. Every call is billed to one service key, and the key's budget
- * equals the sum of the receipts. OpenAI-style errors surface as the SDK's typed errors.
+ * equals the sum of the receipts. `models.list` and `models.retrieve` read the catalog's cards
+ * (free). OpenAI-style errors surface as the SDK's typed errors.
  */
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +97,39 @@ describe("the OpenAI SDK against the gateway (local provider)", () => {
     expect(sum).toBeGreaterThan(0n);
     const view = await keyView();
     expect([view.budgetUsed, view.budgetReserved]).toEqual([sum.toString(), "0"]);
+  });
+
+  it("models.list iterates cards with OpenAI's Model fields; models.retrieve takes chat model ids, with or without /", async () => {
+    const before = await keyView();
+    const listed: OpenAI.Models.Model[] = [];
+    for await (const model of client.models.list()) listed.push(model);
+    // The SDK's `Page` reads `data` and never follows `next_cursor`: one page, the default 50.
+    expect(listed).toHaveLength(50);
+    for (const m of listed) {
+      expect(m).toMatchObject({ id: expect.any(String), object: "model", created: 0, owned_by: expect.any(String) });
+      const card = m as OpenAI.Models.Model & { modelId: string; provider: string };
+      expect([m.id, m.owned_by]).toEqual([card.modelId, card.provider]);
+    }
+    // `limit` (up to 200) as a query option gets the whole bundled catalog in one page.
+    const everything = await client.models.list({ query: { limit: 200 } });
+    const { total } = (await (await fetch(`${running.url}/v1/models?limit=1`)).json()) as { total: number };
+    expect(total).toBeGreaterThan(50);
+    expect(everything.data).toHaveLength(total);
+    expect(everything.data.map((m) => m.id)).toContain("gpt-4o-mini");
+
+    const gpt = await client.models.retrieve("gpt-4o-mini");
+    expect(gpt).toMatchObject({ id: "gpt-4o-mini", object: "model", created: 0, owned_by: "openai" });
+    // The SDK encodes `/` in a path parameter as %2F, which the gateway's greedy `{model}` decodes.
+    const sent: string[] = [];
+    const recording = new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0, fetch: (url, init) => (sent.push(String(url)), fetch(url, init)) });
+    const llama = await recording.models.retrieve("meta-llama/Llama-3.3-70B-Instruct-Turbo");
+    expect(sent).toEqual([`${running.url}/v1/models/meta-llama%2FLlama-3.3-70B-Instruct-Turbo`]);
+    expect(llama).toMatchObject({ id: "meta-llama/Llama-3.3-70B-Instruct-Turbo", object: "model", created: 0, owned_by: "together" });
+    expect(everything.data).toContainEqual(llama);
+    const missing = await client.models.retrieve("no-such/model").catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("model_not_found");
+    expect(await keyView()).toEqual(before);
   });
 
   it("errors arrive as the SDK's typed errors with OpenAI code/param, and charge nothing", async () => {

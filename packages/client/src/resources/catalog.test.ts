@@ -66,6 +66,7 @@ describe("models and catalog", () => {
     for (const id of ["fal-ai/flux-pro/v1.1", "amazon.nova-canvas-v1:0"]) {
       const card = await client.models.get(id);
       expect(card.modelId).toBe(id);
+      expect(card).toMatchObject({ id, object: "model", created: 0, owned_by: card.provider });
       expect(card.pricing.length).toBeGreaterThan(0);
       expect((await client.models.params(id)).modelId).toBe(id);
     }

@@ -57,8 +57,21 @@ export interface ModelOperation {
   streamable: boolean;
 }
 
-/** A model card. */
+/**
+ * A model card. `id`, `object`, `created` and `owned_by` are OpenAI's `Model` fields, so the same
+ * answer reads as an OpenAI model list or model.
+ */
 export interface ModelCard {
+  /** OpenAI's `id`: the same as `modelId`. */
+  id: string;
+  object: "model";
+  /**
+   * OpenAI's `created`, Unix seconds: always 0 (unknown), since cards carry no dates; fixed so
+   * answers are deterministic.
+   */
+  created: number;
+  /** OpenAI's `owned_by`: the same as `provider`. */
+  owned_by: string;
   /** Public catalog id (may contain `/` and `:`). */
   modelId: string;
   /** Provider slug. */

@@ -8,6 +8,8 @@
  *   them in `operations[].modality`.
  * - `operations[]` gain `sourceTypes`, `input`, `output`, `pricingUnits` and `streamable`; see
  *   {@link operationView}.
+ * - `id`, `object`, `created` and `owned_by`: OpenAI's `Model` fields, so OpenAI clients
+ *   (`openai.models.list()`, `openai.models.retrieve(id)`) read the cards; see {@link OpenAiModelFields}.
  */
 import { PRICE_UNITS, type Modality, type ModelCard, type PriceLine, type PriceUnit } from "./card.js";
 
@@ -49,11 +51,34 @@ export interface OperationView {
   readonly streamable: boolean;
 }
 
-/** A card as served on the wire: every card field, plus `type` and enriched `operations`. */
-export type ModelCardView = Omit<ModelCard, "operations"> & {
-  readonly type: Modality;
-  readonly operations: readonly OperationView[];
-};
+/**
+ * OpenAI's `Model` object fields (`GET /v1/models`, `GET /v1/models/{model}`), derived from the card.
+ * The same public id may be served by several providers: each card keeps its own `owned_by`.
+ */
+export interface OpenAiModelFields {
+  /** The card's `modelId` (what a request's `model` names). */
+  readonly id: string;
+  readonly object: "model";
+  /**
+   * Unix seconds, always {@link MODEL_CREATED} (0): a card carries no release date, and a fixed
+   * value keeps every answer deterministic and cacheable (a build or load time would change the
+   * bytes of an unchanged card). 0, the epoch, reads as "unknown"; OpenAI's SDKs type the field
+   * as a plain integer and check nothing else about it.
+   */
+  readonly created: number;
+  /** The card's `provider` slug (the upstream that serves it, e.g. `openai`, `together`). */
+  readonly owned_by: string;
+}
+
+/** The `created` of every card view: cards have no dates (see {@link OpenAiModelFields.created}). */
+export const MODEL_CREATED = 0;
+
+/** A card as served on the wire: OpenAI's `Model` fields, every card field, then `type` and enriched `operations`. */
+export type ModelCardView = OpenAiModelFields &
+  Omit<ModelCard, "operations"> & {
+    readonly type: Modality;
+    readonly operations: readonly OperationView[];
+  };
 
 /** Human labels of the price units. */
 export const PRICE_UNIT_HEADERS: Readonly<Record<PriceUnit, string>> = {
@@ -150,7 +175,15 @@ const views: Record<CardSource, WeakMap<ModelCard, ModelCardView>> = { native: n
 export function cardView(card: ModelCard, source: CardSource = "native"): ModelCardView {
   const cached = views[source].get(card);
   if (cached) return cached;
-  const view: ModelCardView = { ...card, type: card.operations[0]!.modality, operations: card.operations.map((op) => operationView(card, op, source)) };
+  const view: ModelCardView = {
+    id: card.modelId,
+    object: "model",
+    created: MODEL_CREATED,
+    owned_by: card.provider,
+    ...card,
+    type: card.operations[0]!.modality,
+    operations: card.operations.map((op) => operationView(card, op, source)),
+  };
   views[source].set(card, view);
   return view;
 }

@@ -33,7 +33,7 @@ const proxyQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/** A catalog page with each card in its wire view (`type`, enriched `operations`). */
+/** A catalog page with each card in its wire view (OpenAI's `id`/`object`/`created`/`owned_by`, `type`, enriched `operations`). */
 export function pageView(page: CatalogPage, source: CardSource = "native") {
   return { ...page, data: page.data.map((card) => cardView(card, source)) };
 }

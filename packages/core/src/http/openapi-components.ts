@@ -1,10 +1,13 @@
 /**
- * The fixed parts of the OpenAPI document: security schemes, the error envelope and x402
- * challenge schemas, the shared error responses, header parameters, and the response facts of the
- * few routes whose answer is not a plain 200 JSON object (a handler's status and content type are
- * code, not data, so they are stated here; a test checks every entry names a real route).
+ * The fixed parts of the OpenAPI document: security schemes, the error envelope, x402 challenge
+ * and model card schemas, the shared error responses, header parameters, and the response facts
+ * of the few routes whose answer is not a plain 200 JSON object or has a documented schema (the
+ * model card routes) — a handler's status and content type are code, not data, so they are
+ * stated here; a test checks every entry names a real route.
  */
 import { z } from "zod";
+import { MODALITIES, modelCardSchema, PRICE_UNITS } from "../catalog/card.js";
+import { MODEL_CREATED } from "../catalog/card-view.js";
 import { ERROR_TABLE } from "../errors.js";
 import { paymentRequirementsSchema, resourceInfoSchema } from "../x402/types.js";
 import type { RouteCredential } from "./route.js";
@@ -53,7 +56,75 @@ const inputSchema = (schema: z.ZodType): JsonObject => {
   return rest;
 };
 
-/** `components.schemas`: the CONTRACT.md error envelope (codes and types from the error table) and the x402 challenge. */
+/**
+ * The wire view of a model card (`catalog/card-view.ts`) and a page of them: OpenAI's `Model`
+ * fields, every field of the card schema (converted from it, so they cannot drift), `type` and
+ * the enriched operations.
+ */
+function modelCardSchemas(): Record<string, JsonObject> {
+  const { properties, required } = inputSchema(modelCardSchema) as { properties: Record<string, JsonObject>; required: string[] };
+  const modality = { type: "string", enum: [...MODALITIES] };
+  const modalities = { type: "array", items: modality };
+  return {
+    ModelPricingUnit: {
+      type: "object",
+      description: "The prices of one unit: `entries` maps a price key (or `key:name=value,…` for a `when` variant) to USD per unit.",
+      properties: {
+        unitKey: { type: "string", enum: Object.keys(PRICE_UNITS) },
+        unit: { type: "string", description: "What is counted: tokens, characters, images, seconds or requests." },
+        header: { type: "string", description: "A label, e.g. `USD per 1M tokens`." },
+        entries: { type: "object", additionalProperties: { type: "number" } },
+        valueKeys: { type: "array", items: { type: "string" }, description: "The distinct price keys (what metering reads)." },
+        default: { type: "boolean", description: "True on the unit to show first." },
+      },
+      required: ["unitKey", "unit", "header", "entries", "valueKeys", "default"],
+    },
+    ModelOperation: {
+      type: "object",
+      properties: {
+        modality,
+        operation: { type: "string" },
+        sourceTypes: { type: "array", items: { type: "string", enum: ["native", "extended"] }, description: "The catalog serving the card." },
+        input: modalities,
+        output: modalities,
+        pricingUnits: { type: "array", items: ref("ModelPricingUnit") },
+        streamable: { type: "boolean", description: "True for text chat (SSE) and video generation (status stream)." },
+      },
+      required: ["modality", "operation", "sourceTypes", "input", "output", "pricingUnits", "streamable"],
+    },
+    ModelCard: {
+      type: "object",
+      description: "A model card: OpenAI's `Model` fields (`id`, `object`, `created`, `owned_by`), every field of the card, and the derived `type` and operation capabilities.",
+      properties: {
+        id: { type: "string", description: "OpenAI's `id`: the card's `modelId`." },
+        object: { const: "model" },
+        created: {
+          type: "integer",
+          minimum: 0,
+          description: `OpenAI's \`created\` (Unix seconds): always ${MODEL_CREATED}, meaning unknown, since cards carry no dates; fixed so answers are deterministic.`,
+        },
+        owned_by: { type: "string", description: "OpenAI's `owned_by`: the card's `provider`." },
+        ...properties,
+        type: { ...modality, description: "The primary modality: that of the first operation." },
+        operations: { type: "array", minItems: 1, items: ref("ModelOperation") },
+      },
+      required: ["id", "object", "created", "owned_by", ...required, "type"],
+    },
+    ModelList: {
+      type: "object",
+      description: "A page of model cards, ordered by (modelId, provider).",
+      properties: {
+        object: { const: "list" },
+        data: { type: "array", items: ref("ModelCard") },
+        total: { type: "integer", minimum: 0, description: "How many cards match the filters." },
+        next_cursor: { anyOf: [{ type: "string" }, { type: "null" }], description: "The `cursor` of the next page; null on the last." },
+      },
+      required: ["object", "data", "total", "next_cursor"],
+    },
+  };
+}
+
+/** `components.schemas`: the CONTRACT.md error envelope (codes and types from the error table), the x402 challenge and the model card. */
 export function componentSchemas(): Record<string, JsonObject> {
   const codes = Object.keys(ERROR_TABLE);
   const types = [...new Set(Object.values(ERROR_TABLE).map((s) => s.type))];
@@ -88,6 +159,7 @@ export function componentSchemas(): Record<string, JsonObject> {
       },
       required: ["x402Version", "error", "resource", "accepts"],
     },
+    ...modelCardSchemas(),
   };
 }
 
@@ -145,8 +217,15 @@ export interface RouteDoc {
   readonly headers?: readonly string[];
 }
 
-/** Response facts of the routes that differ from "200, a JSON object", keyed by `METHOD path`. */
+/** Response facts of the routes that differ from "200, a JSON object" or name their answer's schema, keyed by `METHOD path`. */
 export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
+  "GET /v1/models": { description: "A page of native model cards.", content: { "application/json": { schema: ref("ModelList") } } },
+  "POST /v1/models/search": { description: "A page of native model cards.", content: { "application/json": { schema: ref("ModelList") } } },
+  "GET /v1/models/all": { description: "A page of extended (or native) model cards.", content: { "application/json": { schema: ref("ModelList") } } },
+  "GET /v1/models/:model+": { description: "The model card.", content: { "application/json": { schema: ref("ModelCard") } } },
+  "GET /api/models": {
+    description: 'Without a models service, a `ModelList` page plus `source: "native"`; with one, the service\'s JSON as it is (header `x-models-source: upstream`).',
+  },
   "POST /api/keys": { status: 201, description: "The key with its token (returned only here)." },
   "POST /api/payments/prepare": { headers: ["NetworkId", "ChainId", "IdempotencyKey"] },
   "GET /api/settlement/status": { headers: ["ChainId", "NetworkId"] },

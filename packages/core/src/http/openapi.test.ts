@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { cardView } from "../catalog/card-view.js";
+import { NATIVE_CATALOG } from "../catalog/generated/native-catalog.js";
 import { ERROR_TABLE } from "../errors.js";
 import { createGateway, gatewayRoutes } from "../gateway.js";
 import { createMemoryStore } from "../store/memory.js";
+import { generateCards } from "../testing/card-fixtures.js";
 import { HEADER_PARAMETERS, ROUTE_DOCS, SECURITY_SCHEMES, type JsonObject } from "./openapi-components.js";
 import { API_VERSION, buildOpenApiDocument, openApiPath, operationIdOf, type OpenApiDocument } from "./openapi.js";
 import { json } from "./respond.js";
@@ -205,6 +208,32 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     const edits = op("post", "/v1/images/edits").requestBody!.content as Record<string, { schema: { properties: Record<string, JsonObject> } }>;
     expect(edits["application/json"]!.schema.properties.image).toEqual({ type: "string", minLength: 1 });
     expect(edits["multipart/form-data"]!.schema.properties.image!.anyOf).toContainEqual({ type: "string", contentMediaType: "application/octet-stream" });
+  });
+
+  it("documents the model card routes' answers: ModelCard (OpenAI's id/object/created/owned_by first) covers every field a served card view has", () => {
+    const schema = (method: string, path: string) => (op(method, path).responses["200"]!.content as Record<string, { schema?: JsonObject }>)["application/json"]!.schema;
+    for (const path of ["/v1/models", "/v1/models/all"]) expect(schema("get", path)).toEqual({ $ref: "#/components/schemas/ModelList" });
+    expect(schema("post", "/v1/models/search")).toEqual({ $ref: "#/components/schemas/ModelList" });
+    expect(schema("get", "/v1/models/{model}")).toEqual({ $ref: "#/components/schemas/ModelCard" });
+    type Obj = { properties: Record<string, JsonObject>; required: string[] };
+    const schemas = doc.components.schemas as Record<string, Obj>;
+    const [card, operation, unit] = [schemas.ModelCard!, schemas.ModelOperation!, schemas.ModelPricingUnit!];
+    expect(card.required.slice(0, 4)).toEqual(["id", "object", "created", "owned_by"]);
+    expect(card.properties.object).toEqual({ const: "model" });
+    expect(card.properties.created).toMatchObject({ type: "integer" });
+    /** Every key of `value` is a documented property and every required property is present. */
+    const covers = (s: Obj, value: object, at: string) => {
+      expect(Object.keys(value).filter((k) => !(k in s.properties)), at).toEqual([]);
+      expect(s.required.filter((k) => !(k in value)), at).toEqual([]);
+    };
+    for (const c of [...NATIVE_CATALOG, ...generateCards(50, 7)]) {
+      const view = cardView(c);
+      covers(card, view, c.modelId);
+      for (const o of view.operations) {
+        covers(operation, o, `${c.modelId} ${o.operation}`);
+        for (const u of o.pricingUnits) covers(unit, u, `${c.modelId} ${u.unitKey}`);
+      }
+    }
   });
 
   it("is deterministic: two builds from two route tables give the same text", () => {

@@ -126,7 +126,7 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
           const res = await get(`/v1/models/${encodeURIComponent(card.modelId)}?provider=${card.provider}`);
           expect(res.status).toBe(200);
           const served = await body(res);
-          // Every card field as it is, plus the derived fields of the wire view (type, operations[].*).
+          // Every card field as it is, plus the derived fields of the wire view (OpenAI's id/object/created/owned_by, type, operations[].*).
           expect(served).toMatchObject(JSON.parse(JSON.stringify(card)));
           expect(served).toEqual(JSON.parse(JSON.stringify(cardView(card))));
         }
@@ -231,7 +231,7 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
       });
     });
 
-    describe("the origin client's fields: card type and operations, /v1/modalities", () => {
+    describe("OpenAI's Model fields and the origin client's: card type and operations, /v1/modalities", () => {
       const all = async (c: TestClient, path: string) => (await body(await c.fetch(path))).data as any[];
 
       it("gives every card a type and each operation sourceTypes, input, output, pricingUnits, streamable, on every card route", async () => {
@@ -255,6 +255,30 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
         expect(viaAll).toEqual(viaSearch.data);
         const extended = await open({ catalog: { extended: generateCards(20, 3) } });
         for (const c of await all(extended, "/v1/models/all?limit=20")) for (const op of c.operations) expect(op.sourceTypes).toEqual(["extended"]);
+      });
+
+      it("gives every card OpenAI's Model fields (id = modelId, object model, created 0, owned_by = provider) first, on every card route", async () => {
+        const openAi = (c: any) => ({ id: c.modelId, object: "model", created: 0, owned_by: c.provider });
+        const check = (cards: any[], route: string) => {
+          expect(cards.length, route).toBeGreaterThan(0);
+          for (const c of cards) {
+            expect(Object.keys(c).slice(0, 4), route).toEqual(["id", "object", "created", "owned_by"]);
+            expect(c, `${route} ${c.provider}:${c.modelId}`).toMatchObject(openAi(c));
+            expect(Number.isInteger(c.created)).toBe(true);
+          }
+        };
+        check(await all(main, "/v1/models?limit=200"), "/v1/models");
+        check((await body(await main.fetch("/v1/models/search", postJson({ limit: 200 })))).data, "/v1/models/search");
+        check(await all(main, "/v1/models/all?limit=200"), "/v1/models/all");
+        check(await all(main, "/api/models"), "/api/models");
+        const slashed = NATIVE_CATALOG.find((c) => c.modelId.includes("/"))!;
+        const one = await body(await get(`/v1/models/${encodeURIComponent(slashed.modelId)}?provider=${slashed.provider}`));
+        expect(one).toMatchObject({ id: slashed.modelId, object: "model", created: 0, owned_by: slashed.provider, modelId: slashed.modelId, provider: slashed.provider });
+        const extended = await open({ catalog: { extended: generateCards(20, 5) } });
+        check(await all(extended, "/v1/models/all?limit=20"), "extended /v1/models/all");
+        // Deterministic: the same card answers the same bytes on every call.
+        const path = `/v1/models/${encodeURIComponent(slashed.modelId)}?provider=${slashed.provider}`;
+        expect(await (await get(path)).text()).toBe(await (await get(path)).text());
       });
 
       it("derives output from the operation and pricing units from the price lines (variants, numbers, headers)", async () => {
