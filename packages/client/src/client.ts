@@ -5,6 +5,7 @@ import type { QueryValue } from "./http/encoding.js";
 import type { BearerPolicy, HttpMethod } from "./http/request.js";
 import type { ClientOptions, RequestOptions } from "./options.js";
 import { authResource, type AuthResource } from "./resources/auth.js";
+import { chatResource, type ChatResource } from "./resources/chat.js";
 import { agentsResource, directoryResource, type AgentsResource, type DirectoryResource } from "./resources/agents.js";
 import { dispenserResource, type DispenserResource } from "./resources/dispenser.js";
 import { feedbackResource, type FeedbackResource } from "./resources/feedback.js";
@@ -45,6 +46,8 @@ export interface TollgateClient {
   readonly keys: KeysResource;
   /** Payment intents: prepare, settle, abort, list; and metering. */
   readonly payments: PaymentsResource;
+  /** Paid chat completions (`chat.completions.create`), streamed or not. */
+  readonly chat: ChatResource;
   /** Paid image generation and edits. */
   readonly images: ImagesResource;
   /** Paid speech and transcription. */
@@ -91,6 +94,7 @@ export function createTollgateClient(options: ClientOptions): TollgateClient {
     auth: authResource(caller),
     keys: keysResource(caller, options.networkId),
     payments: paymentsResource(caller),
+    chat: chatResource(caller),
     images: imagesResource(caller),
     audio: audioResource(caller),
     embeddings: embeddingsResource(caller),

@@ -25,9 +25,13 @@ it("the client has a method for every route of the gateway, and every method rea
   });
 
   const unreached: string[] = [];
-  for (const [resourceName, resource] of Object.entries(client)) {
-    if (typeof resource === "function") continue;
-    for (const [name, method] of Object.entries(resource as Record<string, unknown>)) {
+  /** Calls every method of a resource group, and of the groups nested in it (`chat.completions`). */
+  const visit = async (path: string, resource: Record<string, unknown>): Promise<void> => {
+    for (const [name, method] of Object.entries(resource)) {
+      if (method !== null && typeof method === "object") {
+        await visit(`${path}.${name}`, method as Record<string, unknown>);
+        continue;
+      }
       if (typeof method !== "function") continue;
       const before = sent.length;
       try {
@@ -36,8 +40,12 @@ it("the client has a method for every route of the gateway, and every method rea
       } catch {
         // Only whether a request went out matters here.
       }
-      if (sent.length === before) unreached.push(`${resourceName}.${name}`);
+      if (sent.length === before) unreached.push(`${path}.${name}`);
     }
+  };
+  for (const [resourceName, resource] of Object.entries(client)) {
+    if (typeof resource === "function") continue;
+    await visit(resourceName, resource as Record<string, unknown>);
   }
   // Top-level methods other than the generic `request`: `openapi()`.
   for (const [name, method] of Object.entries(client)) {

@@ -2,8 +2,8 @@
  * @tollgate/client — the typed fetch client of a Tollgate gateway: a method per route grouped by
  * resource, an error class per status, retries with backoff honouring `Retry-After`, an
  * idempotency key kept across retries of a prepare, timeouts and AbortSignal on every call,
- * budget and receipt headers in `.withResponse()`, and the video status stream as an
- * AsyncIterable, and Sign-In with Ethereum wallet sessions. Needs only `fetch`: browsers, edge runtimes and Node 20+.
+ * budget and receipt headers in `.withResponse()`, chat completions (streamed chunks as an
+ * AsyncIterable), the video status stream as an AsyncIterable, and Sign-In with Ethereum wallet sessions. Needs only `fetch`: browsers, edge runtimes and Node 20+.
  */
 export { createTollgateClient, type OpenAPIDocument, type RawRequest, type TollgateClient } from "./client.js";
 export { APIPromise } from "./api-promise.js";
@@ -38,7 +38,41 @@ export {
   type TollgateErrorInit,
 } from "./errors.js";
 export { VideoStream, type VideoErrorEvent, type VideoJobStatus, type VideoStatusEvent, type VideoStreamEvent } from "./sse.js";
-export type { Amount, Budget, LineItem, Paged, RateLimitInfo, Receipt, SettlementState } from "./types/common.js";
+export { ChatCompletionStream } from "./chat-stream.js";
+export type { Amount, Budget, LineItem, OutputCap, OutputCapReason, Paged, RateLimitInfo, Receipt, SettlementState } from "./types/common.js";
+export type { ChatCompletionsResource, ChatResource } from "./resources/chat.js";
+export type {
+  ChatCompletion,
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionChoice,
+  ChatCompletionChunk,
+  ChatCompletionChunkChoice,
+  ChatCompletionChunkDelta,
+  ChatCompletionChunkToolCall,
+  ChatCompletionContentPart,
+  ChatCompletionContentPartFile,
+  ChatCompletionContentPartImage,
+  ChatCompletionContentPartInputAudio,
+  ChatCompletionContentPartText,
+  ChatCompletionCreateParams,
+  ChatCompletionCreateParamsBase,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionDeveloperMessageParam,
+  ChatCompletionFinishReason,
+  ChatCompletionFunctionMessageParam,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+  ChatCompletionResponseFormat,
+  ChatCompletionStreamOptions,
+  ChatCompletionSystemMessageParam,
+  ChatCompletionTool,
+  ChatCompletionToolChoiceOption,
+  ChatCompletionToolMessageParam,
+  ChatCompletionUserMessageParam,
+  CompletionUsage,
+} from "./types/chat.js";
 export { buildSiweMessage, toChecksumAddress, type SiweMessageFields } from "./siwe.js";
 export { DEFAULT_SIGN_IN_STATEMENT, type AuthNonce, type AuthResource, type SignedIn, type SignedOut, type SignInParams, type SignMessage, type WalletSession } from "./resources/auth.js";
 export type { PaymentRequired, PaymentRequirements, PaymentResponse } from "./types/x402.js";

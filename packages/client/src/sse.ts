@@ -88,35 +88,50 @@ export class VideoStream implements AsyncIterable<VideoStreamEvent> {
     if (this.#aborted) return;
     const stream = (this.#stream = await this.#open());
     if (this.#aborted) return stream.attempt.abort();
-    const body = stream.response.body;
-    if (!body) throw new ConnectionError("The stream answer has no body.");
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    const queue: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (message) => void queue.push(message) });
-    try {
-      for (;;) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (cause) {
-          if (this.#aborted) return;
-          throw stream.attempt.failure(cause);
-        }
-        if (chunk.done) throw new ConnectionError("The stream ended before data: [DONE].");
-        parser.feed(decoder.decode(chunk.value, { stream: true }));
-        while (queue.length > 0) {
-          const message = queue.shift()!;
-          if (message.data === "[DONE]") return;
-          const event = toEvent(message, stream.meta);
-          if (event) yield event;
-        }
-      }
-    } finally {
-      // Cancelling the body closes the connection: the gateway sees the client go and stops polling.
-      await reader.cancel().catch(() => undefined);
-      stream.attempt.abort();
-      stream.attempt.done();
+    for await (const message of sseMessages(stream, () => this.#aborted)) {
+      if (message.data === "[DONE]") return;
+      const event = toEvent(message, stream.meta);
+      if (event) yield event;
     }
+  }
+}
+
+/**
+ * The server-sent events of an open stream, parsed with eventsource-parser, `data: [DONE]`
+ * included (the caller ends its loop there). A body that ends (after the last event) throws
+ * {@link ConnectionError}: every stream of the gateway ends with `[DONE]` or an error event the
+ * caller throws. A failed read throws the attempt's error (the caller's abort as
+ * `UserAbortError`, else `ConnectionError`), unless `quiet()` says the stream was stopped on
+ * purpose: then the loop just ends. However the loop ends (return, break, throw), the body is
+ * cancelled — the gateway sees the client go — and the attempt released.
+ */
+export async function* sseMessages(stream: OpenStream, quiet: () => boolean): AsyncGenerator<EventSourceMessage> {
+  const body = stream.response.body;
+  if (!body) {
+    stream.attempt.done();
+    throw new ConnectionError("The stream answer has no body.");
+  }
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const queue: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => void queue.push(message) });
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (cause) {
+        if (quiet()) return;
+        throw stream.attempt.failure(cause);
+      }
+      if (chunk.done) throw new ConnectionError("The stream ended before data: [DONE].");
+      parser.feed(decoder.decode(chunk.value, { stream: true }));
+      while (queue.length > 0) yield queue.shift()!;
+    }
+  } finally {
+    // Cancelling the body closes the connection: the gateway sees the client go and stops its work.
+    await reader.cancel().catch(() => undefined);
+    stream.attempt.abort();
+    stream.attempt.done();
   }
 }

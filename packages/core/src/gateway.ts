@@ -31,6 +31,7 @@ import { createSettlementService } from "./settlement/service.js";
 import { settlementRoutes } from "./settlement/routes.js";
 import { createMediaService } from "./media/service.js";
 import { mediaRoutes } from "./media/routes.js";
+import { chatRoutes } from "./chat/routes.js";
 import { createVideoService } from "./video/service.js";
 import { videoRoutes } from "./video/routes.js";
 import { createAuthService } from "./auth/service.js";
@@ -43,7 +44,7 @@ import { createRateLimiter } from "./http/rate-limit.js";
 
 /** Every route of the gateway, in table order; the last one serves the OpenAPI document of them all. */
 export function gatewayRoutes(): AnyRoute[] {
-  const routes = [...catalogRoutes(), ...authRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...videoRoutes()];
+  const routes = [...catalogRoutes(), ...authRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...chatRoutes(), ...videoRoutes()];
   routes.push(openApiRoute(routes));
   return routes;
 }

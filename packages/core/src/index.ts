@@ -20,7 +20,7 @@ export { sseFrame, sseComment, sseResponse } from "./http/sse.js";
 export { fromWebRequest, relativeToBase, toWebResponse, type FromWebRequestOptions, type ToWebResponseOptions } from "./http/fetch.js";
 export { API_VERSION, buildOpenApiDocument, openApiRoute, type OpenApiDocument, type OpenApiOptions } from "./http/openapi.js";
 export type { RouteCredential, RouteSecurity } from "./http/route.js";
-export { createFetchHttpClient, type HttpClient, type HttpClientRequest, type HttpClientResponse } from "./http/client.js";
+export { createFetchHttpClient, releasingIterable, type HttpClient, type HttpClientRequest, type HttpClientResponse } from "./http/client.js";
 export { EXPOSED_HEADERS, type CorsOptions } from "./http/cors.js";
 export {
   ALL_OPERATIONS,
@@ -42,6 +42,8 @@ export type { ModelsServiceOptions } from "./catalog/models-service.js";
 export * from "./store/index.js";
 export * from "./chain/index.js";
 export * from "./providers/index.js";
+export { countPrompt, promptBound, tokenCounter, IMAGE_PART_TOKENS, type PromptParts, type TokenCounter } from "./metering/tokens.js";
+export { affordableCap, cardMaxOutput, DEFAULT_MAX_OUTPUT_TOKENS, priceChat, quoteChat, type CapReason, type ChatQuote, type ChatQuoteInput } from "./chat/quote.js";
 export { createX402Service, DEFAULT_MAX_TIMEOUT_SECONDS, type X402Service, type VerifiedPayment, type PaymentRefusal, type PriceInput } from "./x402/service.js";
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./x402/types.js";
 export { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, X402_VERSION } from "./x402/types.js";

@@ -4,7 +4,7 @@
  */
 import { Agent, request } from "undici";
 import type { Dispatcher } from "undici";
-import { GatewayError } from "@tollgate/core";
+import { GatewayError, releasingIterable } from "@tollgate/core";
 import type { HttpClient, HttpClientRequest, HttpClientResponse } from "@tollgate/core";
 
 /** Options of {@link createUndiciHttpClient}. */
@@ -29,7 +29,15 @@ export type UndiciHttpClient = HttpClient & { close(): Promise<void> };
  * connection or a broken body rejects with `GatewayError("upstream_error")`; when the caller's
  * `signal` aborts, its abort reason is re-thrown. Header names of the response are lower-case and
  * repeated values are joined with ", ". The body is read at most once (`text()` and `bytes()`
- * share one read); an unread body is released when the deadline passes.
+ * share one read, `chunks()` excludes both); an unread body is released when the deadline passes.
+ * With `stream: true` there is no whole-exchange deadline: `timeoutMs` bounds the wait for the
+ * headers, then each wait of `chunks()` for the next chunk (the time the reader spends between
+ * two `next()` calls does not count); undici's own `headersTimeout` / `bodyTimeout` (an idle
+ * timer between body chunks, paused while the reader applies backpressure, with a resolution of
+ * about a second) are set to it too, so an unread streamed body is freed once the upstream sends
+ * nothing for `timeoutMs`, unless the unread data filled the buffer (64 KiB), and `text()` /
+ * `bytes()` of a streamed body are bounded by that coarser idle timer alone. Leaving `chunks()`
+ * early destroys the body, which closes the socket.
  */
 export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): UndiciHttpClient {
   const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
@@ -41,46 +49,73 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
 
   const client = async (req: HttpClientRequest): Promise<HttpClientResponse> => {
     if (req.signal?.aborted) throw req.signal.reason;
+    const streamed = req.stream === true;
     const timeoutMs = req.timeoutMs ?? defaultTimeoutMs;
     const deadline = Date.now() + timeoutMs;
-    const timeout = (cause?: unknown) => new GatewayError("upstream_timeout", `${hostOf(req.url)} did not answer within ${timeoutMs} ms`, cause === undefined ? {} : { cause });
+    const timeout = (cause?: unknown, idle = false) => {
+      const what = idle ? "sent nothing for" : "did not answer within";
+      return new GatewayError("upstream_timeout", `${hostOf(req.url)} ${what} ${timeoutMs} ms`, cause === undefined ? {} : { cause });
+    };
     let timedOut = false;
+    let headersIn = false;
     const classify = (error: unknown): unknown => {
       if (req.signal?.aborted) return req.signal.reason;
-      if (timedOut || isTimeoutError(error)) return timeout(error);
+      if (timedOut || isTimeoutError(error)) return timeout(error, streamed && headersIn);
       if (error instanceof GatewayError) return error;
-      return new GatewayError("upstream_error", `${hostOf(req.url)} could not be reached`, { cause: error });
+      const what = streamed && headersIn ? "broke off the response" : "could not be reached";
+      return new GatewayError("upstream_error", `${hostOf(req.url)} ${what}`, { cause: error });
     };
 
-    // One abort signal per call: the caller's own (a client disconnect) goes to undici as it is.
-    // The deadline needs no controller: undici's headersTimeout bounds the wait for the headers,
-    // and a timer armed once they arrive destroys the body if the rest of the deadline passes.
+    // Whole exchange: one abort signal per call, the caller's own (a client disconnect) goes to
+    // undici as it is. The deadline needs no controller: undici's headersTimeout bounds the wait
+    // for the headers, and a timer armed once they arrive destroys the body if the rest of the
+    // deadline passes. Stream: undici's headersTimeout and bodyTimeout (an idle timer) run on
+    // its coarse clock (ticks of ~0.5 s), so precise timers around each wait abort `stop`; undici's
+    // stay as a backstop that also frees a body nobody reads.
+    const stop = streamed ? new AbortController() : undefined;
+    const watch = (): (() => void) => {
+      if (!stop) return () => undefined;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        stop.abort();
+      }, timeoutMs);
+      return () => clearTimeout(timer);
+    };
+    const signal = stop ? (req.signal ? AbortSignal.any([req.signal, stop.signal]) : stop.signal) : req.signal;
     let res: Dispatcher.ResponseData;
+    const headersWatch = watch();
     try {
       res = await request(req.url, {
         dispatcher,
         method: req.method as Dispatcher.HttpMethod,
         ...(req.headers ? { headers: req.headers } : {}),
         ...(req.body === undefined ? {} : { body: req.body }),
-        ...(req.signal ? { signal: req.signal } : {}),
+        ...(signal ? { signal } : {}),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
     } catch (error) {
       throw classify(error);
+    } finally {
+      headersWatch();
     }
+    headersIn = true;
 
     // The deadline destroys an unread body; without a listener that error would crash the process.
     res.body.on("error", () => undefined);
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        res.body.destroy(timeout());
-      },
-      Math.max(0, deadline - Date.now()),
-    );
+    const timer = streamed
+      ? undefined
+      : setTimeout(
+          () => {
+            timedOut = true;
+            res.body.destroy(timeout());
+          },
+          Math.max(0, deadline - Date.now()),
+        );
     let body: Promise<Uint8Array> | undefined;
+    let iterated = false;
     const bytes = () => {
+      if (iterated) return Promise.reject(bodyUsed());
       body ??= res.body.arrayBuffer().then(
         (buf) => {
           clearTimeout(timer);
@@ -93,11 +128,34 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
       );
       return body;
     };
+    const chunks = (): AsyncIterableIterator<Uint8Array> => {
+      if (iterated || body) throw bodyUsed();
+      iterated = true;
+      const source = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer, undefined>;
+      return releasingIterable(
+        async () => {
+          const idleWatch = watch();
+          try {
+            return await source.next();
+          } catch (error) {
+            throw classify(error);
+          } finally {
+            idleWatch();
+          }
+        },
+        (completed) => {
+          clearTimeout(timer);
+          // Destroying an unfinished body aborts the request: undici closes the socket.
+          if (!completed) res.body.destroy();
+        },
+      );
+    };
     return {
       status: res.statusCode,
       headers: flattenHeaders(res.headers),
       bytes,
       text: async () => new TextDecoder().decode(await bytes()),
+      chunks,
     };
   };
 
@@ -115,6 +173,10 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+function bodyUsed(): TypeError {
+  return new TypeError("The response body has already been read");
 }
 
 function isTimeoutError(error: unknown): boolean {

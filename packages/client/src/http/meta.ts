@@ -1,5 +1,5 @@
 /** What a response says beside its body: request id, key budget, receipt, payment headers. */
-import type { Budget, RateLimitInfo, Receipt } from "../types/common.js";
+import type { Budget, OutputCap, OutputCapReason, RateLimitInfo, Receipt } from "../types/common.js";
 import type { PaymentResponse } from "../types/x402.js";
 import { decodeBase64Json, parseAmount } from "./encoding.js";
 
@@ -21,6 +21,8 @@ export interface ResponseMeta {
   readonly paymentResponse: PaymentResponse | undefined;
   /** The rate limit the call counted against (`x-ratelimit-*`), when the gateway sent one. */
   readonly rateLimit: RateLimitInfo | undefined;
+  /** The output cap a chat completion's upstream was sent and why (`x-output-cap`, `x-output-cap-reason`). */
+  readonly outputCap: OutputCap | undefined;
   /** The idempotency key the call sent (prepare), whether given or generated. */
   readonly idempotencyKey: string | undefined;
   /** How many retries the call needed (0 = first attempt). */
@@ -51,6 +53,14 @@ export function rateLimitOf(headers: Headers): RateLimitInfo | undefined {
   return { limit, remaining, resetSeconds };
 }
 
+/** `x-output-cap` (a positive integer) with its `x-output-cap-reason`; undefined when either is missing or malformed. */
+export function outputCapOf(headers: Headers): OutputCap | undefined {
+  const tokens = headers.get("x-output-cap")?.trim();
+  const reason = headers.get("x-output-cap-reason")?.trim();
+  if (tokens === undefined || !/^[1-9]\d{0,14}$/.test(tokens) || !reason) return undefined;
+  return { tokens: Number(tokens), reason: reason as OutputCapReason };
+}
+
 const objectOrUndefined = <T>(v: unknown): T | undefined => (typeof v === "object" && v !== null ? (v as T) : undefined);
 
 /** Reads the metadata headers of `response`; malformed ones are left out, never thrown. */
@@ -67,6 +77,7 @@ export function metaOf(response: Response, extra: { idempotencyKey?: string | un
     idempotentReplay: h.get("x-idempotent-replay") === "true",
     paymentResponse: payment ? objectOrUndefined<PaymentResponse>(decodeBase64Json(payment)) : undefined,
     rateLimit: rateLimitOf(h),
+    outputCap: outputCapOf(h),
     idempotencyKey: extra.idempotencyKey,
     retries: extra.retries,
     headers: h,

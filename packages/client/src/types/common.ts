@@ -50,6 +50,21 @@ export interface Budget {
   remaining: bigint;
 }
 
+/**
+ * Why the output cap sent upstream has its value (`x-output-cap-reason`): the request's
+ * `max_completion_tokens`/`max_tokens`, the model's maximum output, or the key's budget (the key
+ * could not afford the whole cap, so the gateway lowered it to what the budget buys).
+ */
+export type OutputCapReason = "request" | "model" | "budget";
+
+/** The output cap per choice a chat completion's upstream was sent (`x-output-cap`, `x-output-cap-reason`). */
+export interface OutputCap {
+  /** Output tokens per choice, at least 1. */
+  tokens: number;
+  /** Why it has this value; a reason a newer gateway adds passes as sent. */
+  reason: OutputCapReason;
+}
+
 /** A rate limit's state, from the `x-ratelimit-limit`, `-remaining` and `-reset` headers. */
 export interface RateLimitInfo {
   /** Requests allowed per window. */

@@ -12,17 +12,43 @@ export interface HttpClientRequest {
   headers?: Record<string, string>;
   body?: string | Uint8Array;
   signal?: AbortSignal;
-  /** Whole-request deadline in milliseconds; on expiry the client rejects with `upstream_timeout`. */
+  /**
+   * Deadline in milliseconds; on expiry the client rejects (or the body read throws) with
+   * `upstream_timeout`. Without `stream` it bounds the whole exchange, body included; with
+   * `stream` see there.
+   */
   timeoutMs?: number;
+  /**
+   * A long-lived response read as it arrives (server-sent events): `timeoutMs` then bounds the
+   * wait for the response headers and, after them, each gap between two body chunks while the
+   * body is being read (an idle deadline), never the whole exchange. Read such a body with
+   * {@link HttpClientResponse.chunks}; `text()`/`bytes()` also work, under the same idle deadline.
+   */
+  stream?: boolean;
 }
 
-/** One response; the body is read at most once, by `text()` or `bytes()`. */
+/**
+ * One response. The body is read at most once: by `text()` or `bytes()` (which may share one
+ * read), or by `chunks()`; mixing `chunks()` with the others throws a `TypeError`.
+ */
 export interface HttpClientResponse {
   status: number;
   /** Lower-case header names. */
   headers: Record<string, string>;
   text(): Promise<string>;
   bytes(): Promise<Uint8Array>;
+  /**
+   * The body as it arrives, chunk by chunk, iterable once. Both clients of this package implement
+   * it; it is optional so that an injected third-party `HttpClient` written before it keeps
+   * compiling (callers then fall back to `bytes()`, losing incremental reading). Iteration throws
+   * `GatewayError("upstream_timeout")` when the deadline passes (see
+   * {@link HttpClientRequest.stream}), `GatewayError("upstream_error")` when the connection breaks,
+   * and the `signal`'s reason when the caller aborts. Leaving the loop early (`return()`, also
+   * before the first chunk) cancels the body and releases the connection. A body that is never
+   * iterated holds the connection until the deadline (or, with `stream`, until the upstream
+   * closes it or the `signal` aborts): call `return()` on its iterator to drop it.
+   */
+  chunks?(): AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -32,47 +58,155 @@ export interface HttpClientResponse {
  */
 export type HttpClient = (request: HttpClientRequest) => Promise<HttpClientResponse>;
 
-/** An {@link HttpClient} over a WHATWG `fetch` (edge runtimes, browsers, tests). */
+/**
+ * An {@link HttpClient} over a WHATWG `fetch` (edge runtimes, browsers, tests). Implements
+ * `chunks()` and the `stream` flag: header and idle deadlines are timers that abort the fetch.
+ */
 export function createFetchHttpClient(fetchImpl: typeof fetch = globalThis.fetch): HttpClient {
   return async (req) => {
-    const timeout = req.timeoutMs === undefined ? undefined : AbortSignal.timeout(req.timeoutMs);
-    const signals = [req.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const streamed = req.stream === true;
+    // Whole exchange: one deadline signal. Stream: timers around each wait abort `stop`, which
+    // also cancels the fetch when the reader leaves the body early.
+    const timeout = !streamed && req.timeoutMs !== undefined ? AbortSignal.timeout(req.timeoutMs) : undefined;
+    const stop = new AbortController();
+    let timedOut = false;
+    const watch = (): (() => void) => {
+      if (!streamed || req.timeoutMs === undefined) return () => undefined;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        stop.abort();
+      }, req.timeoutMs);
+      return () => clearTimeout(timer);
+    };
+    const signals = [req.signal, timeout, stop.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    const failure = (error: unknown, midStream = false) => classifyFailure(error, req, timedOut || timeout?.aborted === true, midStream);
     let res: Response;
+    const headersWatch = watch();
     try {
       res = await fetchImpl(req.url, {
         method: req.method,
         ...(req.headers ? { headers: req.headers } : {}),
         ...(req.body === undefined ? {} : { body: req.body as BodyInit }),
-        ...(signal ? { signal } : {}),
+        signal,
       });
     } catch (error) {
-      throw classifyFailure(error, req, timeout);
+      throw failure(error);
+    } finally {
+      headersWatch();
     }
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => {
       headers[k] = v;
     });
+    let iterated = false;
+    let readWhole = false;
     const read = async <T>(f: () => Promise<T>): Promise<T> => {
+      if (iterated) throw bodyUsed();
+      readWhole = true;
       try {
         return await f();
       } catch (error) {
-        throw classifyFailure(error, req, timeout);
+        throw failure(error);
       }
+    };
+    const chunks = (): AsyncIterableIterator<Uint8Array> => {
+      if (iterated || readWhole) throw bodyUsed();
+      iterated = true;
+      const reader = res.body?.getReader();
+      return releasingIterable(
+        async () => {
+          if (!reader) return { done: true, value: undefined };
+          const idleWatch = watch();
+          try {
+            const r = await reader.read();
+            return r.done ? { done: true, value: undefined } : { done: false, value: r.value };
+          } catch (error) {
+            throw failure(error, streamed);
+          } finally {
+            idleWatch();
+          }
+        },
+        (completed) => {
+          if (completed) return;
+          stop.abort();
+          reader?.cancel().catch(() => undefined);
+        },
+      );
+    };
+    const collect = async () => {
+      const parts: Uint8Array[] = [];
+      for await (const part of chunks()) parts.push(part);
+      return concatBytes(parts);
     };
     return {
       status: res.status,
       headers,
-      text: () => read(() => res.text()),
-      bytes: () => read(async () => new Uint8Array(await res.arrayBuffer())),
+      text: streamed ? async () => new TextDecoder().decode(await collect()) : () => read(() => res.text()),
+      bytes: streamed ? collect : () => read(async () => new Uint8Array(await res.arrayBuffer())),
+      chunks,
     };
   };
 }
 
-function classifyFailure(error: unknown, req: HttpClientRequest, timeout: AbortSignal | undefined): unknown {
+/**
+ * A single-use async iterator over `next` that calls `release(completed)` exactly once: `true`
+ * when `next` reports the end, `false` when `next` throws or the consumer leaves early
+ * (`return()`, also before the first `next()`, which an async generator would not notice). After
+ * that, `next()` answers done. For implementers of {@link HttpClientResponse.chunks} and streams
+ * built on it.
+ */
+export function releasingIterable<T>(next: () => Promise<IteratorResult<T, undefined>>, release: (completed: boolean) => void): AsyncIterableIterator<T> {
+  let open = true;
+  const close = (completed: boolean) => {
+    if (!open) return;
+    open = false;
+    release(completed);
+  };
+  const done: IteratorReturnResult<undefined> = { done: true, value: undefined };
+  const iterator: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => iterator,
+    async next() {
+      if (!open) return done;
+      try {
+        const r = await next();
+        if (r.done) close(true);
+        return r;
+      } catch (error) {
+        close(false);
+        throw error;
+      }
+    },
+    async return() {
+      close(false);
+      return done;
+    },
+  };
+  return iterator;
+}
+
+function bodyUsed(): TypeError {
+  return new TypeError("The response body has already been read");
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The caller's abort reason, else 504 or 502; `midStream` names an idle gap / broken body of a streamed response. */
+function classifyFailure(error: unknown, req: HttpClientRequest, timedOut: boolean, midStream: boolean): unknown {
   if (req.signal?.aborted) return req.signal.reason;
-  if (timeout?.aborted) return new GatewayError("upstream_timeout", `${hostOf(req.url)} did not answer within ${req.timeoutMs} ms`);
-  return new GatewayError("upstream_error", `${hostOf(req.url)} could not be reached`, { cause: error });
+  if (timedOut) {
+    const what = midStream ? `sent nothing for ${req.timeoutMs} ms` : `did not answer within ${req.timeoutMs} ms`;
+    return new GatewayError("upstream_timeout", `${hostOf(req.url)} ${what}`);
+  }
+  return new GatewayError("upstream_error", `${hostOf(req.url)} ${midStream ? "broke off the response" : "could not be reached"}`, { cause: error });
 }
 
 /** The host of a URL, for error messages that must not leak paths or credentials. */

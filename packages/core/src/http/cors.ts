@@ -20,6 +20,8 @@ export const EXPOSED_HEADERS = [
   "x-key-budget-reserved",
   "x-key-budget-remaining",
   "x-payment-intent-id",
+  "x-output-cap",
+  "x-output-cap-reason",
   "x-idempotent-replay",
   "x-receipt",
   "payment-required",

@@ -8,6 +8,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { assertUsable, budgetExhausted } from "../keys/service.js";
+import { remainingOf } from "../keys/view.js";
 import { sha256Hex } from "../keys/token.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
@@ -27,6 +28,14 @@ export interface PrepareInput {
   readonly meter?: MeterInput | undefined;
   readonly runId?: string | undefined;
   readonly idempotencyKey?: string | undefined;
+  /**
+   * With `maxAmount` (and no idempotency key): when the key cannot afford `maxAmount`, reserve
+   * everything it has left instead, as long as that is at least `minAmount`. The intent's
+   * `maxAmount` is what was reserved. A guard miss is re-tried with the remaining budget the store
+   * reported (each miss follows another caller's reservation), so 402 `budget_exhausted` means
+   * less than `minAmount` was left at that moment.
+   */
+  readonly minAmount?: bigint | undefined;
 }
 
 /** Settle parameters. Exactly one of `finalAmount` / `meter`. */
@@ -84,6 +93,9 @@ export interface LedgerOptions {
   /** Platform fee in basis points. @default 100 */
   readonly feeBps: number;
 }
+
+/** Re-tries of a `minAmount` reservation; each miss follows another caller's reservation, so this is never reached in practice. */
+const MAX_FIT_ATTEMPTS = 32;
 
 function fingerprint(value: unknown): string {
   const canonical = JSON.stringify(value, (_k, v: unknown) =>
@@ -210,20 +222,31 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         ...(input.runId === undefined ? {} : { runId: input.runId }),
         ...(input.meter === undefined ? { maxAmountWei: maxAmount.toString() } : { meter: input.meter }),
       };
-      const result = await store.reserve({
-        intent: {
-          intentId: ids.next("pi"),
-          keyId: input.key.keyId,
-          maxAmount,
-          // Only an intent with an idempotency key can be replayed, so only it needs the hash.
-          fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
-          request,
-          createdAt: now,
-          expiresAt: now + options.intentTtlMs,
-          ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
-        },
-        now,
-      });
+      const reserve = (amount: bigint) =>
+        store.reserve({
+          intent: {
+            intentId: ids.next("pi"),
+            keyId: input.key.keyId,
+            maxAmount: amount,
+            // Only an intent with an idempotency key can be replayed, so only it needs the hash.
+            fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
+            request: amount === maxAmount ? request : { ...request, maxAmountWei: amount.toString() },
+            createdAt: now,
+            expiresAt: now + options.intentTtlMs,
+            ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
+          },
+          now,
+        });
+      let result = await reserve(maxAmount);
+      const floor = input.minAmount;
+      if (floor !== undefined && input.idempotencyKey === undefined) {
+        for (let attempt = 0; attempt < MAX_FIT_ATTEMPTS && !result.ok && result.reason === "budget_exhausted"; attempt++) {
+          const left = remainingOf(result.key);
+          if (left < floor || left <= 0n) break;
+          result = await reserve(left < maxAmount ? left : maxAmount);
+        }
+        if (!result.ok && result.reason === "budget_exhausted") throw budgetExhausted(result.key, floor);
+      }
       if (result.ok) return { intent: result.intent, key: result.key, replay: false };
       switch (result.reason) {
         case "idempotent_replay":

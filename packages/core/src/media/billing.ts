@@ -9,12 +9,12 @@ import type { ModelCard } from "../catalog/card.js";
 import { GatewayError, toErrorEnvelope } from "../errors.js";
 import { json } from "../http/respond.js";
 import type { GatewayRequest, GatewayResponse } from "../http/types.js";
-import type { KeyRecord } from "../store/types.js";
+import type { IntentRecord, KeyRecord } from "../store/types.js";
 import { budgetHeaders } from "../keys/view.js";
 import { tokenPrefix } from "../keys/token.js";
 import type { CapabilityDeps } from "../capability.js";
 import type { Priced } from "../metering/pricing.js";
-import type { X402Service } from "../x402/service.js";
+import type { VerifiedPayment, X402Service } from "../x402/service.js";
 import type { PaidCredential } from "./credential.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import type { SettleResponse } from "../x402/types.js";
@@ -47,16 +47,41 @@ export interface PaidRequest {
 /** The outcome: a payment answer to send as is (402), or the result with its receipt and headers. */
 export type PaidOutcome<T> = { kind: "respond"; response: GatewayResponse } | { kind: "paid"; result: T; receipt: Receipt; headers: Record<string, string> };
 
+/** What a payment is for: the card, the action and the price (the parts of a {@link PaidCall} the payment steps read). */
+export type Offer = Pick<PaidCall<unknown>, "card" | "action" | "mimeType" | "quote">;
+
+/** A reservation made, or the answer to send instead (402). */
+export type Reserved = { kind: "reserved"; intent: IntentRecord } | { kind: "respond"; response: GatewayResponse };
+
+/** A verified x402 payment whose nonce is claimed, or the answer to send instead (402 challenge). */
+export type Verified = { kind: "verified"; payment: VerifiedPayment } | { kind: "respond"; response: GatewayResponse };
+
 /** Never charge more than was quoted (reserved or signed for). */
-function capped(metered: Priced, quote: Priced): Priced {
-  return metered.finalAmount <= quote.finalAmount ? metered : quote;
+export function capped(metered: Priced, limit: Priced): Priced {
+  return metered.finalAmount <= limit.finalAmount ? metered : limit;
+}
+
+/** The receipt subject of a card: `<provider>:<modelId>`. */
+export const subjectOf = (card: ModelCard) => `${card.provider}:${card.modelId}`;
+
+/** The receipt settlement of a key payment, from the settle answer. */
+export const ledgerSettlement = (view: Record<string, unknown>) => (view.settlement ?? { status: "queued" }) as Receipt["settlement"];
+
+/** The receipt settlement of an x402 payment, from the facilitator's settle response. */
+export function x402Settlement(response: SettleResponse): Receipt["settlement"] {
+  return {
+    status: "settled",
+    ...(response.transaction ? { txHash: response.transaction } : {}),
+    ...(response.network ? { network: response.network } : {}),
+    ...(response.payer ? { payer: response.payer } : {}),
+  };
 }
 
 /** Creates the pipeline over the gateway's services. */
 export function createBilling(deps: CapabilityDeps, x402: X402Service) {
   const resourceOf = (req: GatewayRequest) => `${req.origin ?? ""}${req.path}`;
 
-  async function challenge(req: GatewayRequest, call: PaidCall<unknown>, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
+  async function challenge(req: GatewayRequest, call: Offer, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
     if (!x402.enabled) {
       if (extra.envelope) return json(extra.envelope, { status: 402, headers: extra.headers ?? {} });
       throw new GatewayError("payment_required", `Send a service key as Authorization: Bearer ${tokenPrefix(deps.compat)}… (x402 payments are not configured on this gateway).`);
@@ -67,10 +92,14 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     return json(body, { status: 402, headers: { ...extra.headers, "payment-required": c.header } });
   }
 
-  async function withKey<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, key: KeyRecord): Promise<PaidOutcome<T>> {
-    let prepared;
+  /**
+   * Reserves the quote on `key` (or, with `minAmount`, as much of it as the key has left down to
+   * that floor). A key whose budget is too small gets the 402 `budget_exhausted` envelope, with the
+   * x402 offer beside it when x402 is configured.
+   */
+  async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint): Promise<Reserved> {
     try {
-      prepared = await deps.ledger.prepare({
+      const prepared = await deps.ledger.prepare({
         key,
         chainId: key.chainId,
         service: "inference",
@@ -78,13 +107,28 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
         resource: req.path,
         method: "POST",
         maxAmount: call.quote.finalAmount,
+        ...(minAmount === undefined ? {} : { minAmount }),
       });
+      return { kind: "reserved", intent: prepared.intent };
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== "budget_exhausted" || !x402.enabled) throw error;
       const envelope = toErrorEnvelope(error, requestId);
       return { kind: "respond", response: await challenge(req, call, error.message, { envelope: envelope.body, headers: envelope.headers }) };
     }
-    const intentId = prepared.intent.intentId;
+  }
+
+  /** Verifies a PAYMENT-SIGNATURE for the quote and claims its nonce; a refused payment gets the 402 challenge. */
+  async function verify(req: GatewayRequest, requestId: string, call: Offer, header: string): Promise<Verified> {
+    const description = `${call.action} with ${call.card.modelId}`;
+    const verified = await x402.verify({ header, amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description, mimeType: call.mimeType, requestId });
+    if (!verified.ok) return { kind: "respond", response: await challenge(req, call, verified.message) };
+    return { kind: "verified", payment: verified.payment };
+  }
+
+  async function withKey<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, key: KeyRecord): Promise<PaidOutcome<T>> {
+    const reserved = await reserve(req, requestId, call, key);
+    if (reserved.kind === "respond") return reserved;
+    const intentId = reserved.intent.intentId;
     let result: T;
     try {
       result = await call.run(req.signal);
@@ -94,18 +138,16 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     }
     const priced = capped(call.meter(result), call.quote);
     const receiptId = deps.ids.next("rcpt");
-    const receiptOf = (view: Record<string, unknown>) =>
-      makeReceipt(receiptId, `${call.card.provider}:${call.card.modelId}`, priced, (view.settlement ?? { status: "queued" }) as Receipt["settlement"], intentId);
+    const receiptOf = (view: Record<string, unknown>) => makeReceipt(receiptId, subjectOf(call.card), priced, ledgerSettlement(view), intentId);
     const persist = call.persist?.bind(call);
-    const settled = await deps.ledger.settleOwn({ intent: prepared.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
+    const settled = await deps.ledger.settleOwn({ intent: reserved.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
     const receipt = receiptOf(settled.view);
     return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
   }
 
   async function withSignature<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {
-    const description = `${call.action} with ${call.card.modelId}`;
-    const verified = await x402.verify({ header, amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description, mimeType: call.mimeType, requestId });
-    if (!verified.ok) return { kind: "respond", response: await challenge(req, call, verified.message) };
+    const verified = await verify(req, requestId, call, header);
+    if (verified.kind === "respond") return verified;
     const payment = verified.payment;
     let result: T;
     try {
@@ -116,13 +158,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     }
     // The exact scheme moves the signed amount: the x402 price is the quote.
     const receiptId = deps.ids.next("rcpt");
-    const receiptOf = (response: SettleResponse) =>
-      makeReceipt(receiptId, `${call.card.provider}:${call.card.modelId}`, call.quote, {
-        status: "settled",
-        ...(response.transaction ? { txHash: response.transaction } : {}),
-        ...(response.network ? { network: response.network } : {}),
-        ...(response.payer ? { payer: response.payer } : {}),
-      });
+    const receiptOf = (response: SettleResponse) => makeReceipt(receiptId, subjectOf(call.card), call.quote, x402Settlement(response));
     const persist = call.persist?.bind(call);
     const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
     const receipt = receiptOf(settled.response);
@@ -130,6 +166,9 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
   }
 
   return {
+    reserve,
+    verify,
+    challenge,
     /**
      * Pays for and runs one call. A key credential bills the key; a signature pays with x402;
      * without a credential the answer is the 402 challenge. Throws the upstream's GatewayError after

@@ -18,6 +18,8 @@ export const providerConfigSchema = z.discriminatedUnion("type", [
     type: z.literal("local"),
     /** How long a simulated video job takes. @default 3000 */
     videoDurationMs: z.number().int().min(0).max(3_600_000).optional(),
+    /** Pause between the words of a streamed chat answer. @default 0 */
+    chatChunkDelayMs: z.number().int().min(0).max(60_000).optional(),
   }),
 ]);
 export type ProviderConfig = z.output<typeof providerConfigSchema>;

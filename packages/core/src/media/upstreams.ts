@@ -34,7 +34,11 @@ export function createUpstreams(options: MediaOptions, deps: { http: HttpClient;
   for (const [name, config] of Object.entries(configured)) {
     map[name] =
       config.type === "local"
-        ? createLocalProvider({ clock: deps.clock, ...(config.videoDurationMs === undefined ? {} : { videoDurationMs: config.videoDurationMs }) })
+        ? createLocalProvider({
+            clock: deps.clock,
+            ...(config.videoDurationMs === undefined ? {} : { videoDurationMs: config.videoDurationMs }),
+            ...(config.chatChunkDelayMs === undefined ? {} : { chatChunkDelayMs: config.chatChunkDelayMs }),
+          })
         : createOpenAICompatibleProvider({
             baseUrl: config.baseUrl,
             http: deps.http,

@@ -1,5 +1,9 @@
 /** The provider layer: ports, the registry, the local and OpenAI-compatible providers, multipart and media codecs. */
 export type {
+  ChatCompletionResult,
+  ChatRequest,
+  ChatStreamChunk,
+  ChatUsage,
   EmbeddingsRequest,
   EmbeddingsResult,
   ImageDatum,

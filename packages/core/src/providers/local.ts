@@ -27,6 +27,7 @@ import type {
   VideoProvider,
 } from "./types.js";
 import { encodeWav, parseWav, pcmBytes } from "./wav.js";
+import { localChat, localChatStream } from "./local-chat.js";
 
 /** Options of {@link createLocalProvider}. */
 export interface LocalProviderOptions {
@@ -34,6 +35,8 @@ export interface LocalProviderOptions {
   videoDurationMs?: number;
   /** The time source of video jobs and `created`. @default the wall clock */
   clock?: Clock;
+  /** Pause between the words of a streamed chat answer, in milliseconds (0: one event-loop turn). @default 0 */
+  chatChunkDelayMs?: number;
 }
 
 /** Default embedding length (OpenAI's text-embedding-3-small). */
@@ -54,6 +57,7 @@ const VIDEO_ID = /^lvid_([0-9a-z]{1,11})_([0-9a-z]{1,11})_([01])_([0-9a-z]{1,11}
 /**
  * Creates the offline provider. Every method checks `signal` first and rejects with its reason
  * when it is already aborted (the work itself is synchronous). Behaviour:
+ * - `chat` / `chatStream`: deterministic answers and tool calls, see ./local-chat.ts.
  * - `embeddings`: lower-cased words (`\p{L}\p{N}` runs) are hashed (FNV-1a) into `dimensions`
  *   buckets (default 1536, 400 `dimensions` outside 1..8192) with signed weights, then
  *   L2-normalised. Same text → same vector; texts sharing words → higher cosine. Usage = words per
@@ -89,7 +93,14 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
     return { created: Math.floor(clock.now() / 1000), data };
   };
 
+  const chatChunkDelayMs = options.chatChunkDelayMs ?? 0;
+  if (!Number.isFinite(chatChunkDelayMs) || chatChunkDelayMs < 0) throw new RangeError("chatChunkDelayMs must be a non-negative number");
+  const created = () => Math.floor(clock.now() / 1000);
+
   return {
+    chat: (req) => localChat(req, created()),
+    chatStream: (req) => localChatStream(req, created(), chatChunkDelayMs),
+
     async embeddings(req: EmbeddingsRequest): Promise<EmbeddingsResult> {
       checkSignal(req.signal);
       const dims = req.dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;

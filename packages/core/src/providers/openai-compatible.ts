@@ -1,32 +1,21 @@
 /**
  * The OpenAI-compatible HTTP provider (DESIGN.md "Providers and chains"): any base URL speaking
- * OpenAI's REST shapes for embeddings, images, audio and the `/videos` job API, over the
- * injectable {@link HttpClient} (undici on Node, `fetch` on the edge).
+ * OpenAI's REST shapes for chat completions, embeddings, images, audio and the `/videos` job API,
+ * over the injectable {@link HttpClient} (undici on Node, `fetch` on the edge).
  */
 import { countOf, usageAtTail } from "./pass-through.js";
 import { z } from "zod";
-import { GatewayError } from "../errors.js";
-import { hostOf } from "../http/client.js";
-import type { HttpClient, HttpClientResponse } from "../http/client.js";
+import type { HttpClient } from "../http/client.js";
 import { base64ToFloat32, float32ToBase64 } from "./bytes.js";
 import { encodeMultipart } from "./multipart.js";
 import type { MultipartFile } from "./multipart.js";
+import { createOpenAIChat } from "./openai-chat.js";
+import { createOpenAITransport } from "./openai-transport.js";
+import type { OpenAIBody, OpenAICompatibleProviderOptions } from "./openai-transport.js";
 import type { EmbeddingsResult, ImageDatum, ImageResult, InferenceProvider, VideoJobState, VideoProvider, VideoStatus } from "./types.js";
 import { audioSeconds } from "./wav.js";
 
-/** Options of {@link createOpenAICompatibleProvider}. */
-export interface OpenAICompatibleProviderOptions {
-  /** The API root, e.g. `https://api.openai.com/v1` (a trailing slash is ignored). */
-  baseUrl: string;
-  /** Sent as `Authorization: Bearer <apiKey>`; never appears in errors. */
-  apiKey?: string;
-  /** The HTTP client (`createUndiciHttpClient()` on Node, `createFetchHttpClient()` elsewhere). */
-  http: HttpClient;
-  /** Whole-request deadline in milliseconds. @default 60000 */
-  timeoutMs?: number;
-  /** Extra request headers (e.g. `OpenAI-Organization`); `Authorization` from `apiKey` wins. */
-  headers?: Record<string, string>;
-}
+export type { OpenAICompatibleProviderOptions } from "./openai-transport.js";
 
 const SPEECH_MIME: Record<string, string> = {
   mp3: "audio/mpeg",
@@ -36,7 +25,6 @@ const SPEECH_MIME: Record<string, string> = {
   flac: "audio/flac",
   aac: "audio/aac",
 };
-const MAX_UPSTREAM_MESSAGE = 500;
 
 const count = z.number().int().nonnegative();
 const embeddingsSchema = z.object({
@@ -59,10 +47,6 @@ const videoSchema = z.object({
   progress: z.number().nullish(),
   error: z.union([z.string(), z.object({ message: z.string().nullish(), code: z.string().nullish() })]).nullish(),
 });
-const errorBodySchema = z.object({
-  error: z.union([z.string(), z.object({ message: z.string().nullish() })]).nullish(),
-  message: z.string().nullish(),
-});
 
 const VIDEO_STATUS: Record<string, VideoStatus> = {
   queued: "queued",
@@ -78,10 +62,9 @@ const VIDEO_STATUS: Record<string, VideoStatus> = {
   expired: "failed",
 };
 
-type Body = { json: unknown } | { multipart: { body: Uint8Array; contentType: string } };
-
 /**
- * Creates a provider for an OpenAI-compatible API: `POST /embeddings`, `/images/generations`,
+ * Creates a provider for an OpenAI-compatible API: `POST /chat/completions` (plain and streamed,
+ * see `createOpenAIChat`), `POST /embeddings`, `/images/generations`,
  * `/images/edits` (multipart), `/audio/speech` (binary answer, the upstream's content type),
  * `/audio/transcriptions` (multipart, `response_format: "verbose_json"` for `duration`), `POST
  * /videos` and `GET /videos/{id}` (the completed url is `${baseUrl}/videos/{id}/content`, which
@@ -94,94 +77,14 @@ type Body = { json: unknown } | { multipart: { body: Uint8Array; contentType: st
  * `baseUrl` is not an http(s) URL.
  */
 export function createOpenAICompatibleProvider(options: OpenAICompatibleProviderOptions): InferenceProvider & VideoProvider {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  let parsed: URL;
-  try {
-    parsed = new URL(base);
-  } catch {
-    throw new TypeError("baseUrl must be an absolute http(s) URL");
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new TypeError("baseUrl must be an absolute http(s) URL");
-  const host = hostOf(base);
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const fixedHeaders: Record<string, string> = { accept: "application/json" };
-  for (const [k, v] of Object.entries(options.headers ?? {})) fixedHeaders[k.toLowerCase()] = v;
-  if (options.apiKey) fixedHeaders.authorization = `Bearer ${options.apiKey}`;
-
-  const fail = (message: string, details?: Record<string, unknown>, cause?: unknown) =>
-    new GatewayError("upstream_error", message, { ...(details ? { details } : {}), ...(cause === undefined ? {} : { cause }) });
-  const rethrow = (error: unknown, signal: AbortSignal | undefined): unknown => {
-    if (signal?.aborted) return signal.reason;
-    if (error instanceof GatewayError) return error;
-    return fail(`${host} could not be reached`, undefined, error);
-  };
-  const scrub = (text: string) => {
-    const cut = text.slice(0, MAX_UPSTREAM_MESSAGE);
-    return options.apiKey ? cut.split(options.apiKey).join("[redacted]") : cut;
-  };
-
-  async function send(method: string, path: string, body: Body | undefined, signal: AbortSignal | undefined): Promise<HttpClientResponse> {
-    const headers = { ...fixedHeaders };
-    let payload: string | Uint8Array | undefined;
-    if (body && "json" in body) {
-      headers["content-type"] = "application/json";
-      payload = JSON.stringify(body.json);
-    } else if (body) {
-      headers["content-type"] = body.multipart.contentType;
-      payload = body.multipart.body;
-    }
-    let res: HttpClientResponse;
-    try {
-      res = await options.http({
-        method,
-        url: `${base}${path}`,
-        headers,
-        ...(payload === undefined ? {} : { body: payload }),
-        ...(signal ? { signal } : {}),
-        timeoutMs,
-      });
-    } catch (error) {
-      throw rethrow(error, signal);
-    }
-    if (res.status >= 200 && res.status < 300) return res;
-    const text = await read(() => res.text(), signal).catch((error: unknown) => {
-      if (signal?.aborted || (error instanceof GatewayError && error.code === "upstream_timeout")) throw error;
-      return "";
-    });
-    const upstreamMessage = errorMessageOf(text);
-    throw fail(`${host} answered HTTP ${res.status}`, { upstreamStatus: res.status, ...(upstreamMessage ? { upstreamMessage: scrub(upstreamMessage) } : {}) });
-  }
-
-  async function read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    try {
-      return await f();
-    } catch (error) {
-      throw rethrow(error, signal);
-    }
-  }
-
-  /** The JSON answer decoded and checked against `schema` (502 `upstream_error` otherwise). */
-  function decode<S extends z.ZodType>(schema: S, text: string, status: number): z.output<S> {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw fail(`${host} answered malformed JSON`, { upstreamStatus: status });
-    }
-    const result = schema.safeParse(value);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue && issue.path.length > 0 ? issue.path.join(".") : "body";
-      throw fail(`${host} answered an unexpected shape (${where}: ${issue?.message ?? "invalid"})`, { upstreamStatus: status });
-    }
-    return result.data;
-  }
+  const t = createOpenAITransport(options);
+  const { base, host, send, read, decode, fail, scrub } = t;
 
   async function call<S extends z.ZodType>(
     schema: S,
     method: string,
     path: string,
-    body: Body | undefined,
+    body: OpenAIBody | undefined,
     signal: AbortSignal | undefined,
   ): Promise<z.output<S>> {
     const res = await send(method, path, body, signal);
@@ -217,6 +120,8 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
   };
 
   return {
+    ...createOpenAIChat(t),
+
     async embeddings(req) {
       const inputs = typeof req.input === "string" ? 1 : req.input.length;
       const json = {
@@ -305,7 +210,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const fields: Record<string, string> = { model: req.model, prompt: req.prompt };
       if (req.seconds !== undefined) fields.seconds = String(req.seconds);
       if (req.size !== undefined) fields.size = req.size;
-      const body: Body = req.image
+      const body: OpenAIBody = req.image
         ? { multipart: encodeMultipart(fields, { input_reference: { filename: "reference", contentType: sniffImageMime(req.image), data: req.image } }) }
         : { json: fields };
       const v = toVideo(await call(videoSchema, "POST", "/videos", body, req.signal));
@@ -317,20 +222,6 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       return state;
     },
   };
-}
-
-/** OpenAI's `{error:{message}}`, `{error:"…"}` or `{message}`; undefined for anything else. */
-function errorMessageOf(text: string): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const r = errorBodySchema.safeParse(value);
-  if (!r.success) return undefined;
-  const e = r.data.error;
-  return (typeof e === "string" ? e : e?.message) ?? r.data.message ?? undefined;
 }
 
 /** The MIME type of PNG, JPEG, WebP or GIF bytes; `image/png` when unrecognised. */

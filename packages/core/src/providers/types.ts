@@ -137,6 +137,49 @@ export interface TranscriptionResult {
   durationSeconds: number;
 }
 
+/** Token usage of a chat completion, as the upstream reported it (OpenAI's `usage`). */
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** `prompt_tokens_details.cached_tokens`, when reported. */
+  cachedInputTokens?: number;
+  /** `completion_tokens_details.reasoning_tokens`, when reported (already part of `completionTokens`). */
+  reasoningTokens?: number;
+}
+
+/**
+ * Request of {@link InferenceProvider.chat} and {@link InferenceProvider.chatStream}: an OpenAI
+ * chat-completions body, `model` already the upstream's id, every other field (tools,
+ * response_format, temperature…) passed to the upstream untouched. The provider sets `stream` itself
+ * (`chatStream` also asks for `stream_options.include_usage`).
+ */
+export interface ChatRequest {
+  body: Record<string, unknown>;
+  signal?: AbortSignal;
+}
+
+/** Answer of {@link InferenceProvider.chat}. */
+export interface ChatCompletionResult {
+  /** The upstream's JSON answer (OpenAI's `chat.completion` shape), forwarded to the client as these bytes. */
+  raw: Uint8Array;
+  /** The usage it reported; undefined when the upstream sent none (the gateway counts it then). */
+  usage?: ChatUsage;
+  /** The assistant's output text (content, refusal and tool-call arguments of every choice), for counting when `usage` is missing. */
+  outputText: string;
+}
+
+/** One `data:` event of a streamed chat completion (a `chat.completion.chunk`). */
+export interface ChatStreamChunk {
+  /** The event's data text, forwarded to the client unchanged. */
+  data: string;
+  /** The output text this chunk adds (delta content, refusal and tool-call arguments of every choice). */
+  outputText: string;
+  /** Set on the chunk carrying `usage` (OpenAI sends it last, with `choices: []`, when `include_usage` is on). */
+  usage?: ChatUsage;
+  /** True when the chunk has no choices (a usage-only chunk the client may not have asked for). */
+  empty: boolean;
+}
+
 /**
  * An upstream serving inference. Every method is optional: a provider implements what it serves,
  * and the caller answers 4xx for a card whose provider lacks the operation. See the module JSDoc
@@ -153,6 +196,18 @@ export interface InferenceProvider {
   speech?(req: SpeechRequest): Promise<SpeechResult>;
   /** Transcribes audio. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts; 400 `file` when the audio cannot be read. */
   transcribe?(req: TranscriptionRequest): Promise<TranscriptionResult>;
+  /** A chat completion, not streamed. Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts. */
+  chat?(req: ChatRequest): Promise<ChatCompletionResult>;
+  /**
+   * A streamed chat completion. Resolves once the upstream accepted the request (2xx headers, or
+   * the first event for in-process providers); rejects before that as {@link chat} does, so a
+   * failure before the first byte is distinguishable from one during the stream. Iterating yields
+   * each `data:` event until `[DONE]` or the end of the body; mid-stream, iteration throws 502
+   * `upstream_error` (broken connection, an `error` event, malformed JSON), 504 `upstream_timeout`
+   * when no byte arrives for the provider's deadline, or the signal's reason on abort. Leaving
+   * the loop early (`return()`) cancels the upstream request.
+   */
+  chatStream?(req: ChatRequest): Promise<AsyncIterable<ChatStreamChunk>>;
 }
 
 /** States of a video job (CONTRACT.md "Media and embeddings"). */

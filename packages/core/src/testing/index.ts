@@ -13,6 +13,8 @@ export { runSettlementRouteSuite } from "./gateway-suite-settlement.js";
 export { runFeedbackRouteSuite } from "./gateway-suite-feedback.js";
 export { runAgentRouteSuite } from "./gateway-suite-agents.js";
 export { runMediaRouteSuite } from "./gateway-suite-media.js";
+export { runChatRouteSuite } from "./gateway-suite-chat.js";
+export { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
 export { runVideoRouteSuite } from "./gateway-suite-video.js";
 export type { GatewaySuiteOptions } from "./gateway-suite-fixtures.js";
 export { connectDirect, runCatalogRouteSuite, type Connect, type TestClient } from "./catalog-route-suite.js";
@@ -23,3 +25,4 @@ export { runAdapterConformance, listenHttp, type AdapterConformanceOptions, type
 export { closedPortUrl } from "./directory-stub.js";
 export { runAttackSuite } from "./attack-suite.js";
 export type { AttackSuiteOptions } from "./attack-harness.js";
+export { runChatUpstreamSuite } from "./chat-upstream-suite.js";

@@ -1,0 +1,117 @@
+/**
+ * How a chat completion is paid for: opened before the upstream call, finished after it (or when
+ * the stream ends, however it ends). Built from the media pipeline's payment steps
+ * (../media/billing.ts), so keys and x402 behave as on every paid route:
+ *
+ * - Service key: reserve the quote, or — when the key cannot afford it but affords the prompt and
+ *   one output token per choice — everything the key has left, with the output cap lowered to what
+ *   that buys. Settle the metered usage (never above the reservation); release on failure.
+ * - x402 (`exact`): the client signs the quote. The signed amount moves once the upstream answered;
+ *   a failure before the first byte, or an upstream failure mid-stream, releases the payment. A
+ *   client that leaves mid-stream pays the signed amount (`exact` cannot move less).
+ */
+import type { CapabilityDeps } from "../capability.js";
+import type { ModelCard } from "../catalog/card.js";
+import type { GatewayResponse } from "../http/types.js";
+import { budgetHeaders } from "../keys/view.js";
+import type { Priced } from "../metering/pricing.js";
+import { capped, ledgerSettlement, subjectOf, x402Settlement, type Billing, type Offer, type PaidRequest } from "../media/billing.js";
+import { makeReceipt, type Receipt } from "../media/receipt.js";
+import type { X402Service } from "../x402/service.js";
+import { affordableCap, priceChat, type CapReason, type ChatQuote } from "./quote.js";
+
+/** Why a call ended before the upstream finished. */
+export type CutCause = "client_disconnected" | "upstream_failed";
+
+/** An open payment for one chat completion. */
+export interface ChatPayment {
+  /** Output cap per choice the upstream is sent. */
+  readonly outputCap: number;
+  readonly capReason: CapReason;
+  /** Headers of the answer's start (intent id, budget, output cap). */
+  readonly headers: Record<string, string>;
+  /** Settles a finished call's metered price (capped at what was reserved or signed). */
+  settle(metered: Priced): Promise<{ receipt: Receipt; headers: Record<string, string> }>;
+  /** Finishes a call cut after its first byte: a key pays what was delivered; x402 as the module says. */
+  settleCut(delivered: Priced, cause: CutCause): Promise<Receipt | undefined>;
+  /** Releases the payment; nothing is charged. */
+  release(cause: CutCause): Promise<void>;
+}
+
+/** Opens the payment of a chat call, or returns the answer to send instead (402). */
+export async function openChatPayment(
+  deps: Pick<CapabilityDeps, "ledger" | "ids" | "feeBps">,
+  billing: Billing,
+  x402: X402Service,
+  from: PaidRequest,
+  card: ModelCard,
+  quote: ChatQuote,
+): Promise<{ kind: "open"; payment: ChatPayment } | { kind: "respond"; response: GatewayResponse }> {
+  const offer: Offer = { card, action: "chat.completions", mimeType: from.request.headers.accept?.includes("text/event-stream") ? "text/event-stream" : "application/json", quote: quote.quote };
+  const { request, requestId, credential } = from;
+  const capHeaders = (cap: number, reason: CapReason) => ({ "x-output-cap": String(cap), "x-output-cap-reason": reason });
+
+  if (credential.kind === "key") {
+    const reserved = await billing.reserve(request, requestId, offer, credential.key, quote.floor.finalAmount);
+    if (reserved.kind === "respond") return reserved;
+    const intent = reserved.intent;
+    const limit = intent.maxAmount;
+    const lowered = limit < quote.quote.finalAmount;
+    const outputCap = lowered ? affordableCap(card, quote, limit, deps.feeBps) : quote.outputCap;
+    const capReason: CapReason = lowered ? "budget" : quote.capReason;
+    // The most this call may cost: the prompt bound and the (maybe lowered) cap, which fits the reservation.
+    const most = priceChat(card, { promptTokens: quote.promptBound, completionTokens: outputCap * quote.choices }, deps.feeBps);
+    const finish = async (metered: Priced) => {
+      const priced = capped(metered, most);
+      const settled = await deps.ledger.settleOwn({ intent, finalAmount: priced.finalAmount });
+      const receipt = makeReceipt(deps.ids.next("rcpt"), subjectOf(card), priced, ledgerSettlement(settled.view), intent.intentId);
+      return { receipt, key: settled.key };
+    };
+    return {
+      kind: "open",
+      payment: {
+        outputCap,
+        capReason,
+        headers: { "x-payment-intent-id": intent.intentId, ...capHeaders(outputCap, capReason) },
+        async settle(metered) {
+          const { receipt, key } = await finish(metered);
+          return { receipt, headers: { ...(key ? budgetHeaders(key) : {}), "x-payment-intent-id": intent.intentId } };
+        },
+        settleCut: async (delivered) => (await finish(delivered)).receipt,
+        async release(cause) {
+          await deps.ledger.abort({ intentId: intent.intentId, reason: cause });
+        },
+      },
+    };
+  }
+
+  if (credential.kind === "signature") {
+    const verified = await billing.verify(request, requestId, offer, credential.header);
+    if (verified.kind === "respond") return verified;
+    const payment = verified.payment;
+    const finish = async () => {
+      const settled = await x402.settle(payment);
+      return { receipt: makeReceipt(deps.ids.next("rcpt"), subjectOf(card), quote.quote, x402Settlement(settled.response)), header: settled.header };
+    };
+    return {
+      kind: "open",
+      payment: {
+        outputCap: quote.outputCap,
+        capReason: quote.capReason,
+        headers: capHeaders(quote.outputCap, quote.capReason),
+        async settle() {
+          const { receipt, header } = await finish();
+          return { receipt, headers: { "payment-response": header } };
+        },
+        async settleCut(_delivered, cause) {
+          if (cause === "client_disconnected") return (await finish()).receipt;
+          await x402.release(payment);
+          return undefined;
+        },
+        release: () => x402.release(payment),
+      },
+    };
+  }
+
+  return { kind: "respond", response: await billing.challenge(request, offer, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
+}

@@ -1,0 +1,100 @@
+/**
+ * The price of a chat completion before it runs, and what a smaller reservation still buys.
+ *
+ * Quote = the prompt (counted, plus a margin for other vendors' tokenizers) + the output cap
+ * (`max_completion_tokens`, else `max_tokens`, else the card's maximum output) for each of the `n`
+ * choices, priced by the card. The floor is the prompt and one output token per choice: a key that
+ * cannot afford the whole quote but affords the floor gets what it can afford and a lowered cap.
+ */
+import type { ModelCard } from "../catalog/card.js";
+import { priceUsage } from "../metering/usage.js";
+import type { Priced } from "../metering/pricing.js";
+import { countPrompt, promptBound, type TokenCounter } from "../metering/tokens.js";
+
+/** Output cap used when neither the request nor the card gives one. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+/** Why the output cap sent upstream has its value. */
+export type CapReason = "request" | "model" | "budget";
+
+/** The request fields a quote reads. */
+export interface ChatQuoteInput {
+  readonly messages: readonly unknown[];
+  readonly max_completion_tokens?: number | undefined;
+  readonly max_tokens?: number | undefined;
+  readonly n?: number | undefined;
+  /** tools, functions, response_format…: counted as prompt. */
+  readonly extras: readonly unknown[];
+}
+
+/** A chat quote. */
+export interface ChatQuote {
+  /** The prompt as counted (what is billed when the upstream reports no usage). */
+  readonly promptTokens: number;
+  /** The prompt the quote reserves for (count + margin). */
+  readonly promptBound: number;
+  /** Choices asked for (`n`). */
+  readonly choices: number;
+  /** Output cap per choice. */
+  readonly outputCap: number;
+  readonly capReason: Exclude<CapReason, "budget">;
+  /** The price of the prompt bound and the whole cap. */
+  readonly quote: Priced;
+  /** The price of the prompt bound and one output token per choice. */
+  readonly floor: Priced;
+}
+
+/** The card's maximum output, from its `max_completion_tokens` / `max_tokens` parameter. */
+export function cardMaxOutput(card: ModelCard): number | undefined {
+  return card.params?.max_completion_tokens?.maximum ?? card.params?.max_tokens?.maximum;
+}
+
+/** Prices a chat usage on a card. */
+export function priceChat(card: ModelCard, usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }, feeBps: number): Priced {
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.promptTokens);
+  return priceUsage(
+    card,
+    { promptTokens: Math.max(1, usage.promptTokens), completionTokens: usage.completionTokens, ...(cached > 0 ? { cachedInputTokens: cached } : {}) },
+    undefined,
+    feeBps,
+  );
+}
+
+/** Quotes a chat request on a card. */
+export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuoteInput, feeBps: number): ChatQuote {
+  const promptTokens = countPrompt(counter, { messages: input.messages, extras: input.extras });
+  const bound = promptBound(promptTokens);
+  const requested = input.max_completion_tokens ?? input.max_tokens;
+  const modelMax = cardMaxOutput(card);
+  let outputCap = requested ?? modelMax ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  // Without a requested cap, the context window bounds the output too.
+  if (requested === undefined && card.contextWindow !== undefined) outputCap = Math.max(1, Math.min(outputCap, card.contextWindow - promptTokens));
+  const choices = input.n ?? 1;
+  return {
+    promptTokens,
+    promptBound: bound,
+    choices,
+    outputCap,
+    capReason: requested === undefined ? "model" : "request",
+    quote: priceChat(card, { promptTokens: bound, completionTokens: outputCap * choices }, feeBps),
+    floor: priceChat(card, { promptTokens: bound, completionTokens: choices }, feeBps),
+  };
+}
+
+/**
+ * The largest output cap per choice (1 ≤ cap ≤ `quote.outputCap`) whose price fits `reserved`: a
+ * binary search over the card's price, which grows with the output. `reserved` must be at least
+ * the floor's price.
+ */
+export function affordableCap(card: ModelCard, quote: ChatQuote, reserved: bigint, feeBps: number): number {
+  if (reserved >= quote.quote.finalAmount) return quote.outputCap;
+  const fits = (cap: number) => priceChat(card, { promptTokens: quote.promptBound, completionTokens: cap * quote.choices }, feeBps).finalAmount <= reserved;
+  let low = 1;
+  let high = quote.outputCap;
+  while (low < high) {
+    const mid = Math.floor((low + high + 1) / 2);
+    if (fits(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}

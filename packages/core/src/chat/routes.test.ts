@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runChatRouteSuite } from "../testing/index.js";
+
+runChatRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,0 +1,107 @@
+/**
+ * `POST /v1/chat/completions`: OpenAI's chat completions, streamed or not, billed to the token by
+ * service key or x402 through the paid-call pipeline (CONTRACT.md "Media and embeddings"). Fields
+ * the gateway does not read (tools, response_format, temperature…) go to the upstream untouched.
+ */
+import { z } from "zod";
+import { GatewayError } from "../errors.js";
+import { bytes } from "../http/respond.js";
+import { defineRoute, type AnyRoute } from "../http/route.js";
+import { sseResponse } from "../http/sse.js";
+import { tokenCounter } from "../metering/tokens.js";
+import { PAID_ROUTE } from "../media/credential.js";
+import { modelFields } from "../media/inputs.js";
+import { receiptHeader } from "../media/receipt.js";
+import { appendMember } from "../providers/pass-through.js";
+import { openChatPayment } from "./payment.js";
+import { priceChat, quoteChat } from "./quote.js";
+import { relayChat } from "./relay.js";
+
+const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
+const tokens = z.number().int().min(1).max(100_000_000);
+
+const chatBody = z.looseObject({
+  ...modelFields,
+  messages: z.array(z.looseObject({ role: z.enum(ROLES) })).min(1, "must not be empty").max(10_000),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  max_completion_tokens: tokens.nullish(),
+  max_tokens: tokens.nullish(),
+  n: z.number().int().min(1).max(16).nullish(),
+});
+type ChatBody = z.output<typeof chatBody>;
+
+/** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
+const OWN_FIELDS = new Set(["provider", "stream", "stream_options", "model"]);
+
+/** The body sent upstream: the client's fields, the upstream's model id and the output cap. */
+function upstreamBody(body: ChatBody, modelId: string, cap: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { model: modelId };
+  for (const [k, v] of Object.entries(body)) if (!OWN_FIELDS.has(k) && v !== undefined) out[k] = v;
+  // The cap goes in the field the client used (reasoning models refuse `max_tokens`; some servers only know it).
+  if (body.max_tokens != null && body.max_completion_tokens == null) out.max_tokens = cap;
+  else {
+    out.max_completion_tokens = cap;
+    if (body.max_tokens != null) out.max_tokens = cap;
+  }
+  return out;
+}
+
+/** Builds the chat route table. */
+export function chatRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: "POST",
+      path: "/v1/chat/completions",
+      tag: "media",
+      summary:
+        "Chat completion, OpenAI-compatible (stream: true → SSE ending in a receipt chunk and [DONE]); billed per token: the prompt plus the output cap is reserved, the reported usage settled.",
+      body: chatBody,
+      ...PAID_ROUTE,
+      handle: async ({ request, requestId, auth, body, gateway }) => {
+        const media = gateway.services.media;
+        const fee = gateway.services.feeBps;
+        const card = media.cardFor(body.model, body.provider, "text", "chat");
+        const upstream = media.upstreams.inference(card);
+        const stream = body.stream === true;
+        const call = stream ? upstream.provider.chatStream : upstream.provider.chat;
+        if (!call) throw new GatewayError("not_configured", `Provider "${upstream.name}" does not serve chat${stream ? " streaming" : ""}; route the model to one that does in options.media.`);
+        const counter = await tokenCounter();
+        const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
+        const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
+        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, { request, requestId, credential: auth }, card, quote);
+        if (opened.kind === "respond") return opened.response;
+        const payment = opened.payment;
+        const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(request.signal ? { signal: request.signal } : {}) };
+        const price = (usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }) => priceChat(card, usage, fee);
+
+        let started;
+        try {
+          started = stream ? await upstream.provider.chatStream!.call(upstream.provider, req) : await upstream.provider.chat!.call(upstream.provider, req);
+        } catch (error) {
+          await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed");
+          throw error;
+        }
+        if ("raw" in started) {
+          const usage = started.usage ?? { promptTokens: quote.promptTokens, completionTokens: counter.count(started.outputText) };
+          const { receipt, headers } = await payment.settle(price(usage));
+          return bytes(appendMember(started.raw, "receipt", JSON.stringify(receipt)), "application/json", {
+            headers: { ...payment.headers, ...headers, "x-receipt": receiptHeader(receipt) },
+          });
+        }
+        const frames = relayChat({
+          chunks: started,
+          payment,
+          counter,
+          price,
+          promptTokens: quote.promptTokens,
+          includeUsage: body.stream_options?.include_usage === true,
+          signal: request.signal,
+          model: card.modelId,
+          requestId,
+        });
+        return sseResponse(frames, payment.headers);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,98 @@
+/**
+ * Chat completions paid with x402 v2 (`exact`) on a real anvil chain, by the official client
+ * packages (`@x402/fetch` + `@x402/evm`): the challenge prices the quote (prompt bound + output
+ * cap), the signed amount moves once the answer is complete — streamed or not — and an upstream
+ * that fails before answering moves nothing.
+ */
+import { x402Client } from "@x402/core/client";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGateway } from "../gateway.js";
+import type { Gateway } from "../gateway-types.js";
+import type { GatewayServices } from "../services.js";
+import { startChatStub, type ChatStub } from "../testing/chat-stub.js";
+import { startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { countPrompt, promptBound, tokenCounter } from "../metering/tokens.js";
+import { priceChat } from "./quote.js";
+
+let env: X402Env;
+let stub: ChatStub;
+let gateway: Gateway<GatewayServices>;
+let failing: Gateway<GatewayServices>;
+const decode = (h: string | null) => JSON.parse(Buffer.from(h ?? "", "base64").toString("utf8")) as any;
+const messages = [{ role: "user", content: "pay per token" }];
+const request = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4o-mini", messages, max_completion_tokens: 200, ...body }) });
+
+function make(baseUrl?: string) {
+  return createGateway({
+    sweepIntervalMs: 0,
+    chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
+    x402: { payTo: env.payTo, networks: [{ chainId: env.node.chainId, facilitator: { type: "local" as const, privateKey: env.facilitator.privateKey } }] },
+    ...(baseUrl ? { media: { providers: { openai: { type: "openai-compatible" as const, baseUrl } } } } : {}),
+  });
+}
+
+function payingFetch(gw: Gateway) {
+  const client = new x402Client();
+  registerExactEvmScheme(client, { signer: privateKeyToAccount(env.payer.privateKey) });
+  client.setSpendControls({ allowedAssets: true });
+  return wrapFetchWithPayment((input: RequestInfo | URL, init?: RequestInit) => gw.fetch(new Request(input, init)), client);
+}
+
+beforeAll(async () => {
+  env = await startX402Env();
+  stub = await startChatStub();
+  gateway = make();
+  failing = make(`${stub.url}/fail500`);
+});
+afterAll(async () => {
+  await Promise.all([gateway?.close(), failing?.close()]);
+  await stub?.close();
+  await env?.stop();
+});
+
+describe("chat completions paid with x402 (exact)", () => {
+  it("the 402 challenge asks for the quote: the prompt bound and the output cap, priced by the card", async () => {
+    const res = await gateway.fetch(new Request("http://gw.test/v1/chat/completions", request({})));
+    expect(res.status).toBe(402);
+    const body = (await res.json()) as any;
+    expect(decode(res.headers.get("payment-required"))).toEqual(body);
+    const card = gateway.services.catalog.get("gpt-4o-mini");
+    const bound = promptBound(countPrompt(await tokenCounter(), { messages }));
+    expect(body.accepts[0]).toMatchObject({ scheme: "exact", amount: priceChat(card, { promptTokens: bound, completionTokens: 200 }, 100).finalAmount.toString() });
+  });
+
+  it("not streamed: the signed quote moves on-chain once, with PAYMENT-RESPONSE and a settled receipt", async () => {
+    const before = await env.balances();
+    const res = await payingFetch(gateway)("http://gw.test/v1/chat/completions", request({}));
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices[0].message.content).toContain("pay per token");
+    expect(body.receipt.settlement).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(decode(res.headers.get("payment-response"))).toMatchObject({ success: true, transaction: body.receipt.settlement.txHash });
+    const after = await env.balances();
+    expect(after.payTo - before.payTo).toBe(BigInt(body.receipt.finalAmountWei));
+    expect(before.payer - after.payer).toBe(BigInt(body.receipt.finalAmountWei));
+  });
+
+  it("streamed: the chunks, then the receipt chunk with the settlement's transaction, then [DONE]", async () => {
+    const before = await env.balances();
+    const res = await payingFetch(gateway)("http://gw.test/v1/chat/completions", request({ stream: true }));
+    expect(res.status).toBe(200);
+    const events = (await res.text()).split("\n\n").filter(Boolean).map((f) => f.slice("data: ".length));
+    expect(events.at(-1)).toBe("[DONE]");
+    const receipt = JSON.parse(events.at(-2)!).receipt;
+    expect(receipt.settlement).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x/) });
+    const after = await env.balances();
+    expect(after.payTo - before.payTo).toBe(BigInt(receipt.finalAmountWei));
+  });
+
+  it("an upstream that fails before answering: 502, and nothing moves", async () => {
+    const before = await env.balances();
+    const res = await payingFetch(failing)("http://gw.test/v1/chat/completions", request({ stream: true }));
+    expect(res.status).toBe(502);
+    expect(await env.balances()).toEqual(before);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { countPrompt, IMAGE_PART_TOKENS, MAX_TOKENIZED_CHARS, promptBound, tokenCounter, TOKENS_PER_CONVERSATION, TOKENS_PER_MESSAGE } from "./tokens.js";
+
+describe("token counting", () => {
+  it("counts with o200k_base; special-token text is plain text, never refused", async () => {
+    const counter = await tokenCounter();
+    expect(counter.count("")).toBe(0);
+    expect(counter.count("Hello world")).toBe(2);
+    expect(counter.count("<|endoftext|>")).toBeGreaterThan(1);
+  });
+
+  it("counts a text past the tokenized limit as its UTF-8 bytes (a bound, computed in linear time)", async () => {
+    const counter = await tokenCounter();
+    const long = "é".repeat(MAX_TOKENIZED_CHARS + 1);
+    expect(counter.count(long)).toBe(2 * (MAX_TOKENIZED_CHARS + 1));
+  });
+
+  it("counts a prompt: message strings and roles, tool JSON, framing, and a fixed amount per image part", async () => {
+    const counter = await tokenCounter();
+    const messages = [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+    ];
+    const tools = [{ type: "function", function: { name: "f", parameters: {} } }];
+    const text = counter.count("Be brief.\nsystem\ntext\nWhat is this?\nuser\n");
+    expect(countPrompt(counter, { messages, extras: [tools, undefined] })).toBe(
+      text + counter.count(JSON.stringify(tools)) + IMAGE_PART_TOKENS + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION,
+    );
+    expect(promptBound(100)).toBe(126);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * Token counting for chat quotes and for output the upstream did not report: `gpt-tokenizer`'s
+ * o200k_base encoding (OpenAI's current models), pure JavaScript, loaded on the first chat call
+ * (its rank table takes ~0.2 s to load, which no other route should pay). Special-token text such
+ * as `<|endoftext|>` in a message is counted as plain text, never refused.
+ *
+ * Other vendors' tokenizers differ by a few per cent to a few tens of per cent on the same text;
+ * the quote adds a margin to the prompt count ({@link promptBound}) and settlement uses the
+ * upstream's own usage whenever it reports one.
+ */
+
+/** Counts the tokens of a text. */
+export interface TokenCounter {
+  count(text: string): number;
+}
+
+/**
+ * Longest text that is tokenized (~30 ms on one core). A longer one is counted as its UTF-8 byte
+ * length, a bound on the tokens of any byte-level BPE tokenizer, so a huge prompt cannot hold the
+ * event loop for seconds.
+ */
+export const MAX_TOKENIZED_CHARS = 256 * 1024;
+
+const encoder = new TextEncoder();
+
+let loading: Promise<TokenCounter> | undefined;
+
+/** The shared counter, loaded once on first use. */
+export function tokenCounter(): Promise<TokenCounter> {
+  loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
+    const plain = { disallowedSpecial: new Set<string>() };
+    return {
+      count: (text: string) => (text.length === 0 ? 0 : text.length > MAX_TOKENIZED_CHARS ? encoder.encode(text).length : m.countTokens(text, plain)),
+    };
+  });
+  return loading;
+}
+
+/** Tokens an image part of a message is quoted at (OpenAI's high-detail 2048×768 tile count, rounded up). */
+export const IMAGE_PART_TOKENS = 1_200;
+/** Framing tokens per message (role and separators) and per conversation, as OpenAI documents them. */
+export const TOKENS_PER_MESSAGE = 4;
+export const TOKENS_PER_CONVERSATION = 3;
+
+/** The parts of a chat request that the model reads as input. */
+export interface PromptParts {
+  readonly messages: readonly unknown[];
+  /** `tools`, `functions`, `response_format`… as sent: their JSON is counted. */
+  readonly extras?: readonly unknown[];
+}
+
+/**
+ * The prompt tokens of a chat request as OpenAI counts them for its own models: every string a
+ * message carries (content text parts, name, tool calls and their arguments, tool results) plus the
+ * JSON of tools and response formats, framing tokens per message, and {@link IMAGE_PART_TOKENS} per
+ * image part (image bytes are not text). Audio and file parts are counted by their JSON.
+ */
+export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
+  let text = "";
+  let images = 0;
+  const visit = (value: unknown): void => {
+    if (typeof value === "string") text += `${value}\n`;
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === "object") {
+      const record = value as Record<string, unknown>;
+      if (record.type === "image_url" || record.type === "input_image") {
+        images += 1;
+        return;
+      }
+      for (const [k, v] of Object.entries(record)) if (k !== "role") visit(v);
+    }
+  };
+  for (const message of parts.messages) {
+    visit(message);
+    const role = (message as { role?: unknown } | null)?.role;
+    if (typeof role === "string") text += `${role}\n`;
+  }
+  let extras = "";
+  for (const extra of parts.extras ?? []) if (extra !== undefined) extras += JSON.stringify(extra);
+  return (
+    counter.count(text) +
+    counter.count(extras) +
+    images * IMAGE_PART_TOKENS +
+    parts.messages.length * TOKENS_PER_MESSAGE +
+    TOKENS_PER_CONVERSATION
+  );
+}
+
+/** The prompt count the quote reserves for: the count plus 10 % and 16 tokens, for vendors whose tokenizers count more. */
+export function promptBound(count: number): number {
+  return count + Math.ceil(count / 10) + 16;
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { createFetchHttpClient } from "../http/client.js";
+import { runChatUpstreamSuite } from "../testing/chat-upstream-suite.js";
+import { chatUsageOf, outputTextOf } from "./openai-chat.js";
+
+// The chat methods and the fetch client's streaming against a local stub upstream.
+runChatUpstreamSuite("fetch", createFetchHttpClient());
+
+describe("chat answer readers", () => {
+  it("reads usage only when both token counts are non-negative integers, details when they are", () => {
+    expect(chatUsageOf({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 })).toEqual({ promptTokens: 5, completionTokens: 2 });
+    expect(chatUsageOf({ prompt_tokens: 5, completion_tokens: 2, prompt_tokens_details: { cached_tokens: -1 }, completion_tokens_details: null })).toEqual({
+      promptTokens: 5,
+      completionTokens: 2,
+    });
+    for (const bad of [
+      null,
+      undefined,
+      "x",
+      [],
+      {},
+      { prompt_tokens: 5 },
+      { prompt_tokens: 1.5, completion_tokens: 2 },
+      { prompt_tokens: "5", completion_tokens: 2 },
+    ]) {
+      expect(chatUsageOf(bad)).toBeUndefined();
+    }
+  });
+
+  it("concatenates content, text and refusal parts, refusals and function names/arguments across choices", () => {
+    const choices = [
+      {
+        message: {
+          content: [
+            { type: "text", text: "a" },
+            { type: "refusal", refusal: "b" },
+            { type: "image_url", image_url: { url: "x" } },
+          ],
+          refusal: "c",
+        },
+      },
+      { message: { content: null, function_call: { name: "f", arguments: "{}" } } },
+      { message: { tool_calls: [{ function: { name: "g", arguments: '{"x":1}' } }, { type: "custom" }, null] } },
+      { delta: { content: "ignored: not a message" } },
+      "junk",
+    ];
+    expect(outputTextOf(choices, "message")).toBe('abcf{}g{"x":1}');
+    expect(outputTextOf(choices, "delta")).toBe("ignored: not a message");
+    expect(outputTextOf(undefined, "delta")).toBe("");
+  });
+});
