@@ -7,7 +7,8 @@
  * Creates a service key with a huge budget through `POST /api/keys` and prints
  * `{"url","token","keyId"}`. Counts the 200 answers it served to `POST /v1/embeddings`; the
  * stdin command `stats` answers `{"served200","cut"}`, `cut` counting the calls whose client left before
- * the answer was written (wrk closes its connections mid-request when its time is up). Exits (closing the gateway) on SIGTERM or when
+ * the answer was written (wrk closes its connections mid-request when its time is up), and
+ * `chat200` / `chatCut` count `POST /v1/chat/completions` the same way. Exits (closing the gateway) on SIGTERM or when
  * stdin closes.
  */
 import { createGateway, createMemoryStore, type Store } from "@tollgate/core";
@@ -46,11 +47,18 @@ const running = await serve(gateway, { port: 0 });
 
 let served200 = 0;
 let cut = 0;
+let chat200 = 0;
+let chatCut = 0;
 running.server.on("request", (req, res) => {
   if (req.method === "POST" && req.url === "/v1/embeddings")
     res.once("close", () => {
       if (!res.writableFinished) cut++;
       else if (res.statusCode === 200) served200++;
+    });
+  else if (req.method === "POST" && req.url === "/v1/chat/completions")
+    res.once("close", () => {
+      if (!res.writableFinished) chatCut++;
+      else if (res.statusCode === 200) chat200++;
     });
 });
 
@@ -64,7 +72,7 @@ const key = (await created.json()) as { keyId: string; token: string };
 
 serveParent(
   { url: running.url, token: key.token, keyId: key.keyId },
-  (command) => (command === "stats" ? { served200, cut } : { error: `unknown command ${command}` }),
+  (command) => (command === "stats" ? { served200, cut, chat200, chatCut } : { error: `unknown command ${command}` }),
   async () => {
     await running.close({ graceMs: 1_000 });
     await http.close();

@@ -72,7 +72,8 @@ export function run(command: string, args: string[], cpu?: number, env?: NodeJS.
 export interface Proc<I> {
   readonly pid: number;
   readonly info: I;
-  ask<T>(command: string): Promise<T>;
+  /** `timeoutMs` bounds the wait for the answer (default 10 s). */
+  ask<T>(command: string, timeoutMs?: number): Promise<T>;
   /** SIGTERM, then SIGKILL after 3 s; resolves when it exited. */
   stop(): Promise<void>;
 }
@@ -111,8 +112,8 @@ export function startProc<I>(script: string, args: string[], cpu?: number): Prom
   return nextLine(30_000).then((line) => ({
     pid: child.pid!,
     info: JSON.parse(line) as I,
-    ask: <T>(command: string) => {
-      const answer = nextLine(10_000);
+    ask: <T>(command: string, timeoutMs = 10_000) => {
+      const answer = nextLine(timeoutMs);
       child.stdin!.write(`${command}\n`);
       return answer.then((l) => JSON.parse(l) as T);
     },
@@ -142,6 +143,17 @@ export function cpuMicros(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // After "(comm) ": state is field 3, utime 14 and stime 15 (1-based) → indexes 11 and 12 here.
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+}
+
+/**
+ * CPU time the whole machine spent in user and system mode, plus the time the hypervisor stole, in
+ * microseconds over all CPUs, from /proc/stat (irq and softirq time left out: they are partly this
+ * benchmark's own network traffic). With {@link cpuMicros} of one's own processes, the rest is
+ * other processes' load.
+ */
+export function machineCpuMicros(): number {
+  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((user + nice + system + steal) * 1e6) / CLK_TCK;
 }
 
 /** Median of a list. */

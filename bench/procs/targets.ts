@@ -130,6 +130,15 @@ export interface Billing {
 
 type Stats = { served200: number; cut: number };
 
+/** A key's budget amounts, decimal strings. */
+export type KeyBudget = { budgetUsed: string; budgetReserved: string };
+
+/** The gateway's key's budget as `GET /api/keys/{id}` answers it. */
+export async function keyBudget(gateway: Proc<GatewayInfo>): Promise<KeyBudget> {
+  const { url, keyId, token } = gateway.info;
+  return (await (await fetch(`${url}/api/keys/${keyId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as KeyBudget;
+}
+
 /**
  * After the runs: waits until nothing is reserved on the key and the counts are stable, then
  * checks budgetUsed = billed × price with served200 ≤ billed ≤ served200 + cut (every answered call
@@ -137,12 +146,7 @@ type Stats = { served200: number; cut: number };
  * and counted ≤ served200, served200 + cut ≤ counted + slack.
  */
 export async function checkBilling(meter: Meter): Promise<Billing> {
-  const { url, keyId, token } = meter.gateway.info;
-  const view = async () =>
-    (await (await fetch(`${url}/api/keys/${keyId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      budgetUsed: string;
-      budgetReserved: string;
-    };
+  const view = () => keyBudget(meter.gateway);
   const stats = () => meter.gateway.ask<Stats>("stats");
   let [key, s] = [await view(), await stats()];
   for (let i = 0; i < 50; i++) {

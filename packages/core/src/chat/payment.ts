@@ -60,7 +60,7 @@ export async function openChatPayment(
     const outputCap = lowered ? affordableCap(card, quote, limit, deps.feeBps) : quote.outputCap;
     const capReason: CapReason = lowered ? "budget" : quote.capReason;
     // The most this call may cost: the prompt bound and the (maybe lowered) cap, which fits the reservation.
-    const most = priceChat(card, { promptTokens: quote.promptBound, completionTokens: outputCap * quote.choices }, deps.feeBps);
+    const most = lowered ? priceChat(card, { promptTokens: quote.promptBound, completionTokens: outputCap * quote.choices }, deps.feeBps) : quote.quote;
     const finish = async (metered: Priced) => {
       const priced = capped(metered, most);
       const settled = await deps.ledger.settleOwn({ intent, finalAmount: priced.finalAmount });

@@ -114,7 +114,7 @@ const COMPLETION_SCRIPTS: Record<string, Script> = {
 };
 
 const RAW_SCRIPTS: Record<string, Script> = {
-  steady: { contentType: "text/plain", steps: steady(8, 40, (i) => `c${i}`) },
+  steady: { contentType: "text/plain", steps: steady(8, 80, (i) => `c${i}`) },
   hang: { contentType: "text/plain", steps: ["first", "hang"] },
 };
 
