@@ -1,5 +1,5 @@
 /** The card every list of the dashboard uses: a titled section with a table, or a line when empty. */
-import type { ReactNode } from "react";
+import { Fragment, type ReactNode } from "react";
 
 /** One column of a {@link DataTable}. */
 export interface Column<T> {
@@ -20,6 +20,11 @@ export interface DataTableProps<T> {
   rowKey: (row: T) => string;
   /** The first column is the row header. */
   columns: readonly [Column<T>, ...Column<T>[]];
+  /**
+   * An optional line under a row, across all columns (null for none), for what does not fit a
+   * column; its cell is tied to the row's header for assistive technology.
+   */
+  detail?: (row: T) => ReactNode;
   /** Rendered below the table (or the empty line). */
   children?: ReactNode;
 }
@@ -27,7 +32,7 @@ export interface DataTableProps<T> {
 const numClass = (column: { numeric?: boolean | undefined }) => (column.numeric ? "num" : undefined);
 
 /** A `<section class="card">` with an accessible table of `rows`; see {@link DataTableProps}. */
-export function DataTable<T>({ id, title, empty, rows, rowKey, columns, children }: DataTableProps<T>) {
+export function DataTable<T>({ id, title, empty, rows, rowKey, columns, detail, children }: DataTableProps<T>) {
   const [header, ...rest] = columns;
   return (
     <section aria-labelledby={id} className="card">
@@ -47,16 +52,31 @@ export function DataTable<T>({ id, title, empty, rows, rowKey, columns, children
               </tr>
             </thead>
             <tbody>
-              {rows.map((row) => (
-                <tr key={rowKey(row)}>
-                  <th scope="row">{header.cell(row)}</th>
-                  {rest.map((column) => (
-                    <td key={column.label} className={numClass(column)}>
-                      {column.cell(row)}
-                    </td>
-                  ))}
-                </tr>
-              ))}
+              {rows.map((row) => {
+                const key = rowKey(row);
+                const extra = detail?.(row) ?? null;
+                return (
+                  <Fragment key={key}>
+                    <tr className={extra === null ? undefined : "has-detail"}>
+                      <th scope="row" id={`${id}-${key}`}>
+                        {header.cell(row)}
+                      </th>
+                      {rest.map((column) => (
+                        <td key={column.label} className={numClass(column)}>
+                          {column.cell(row)}
+                        </td>
+                      ))}
+                    </tr>
+                    {extra !== null && (
+                      <tr className="detail-row">
+                        <td colSpan={columns.length} headers={`${id}-${key}`}>
+                          {extra}
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -2,16 +2,19 @@
 /**
  * The signed-in wallet's keys, spend totals and recent payment intents, read from the gateway's
  * HTTP API with the session cookie. Mounted once per session (keyed by address by its parent).
+ * A key changed in its panel (update, rotation) replaces its row, so the table and the totals
+ * show what the gateway answered.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
-import { AuthenticationError, type IntentListItem, type ServiceKey, type TollgateClient } from "@tollgate/client";
+import { AuthenticationError, type IntentListItem, type TollgateClient } from "@tollgate/client";
 import { describeError, fetchAllKeys, fetchIntents } from "../lib/api";
+import type { GovernedKey } from "../lib/key-admin";
 import { IntentsTable } from "./intents-table";
 import { KeysTable } from "./keys-table";
 import { SpendSummary } from "./spend-summary";
 
 type View =
-  { state: "loading" } | { state: "error"; message: string } | { state: "ready"; keys: ServiceKey[]; intents: IntentListItem[]; nextCursor: string | null };
+  { state: "loading" } | { state: "error"; message: string } | { state: "ready"; keys: GovernedKey[]; intents: IntentListItem[]; nextCursor: string | null };
 
 /** Props of {@link WalletData}. */
 export interface WalletDataProps {
@@ -47,6 +50,10 @@ export function WalletData({ client, onSessionEnded }: WalletDataProps) {
     return () => own.abort();
   }, [client, fail]);
 
+  const replaceKey = useCallback((key: GovernedKey) => {
+    setView((v) => (v.state === "ready" ? { ...v, keys: v.keys.map((k) => (k.keyId === key.keyId ? key : k)) } : v));
+  }, []);
+
   async function loadMore() {
     const signal = controller.current?.signal;
     if (view.state !== "ready" || !view.nextCursor || !signal) return;
@@ -54,7 +61,8 @@ export function WalletData({ client, onSessionEnded }: WalletDataProps) {
     try {
       const page = await fetchIntents(client, view.nextCursor, signal);
       if (signal.aborted) return;
-      setView({ ...view, intents: [...view.intents, ...page.intents], nextCursor: page.next_cursor });
+      // Functional: a key edited meanwhile keeps its new values.
+      setView((v) => (v.state === "ready" ? { ...v, intents: [...v.intents, ...page.intents], nextCursor: page.next_cursor } : v));
       setMore({ loading: false });
     } catch (error) {
       if (!signal.aborted) setMore({ loading: false, error: describeError(error) });
@@ -76,7 +84,7 @@ export function WalletData({ client, onSessionEnded }: WalletDataProps) {
   return (
     <div className="results" aria-live="polite">
       <SpendSummary keys={view.keys} />
-      <KeysTable keys={view.keys} />
+      <KeysTable keys={view.keys} onKeyChanged={replaceKey} onSessionEnded={onSessionEnded} />
       <IntentsTable
         intents={view.intents}
         keys={view.keys}

@@ -6,8 +6,10 @@
  * `page.exposeFunction` — signs in and checks that: nothing of a wallet shows before sign-in;
  * after it, every key, budget, intent and total on the page is exactly the signed-in wallet's
  * seeded data and nothing of the other wallet; the session is an HttpOnly cookie that survives
- * a reload; "Load more"; sign-out clears it all; a declined signature; an empty wallet.
- * Saves e2e/artifacts/signed-out.png and dashboard.png. Exits non-zero on any failure. Run: npm run test:e2e
+ * a reload; "Load more"; key governance (e2e/key-governance.ts: edit a key's limit, period, models
+ * and caps, the gateway's 409, the change history, token rotation shown once); sign-out clears it
+ * all; a declined signature; an empty wallet. Saves e2e/artifacts/signed-out.png, dashboard.png,
+ * key-edit.png and key-rotate.png. Exits non-zero on any failure. Run: npm run test:e2e
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -17,6 +19,7 @@ import { chromium, type Browser, type Locator, type Page } from "playwright-core
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { parseSiweMessage } from "viem/siwe";
 import { startApp, stopAllApps, type AppServer } from "./server";
+import { checkKeyGovernance } from "./key-governance";
 import { CHAT_INTENTS, seedOtherWallet, seedWallet, type Seeded } from "./seed";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -91,7 +94,8 @@ async function injectWallet(page: Page, wallet: TestWallet): Promise<void> {
 }
 
 async function rowsOf(table: Locator): Promise<Row[]> {
-  const rows = table.locator("tbody tr");
+  // Not the detail line under a governed key's row (asserted in key-governance.ts).
+  const rows = table.locator("tbody tr:not(.detail-row)");
   const out: Row[] = [];
   for (let i = 0, n = await rows.count(); i < n; i++) {
     const row = rows.nth(i);
@@ -150,13 +154,15 @@ async function checkSeededWallet(page: Page, base: string, wallet: TestWallet, s
 
   const trialExpiry = `${new Date(seed.trialExpiresAt).toISOString().slice(0, 16).replace("T", " ")} UTC`;
   const expectedKeys = new Map([
-    [seed.keys.research, { name: "Research agent", cells: ["API", "8453", "25.000000", "1.250000", "0.500000", "23.250000", EXPIRY, "Active"] }],
-    [seed.keys.chat, { name: "Chat session", cells: ["Session", "84532", "5.000000", "0.300000", "0.000000", "4.700000", EXPIRY, "Active"] }],
-    [seed.keys.old, { name: "Old key", cells: ["API", "8453", "1.000000", "0.000000", "0.000000", "1.000000", EXPIRY, "Revoked"] }],
-    [seed.keys.trial, { name: "Short trial", cells: ["API", "8453", "3.000000", "0.000000", "0.000000", "3.000000", trialExpiry, "Expired"] }],
+    // No detail line (period, models, caps) until a key is governed; "Edit" opens its panel.
+    [seed.keys.research, { name: "Research agent", cells: ["API", "8453", "25.000000", "1.250000", "0.500000", "23.250000", EXPIRY, "Active", "Edit"] }],
+    [seed.keys.chat, { name: "Chat session", cells: ["Session", "84532", "5.000000", "0.300000", "0.000000", "4.700000", EXPIRY, "Active", "Edit"] }],
+    [seed.keys.old, { name: "Old key", cells: ["API", "8453", "1.000000", "0.000000", "0.000000", "1.000000", EXPIRY, "Revoked", "Edit"] }],
+    [seed.keys.trial, { name: "Short trial", cells: ["API", "8453", "3.000000", "0.000000", "0.000000", "3.000000", trialExpiry, "Expired", "Edit"] }],
   ]);
   const keyRows = await rowsOf(keysTable);
   assert.equal(keyRows.length, expectedKeys.size, "one row per key of this wallet, none of the other wallet");
+  assert.equal(await keysTable.locator("tr.detail-row").count(), 0, "no key has a period, an allow-list or caps yet");
   for (const row of keyRows) {
     const keyId = [...expectedKeys.keys()].find((id) => row.header.includes(id));
     assert.ok(keyId, `unexpected key row ${row.header}`);
@@ -273,11 +279,12 @@ async function main(): Promise<void> {
     // The trial key must be past its expiry before the page reads it.
     await new Promise((r) => setTimeout(r, Math.max(0, seed.trialExpiresAt + 50 - Date.now())));
     await checkSeededWallet(page, server.url, wallet, seed, other);
+    await checkKeyGovernance(page, server.url, seed, WALLET.address.toLowerCase(), EXPIRY, ARTIFACTS);
     await checkCookieAndReload(page);
     await checkSignOut(page);
     await checkDeclined(page, wallet);
     await checkEmptyWallet(page, wallet);
-    console.log(`dashboard e2e: passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshot ${join(ARTIFACTS, "dashboard.png")}`);
+    console.log(`dashboard e2e: passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${ARTIFACTS}`);
   } catch (error) {
     if (page) {
       mkdirSync(ARTIFACTS, { recursive: true });

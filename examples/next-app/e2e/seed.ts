@@ -10,6 +10,8 @@ import type { PrivateKeyAccount } from "viem/accounts";
 /** What was created, for the assertions. */
 export interface Seeded {
   keys: { research: string; chat: string; old: string; trial: string };
+  /** The research key's token as created (for the rotation check). */
+  researchToken: string;
   /** Expiry of the short-lived key (ms); the page is read only after it passed. */
   trialExpiresAt: number;
   research: { settled: string; aborted: string; authorized: string };
@@ -77,6 +79,7 @@ export async function seedWallet(base: string, account: PrivateKeyAccount): Prom
 
   return {
     keys: { research: research.keyId, chat: chat.keyId, old: old.keyId, trial: trial.keyId },
+    researchToken: research.token,
     trialExpiresAt,
     research: { settled, aborted, authorized },
     chatSettled,

@@ -3,15 +3,8 @@
  * the wallet session (Sign-In with Ethereum, carried by the gateway's HttpOnly cookie), every key
  * of the signed-in wallet (all pages), a page of its intents, and one sentence per failure.
  */
-import {
-  AuthenticationError,
-  createTollgateClient,
-  TollgateError,
-  type IntentList,
-  type ServiceKey,
-  type TollgateClient,
-  type WalletSession,
-} from "@tollgate/client";
+import { AuthenticationError, createTollgateClient, TollgateError, type IntentList, type TollgateClient, type WalletSession } from "@tollgate/client";
+import type { GovernedKey } from "./key-admin";
 import { connectWallet, isUserRejection, personalSign, type Eip1193Provider } from "./wallet";
 
 /** Intents shown per page of the dashboard. */
@@ -62,10 +55,11 @@ export async function signInWithWallet(client: TollgateClient, provider: Eip1193
 /**
  * Every key of the signed-in wallet, newest first, following `next_cursor` to the end so that
  * totals cover all keys. Rejects with the client's errors (`AuthenticationError` once the session
- * ended, `UserAbortError` once `signal` aborts).
+ * ended, `UserAbortError` once `signal` aborts). The gateway's key view carries the governance
+ * fields (period, models, caps) whether or not the client's `ServiceKey` declares them.
  */
-export async function fetchAllKeys(client: TollgateClient, signal: AbortSignal): Promise<ServiceKey[]> {
-  const keys: ServiceKey[] = [];
+export async function fetchAllKeys(client: TollgateClient, signal: AbortSignal): Promise<GovernedKey[]> {
+  const keys: GovernedKey[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_KEY_PAGES; page++) {
     const body = await client.keys.list({ limit: KEY_PAGE_SIZE, cursor }, { signal });
@@ -94,4 +88,17 @@ export function describeError(error: unknown): string {
   }
   if (error instanceof TollgateError) return `Could not reach the gateway: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * {@link describeError} for an action of the signed-in page (saving, rotating, reading history):
+ * when the gateway no longer accepts the session it calls `onSessionEnded` (the page returns to
+ * "Sign in") and returns undefined; otherwise the sentence to show.
+ */
+export function actionError(error: unknown, onSessionEnded: () => void): string | undefined {
+  if (error instanceof AuthenticationError) {
+    onSessionEnded();
+    return undefined;
+  }
+  return describeError(error);
 }

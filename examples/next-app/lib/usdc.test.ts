@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUsdc, parseAtomic, spendTotals } from "./usdc";
+import { formatUsdc, parseAtomic, parseUsdc, spendTotals } from "./usdc";
 
 describe("formatUsdc", () => {
   it("always shows six decimals and groups thousands", () => {
@@ -18,6 +18,29 @@ describe("formatUsdc", () => {
   it("rejects anything that is not a non-negative integer", () => {
     for (const bad of ["", "-1", "1.5", "1e6", " 1", "0x10"]) expect(() => formatUsdc(bad)).toThrow(TypeError);
     expect(() => parseAtomic(-1n)).toThrow(TypeError);
+  });
+});
+
+describe("parseUsdc", () => {
+  it("reads typed USDC amounts to atomic units without floats", () => {
+    expect(parseUsdc("20")).toBe(20_000_000n);
+    expect(parseUsdc(" 0.5 ")).toBe(500_000n);
+    expect(parseUsdc(".5")).toBe(500_000n);
+    expect(parseUsdc("1.")).toBe(1_000_000n);
+    expect(parseUsdc("0.000001")).toBe(1n);
+    expect(parseUsdc("1,234.567890")).toBe(1_234_567_890n);
+    // 0.1 + 0.2 style drift cannot happen: beyond float precision stays exact.
+    expect(parseUsdc("9,223,372,036,854.775807")).toBe(9_223_372_036_854_775_807n);
+  });
+
+  it("is the inverse of formatUsdc", () => {
+    for (const atomic of ["0", "1", "1250000", "1234567890", "9223372036854775807"]) expect(parseUsdc(formatUsdc(atomic)).toString()).toBe(atomic);
+  });
+
+  it("refuses anything else with a sentence", () => {
+    for (const bad of ["", ".", "-1", "+1", "1e6", "0x10", "1.2.3", "12,34", "1,2345", "abc", "1 000", "0.0000001"])
+      expect(() => parseUsdc(bad), bad).toThrow(RangeError);
+    expect(() => parseUsdc("0.0000001")).toThrow(/more than 6 decimals/);
   });
 });
 

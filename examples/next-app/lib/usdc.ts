@@ -33,6 +33,26 @@ export function formatUsdc(value: string | bigint): string {
   return `${whole}.${fraction}`;
 }
 
+// Whole part (plain, or grouped by commas in threes) with an optional fraction, or a bare fraction.
+const DECIMAL_USDC = /^(?:(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d*))?|\.(\d+))$/;
+
+/**
+ * Parses a USDC amount typed by a person (`"20"`, `"0.5"`, `".5"`, `"1,234.567890"`) to atomic
+ * units, by string arithmetic: at most 6 decimals, thousands separators only in groups of three,
+ * no sign, no exponent. The inverse of {@link formatUsdc}.
+ * @throws RangeError with a sentence for the user when the text is not such an amount.
+ */
+export function parseUsdc(text: string): bigint {
+  const trimmed = text.trim();
+  const match = DECIMAL_USDC.exec(trimmed);
+  if (!match) throw new RangeError(`${JSON.stringify(trimmed)} is not a USDC amount (digits, optionally a point and up to ${USDC_DECIMALS} decimals).`);
+  const whole = (match[1] ?? "0").replaceAll(",", "");
+  const fraction = match[2] ?? match[3] ?? "";
+  if (fraction.length > USDC_DECIMALS)
+    throw new RangeError(`${JSON.stringify(trimmed)} has more than ${USDC_DECIMALS} decimals (the smallest USDC unit is 0.000001).`);
+  return BigInt(whole) * 10n ** BigInt(USDC_DECIMALS) + BigInt(fraction.padEnd(USDC_DECIMALS, "0"));
+}
+
 /** The budget fields of a key as `GET /api/keys` returns them. */
 export interface KeyBudget {
   budgetLimit: string;

@@ -42,7 +42,7 @@ export interface OpenAPIDocument {
 export interface TollgateClient {
   /** Wallet sessions: Sign-In with Ethereum (`signIn`, or `nonce` + `verify`), `session`, `signOut`. */
   readonly auth: AuthResource;
-  /** Service keys: create, list, get, revoke, legacy settle. */
+  /** Service keys: create, list, get, revoke, legacy settle; update, rotate and their events. */
   readonly keys: KeysResource;
   /** Payment intents: prepare, settle, abort, list; and metering. */
   readonly payments: PaymentsResource;

@@ -63,12 +63,14 @@ export class TollgateError extends Error {
 export class BadRequestError extends TollgateError {}
 /**
  * 401: no, unknown, revoked or expired credential (`authentication_required`, `invalid_key`,
- * `key_revoked`, `key_expired`, `unauthorized`), or a wallet that is named but not proven, or a
- * sign-in that failed (`wallet_unverified`: sign in with the wallet, see `auth.signIn`).
+ * `key_revoked`, `key_expired`, `unauthorized`), a token replaced by `keys.rotate` whose grace is
+ * over (`key_rotated`: use the new token), or a wallet that is named but not proven, or a sign-in
+ * that failed (`wallet_unverified`: sign in with the wallet, see `auth.signIn`).
  */
 export class AuthenticationError extends TollgateError {}
 /**
- * 402: the key's budget is too small (`budget_exhausted`) or a paid route wants a payment
+ * 402: the key's budget is too small (`budget_exhausted`), its cap for the model is
+ * (`model_budget_exhausted`, `details.scope` names the cap), or a paid route wants a payment
  * (`payment_required`). When the gateway offers x402, {@link paymentRequired} holds the decoded
  * `PAYMENT-REQUIRED` challenge to sign and send back as `paymentSignature`.
  */
@@ -82,7 +84,9 @@ export class PaymentRequiredError extends TollgateError {
 }
 /**
  * 403 `forbidden`: the key belongs to another wallet, `x-session-user-address` names another
- * wallet than the proven one, or a service key tried to create a key.
+ * wallet than the proven one, a service key tried to create or rotate a key or to change more
+ * than its own name. 403 `model_not_allowed`: the key's `models` allow-list does not cover the
+ * model of the call (`details.allowed` lists it); nothing was reserved.
  */
 export class PermissionDeniedError extends TollgateError {}
 /** 404: unknown route, key, intent, model, agent or video job (`not_found`, `key_not_found`, …). */
@@ -98,7 +102,11 @@ export class MethodNotAllowedError extends TollgateError {
 }
 /** 408: the server gave up waiting for the request (retried). */
 export class RequestTimeoutError extends TollgateError {}
-/** 409: a definitive conflict (`chain_mismatch`, `amount_exceeds_reservation`, `invalid_state`, `idempotency_conflict`, `already_claimed`). */
+/**
+ * 409: a definitive conflict (`chain_mismatch`, `amount_exceeds_reservation`, `invalid_state`,
+ * `idempotency_conflict`, `already_claimed`, `limit_below_committed`: a `keys.update` budget
+ * limit below what the current window has used and reserved).
+ */
 export class ConflictError extends TollgateError {}
 /** 413: the body is over the gateway's limit (`payload_too_large`). */
 export class PayloadTooLargeError extends TollgateError {}

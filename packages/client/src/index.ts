@@ -76,7 +76,26 @@ export type {
 export { buildSiweMessage, toChecksumAddress, type SiweMessageFields } from "./siwe.js";
 export { DEFAULT_SIGN_IN_STATEMENT, type AuthNonce, type AuthResource, type SignedIn, type SignedOut, type SignInParams, type SignMessage, type WalletSession } from "./resources/auth.js";
 export type { PaymentRequired, PaymentRequirements, PaymentResponse } from "./types/x402.js";
-export type { ActiveSession, CreateKeyParams, CreatedServiceKey, DirectCharge, KeyList, KeyRateLimit, KeyStatus, KeysResource, PageParams, RevokedKey, ServiceKey } from "./resources/keys.js";
+export type {
+  ActiveSession,
+  BudgetPeriod,
+  CreateKeyParams,
+  CreatedServiceKey,
+  DirectCharge,
+  KeyEvent,
+  KeyEventList,
+  KeyList,
+  KeyRateLimit,
+  KeyStatus,
+  KeysResource,
+  ModelBudget,
+  PageParams,
+  RevokedKey,
+  RotatedServiceKey,
+  RotateKeyParams,
+  ServiceKey,
+  UpdateKeyParams,
+} from "./resources/keys.js";
 export type {
   AbortedIntent,
   IntentList,

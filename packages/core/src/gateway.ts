@@ -16,6 +16,7 @@ import { resolveOptions, type GatewayOptions } from "./options.js";
 import type { GatewayServices } from "./services.js";
 import { createMemoryStore } from "./store/memory.js";
 import { createKeyService } from "./keys/service.js";
+import { createKeyGovernance } from "./keys/governance.js";
 import { keyRoutes } from "./keys/routes.js";
 import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
@@ -94,6 +95,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     store,
     feeBps,
     keys,
+    keyGovernance: createKeyGovernance({ store, clock, ids, compat: o.compat, onChange: () => keys.forget() }),
     ledger,
     x402,
     feedback: createFeedbackService(deps),

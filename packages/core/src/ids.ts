@@ -1,5 +1,5 @@
 /** Id prefixes used by the gateway. */
-export type IdPrefix = "key" | "pi" | "fb" | "vid" | "req" | "rcpt" | "ch" | "run" | "ses";
+export type IdPrefix = "key" | "pi" | "fb" | "vid" | "req" | "rcpt" | "ch" | "run" | "ses" | "kev";
 
 /** Mints prefixed ids (`key_…`, `pi_…`). Injectable so tests can have stable ids. */
 export interface IdGenerator {

@@ -1,6 +1,7 @@
 import type { Catalog } from "./catalog/catalog.js";
 import type { ModelsServiceOptions } from "./catalog/models-service.js";
 import type { KeyService } from "./keys/service.js";
+import type { KeyGovernance } from "./keys/governance.js";
 import type { LedgerService } from "./ledger/service.js";
 import type { Store } from "./store/types.js";
 import type { X402Service } from "./x402/service.js";
@@ -25,6 +26,8 @@ export interface GatewayServices {
   readonly store: Store;
   /** Service keys. */
   readonly keys: KeyService;
+  /** Key updates, rotation and their events; model allow-list and per-model cap rules. */
+  readonly keyGovernance: KeyGovernance;
   /** Payment intents (prepare / settle / abort / sweep). */
   readonly ledger: LedgerService;
   /** Platform fee in basis points applied by the pricing function. */

@@ -1,31 +1,34 @@
 /** {@link KeyStore} on PostgreSQL. */
 import { keysetPage, pageQuerySize } from "@tollgate/core";
 import type { KeyRecord, KeyStore } from "@tollgate/core";
+import { createGovernanceOps } from "./governance.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
-import { checkAmount, enc, KEY_COLS, toKey, type KeyRow, type TableName } from "./rows.js";
+import { checkAmount, enc, KEY_COLS, modelBudgetsJson, toJson, toKey, type KeyRow, type TableName } from "./rows.js";
 
-const INSERT_COLUMNS = "key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, rate_limit_rpm, current_session";
-const INSERT_VALUES = "$1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::numeric, $8::numeric, $9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::integer";
+const INSERT_COLUMNS = `key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, rate_limit_rpm,
+  budget_period, period_start, models, model_budgets, previous_token_hash, previous_token_valid_until, current_session`;
+const INSERT_VALUES = `$1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::numeric, $8::numeric, $9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::integer,
+  $15::text, $16::bigint, $17::json, $18::json, $19::text, $20::bigint`;
 
 export function createKeyOps(db: Queryable, t: TableName): KeyStore {
   const keys = t("keys");
   const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
   // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
-  // every other one still active at $15 (the latest versions, re-checked after any wait); `sup`
+  // every other one still active at $21 (the latest versions, re-checked after any wait); `sup`
   // revokes the active ones and clears the current mark; the insert runs after `sup` (it reads
   // it) and marks the new key current. A concurrent insert that committed after this statement
   // began is invisible to `old`, but its current mark is not invisible to the unique index
   // keys_current_session: this statement then fails, changes nothing, and is re-run.
   const insertSession = `
     WITH old AS MATERIALIZED (
-      SELECT key_id, CASE WHEN revoked_at IS NULL AND expires_at > $15::bigint THEN key_id END AS superseded
+      SELECT key_id, CASE WHEN revoked_at IS NULL AND expires_at > $21::bigint THEN key_id END AS superseded
       FROM ${keys}
       WHERE owner = $3::text AND chain_id = $4::bigint AND purpose = 'session'
-        AND (current_session OR (revoked_at IS NULL AND expires_at > $15::bigint))
+        AND (current_session OR (revoked_at IS NULL AND expires_at > $21::bigint))
       ORDER BY key_id FOR NO KEY UPDATE
     ),
     sup AS (
-      UPDATE ${keys} k SET current_session = NULL, revoked_at = CASE WHEN old.superseded IS NULL THEN k.revoked_at ELSE $15::bigint END
+      UPDATE ${keys} k SET current_session = NULL, revoked_at = CASE WHEN old.superseded IS NULL THEN k.revoked_at ELSE $21::bigint END
       FROM old WHERE k.key_id = old.key_id
       RETURNING old.superseded
     ),
@@ -47,6 +50,8 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
   }
 
   return {
+    ...createGovernanceOps(db, t),
+
     /**
      * One statement. A session key: see `insertSession` above; of N concurrent inserts for one
      * (owner, chain), each supersedes the one current before it, so one stays active.
@@ -67,6 +72,12 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
         key.revokedAt ?? null,
         key.lastUsedAt ?? null,
         key.rateLimit?.requestsPerMinute ?? null,
+        key.budgetPeriod ?? null,
+        key.periodStart ?? null,
+        toJson(key.models),
+        modelBudgetsJson(key.modelBudgets),
+        key.previousTokenHash ?? null,
+        key.previousTokenValidUntil ?? null,
       ];
       if (key.purpose !== "session") {
         await db.query(insertApi, values);
@@ -81,8 +92,12 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
       return one(`SELECT ${KEY_COLS} FROM ${keys} WHERE key_id = $1::text`, [keyId]);
     },
 
+    /** The current token first (one index lookup, as before rotation existed); the previous token only when no key has it as current. */
     async getKeyByTokenHash(tokenHash) {
-      return one(`SELECT ${KEY_COLS} FROM ${keys} WHERE token_hash = $1::text`, [tokenHash]);
+      return (
+        (await one(`SELECT ${KEY_COLS} FROM ${keys} WHERE token_hash = $1::text`, [tokenHash])) ??
+        (await one(`SELECT ${KEY_COLS} FROM ${keys} WHERE previous_token_hash = $1::text`, [tokenHash]))
+      );
     },
 
     async listKeys(owner, { limit, cursor, chainId }) {

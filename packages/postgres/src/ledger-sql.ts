@@ -3,20 +3,30 @@
  * it commits or rolls back as a whole; under READ COMMITTED a row lock taken by `FOR NO KEY
  * UPDATE` or by an UPDATE returns the row's latest committed version after any wait, and every
  * guard below is evaluated on such locked rows. Locks are always taken intents first (several of
- * them in (expires_at, intent_id) order, or with SKIP LOCKED), keys last (several in key_id
- * order), so two statements never wait for each other in a cycle.
+ * them in (expires_at, intent_id) order, or with SKIP LOCKED), keys next (several in key_id
+ * order), and a key's per-model counters (governance.ts) last, only while holding that key's
+ * lock, so two statements never wait for each other in a cycle.
  */
+import { lapsedSql, rollSet, scopeReleaseCte, scopeReserveCtes, windowPlaceholders, windowSql, type WindowPlaceholders } from "./governance.js";
 import { CHARGE_INSERT_COLUMNS, chargePlaceholders, INTENT_COLS, KEY_COLS, rowJson, type TableName } from "./rows.js";
 import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders } from "./video.js";
 
 /** The result row of reserve and chargeDirect: JSON of each record, or NULL. */
 export interface StepRow {
-  /** The key as locked, before this statement changed it (null: unknown key). */
-  before: string | null;
-  /** The key after this statement changed it (null: unchanged). */
-  after: string | null;
+  /**
+   * The key after this statement changed it, or as locked when it changed nothing (then with the
+   * stored window, which a lapsed one may need rolling); null: unknown key.
+   */
+  key: string | null;
   /** "true" when the guard passed and the amount was reserved or charged. */
   fits?: string | null;
+  /**
+   * The hot statements only: "true" when the key has overdue intents with a per-model scope; the
+   * statement then only expired the others (see `keyStep`).
+   */
+  scoped_due?: string | null;
+  /** Scoped reserve: "true" when the key's own guard passed (so a refusal is the per-model cap's). */
+  key_fits?: string | null;
   /** reserve: the inserted intent. */
   inserted?: string | null;
   /** reserve: the existing intent of the idempotency key. */
@@ -25,7 +35,7 @@ export interface StepRow {
 
 /** The result row of the finishing statement. */
 export interface FinishRow {
-  /** The intent as locked, before this statement (null: unknown). */
+  /** The intent as locked, before this statement (null: unknown, or not needed: it was finished). */
   current: string | null;
   /** The intent as this statement left it (null: the guard failed, nothing changed). */
   finished: string | null;
@@ -34,20 +44,31 @@ export interface FinishRow {
 }
 
 export function ledgerSql(t: TableName) {
-  const [keys, intents, charges, videoJobs] = [t("keys"), t("intents"), t("charges"), t("video_jobs")];
+  const [keys, intents, charges, videoJobs, spend] = [t("keys"), t("intents"), t("charges"), t("video_jobs"), t("key_model_spend")];
 
   /**
-   * CTEs over $1 = key id, $2 = now, $3 = amount: `expired` expires the key's overdue intents
-   * (locked in order, each re-checked), `rel` sums what they release, `k` then locks the key and
-   * holds its latest version, `idem` is given by the caller, and `calc` evaluates the guard on the
-   * locked key with the release applied (no `idem` row, unrevoked, unexpired, room for $3).
+   * CTEs over $1 = key id, $2 = now, $3 = amount, `w` the window starts: `expired` expires the
+   * key's overdue intents (locked in order, each re-checked), `rel` sums what they release, `k`
+   * then locks the key and holds its latest version, `idem` is given by the caller, and `calc`
+   * evaluates the guard on the locked key with the release applied and a lapsed window counted as
+   * used 0 (no `idem` row, unrevoked, unexpired, room for $3).
+   *
+   * With `scopes`, `scope_rel` also releases the expired intents' per-model reservations (but those
+   * of `scopes.except`, which the caller writes itself). Without (the hot path: the counter table
+   * is not in the plan), only intents without a scope are expired, and `calc.due` tells whether
+   * scoped ones are overdue too: the guard then fails (the step expires the others and stops
+   * there, a valid step of its own), the statement reports it ({@link StepRow.scoped_due}), and
+   * the caller runs the statement with `scopes` (ledger.ts). (`x` has OFFSET 0 so that its
+   * EXISTS runs once: a subquery the planner inlines is evaluated at each use of its columns.)
    */
-  const keyStep = (idem: string) => `
+  const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }) => {
+    const due = `EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND budget_scope IS NOT NULL)`;
+    return `
     expired AS (
       UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
       WHERE intent_id = ANY (ARRAY(
         SELECT intent_id FROM ${intents}
-        WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint
+        WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint${scopes ? "" : " AND budget_scope IS NULL"}
         ORDER BY expires_at, intent_id FOR NO KEY UPDATE))
       RETURNING *
     ),
@@ -57,90 +78,130 @@ export function ledgerSql(t: TableName) {
     ),
     idem AS (${idem}),
     calc AS MATERIALIZED (
-      SELECT k.key_id, k.owner, k.chain_id, rel.amount AS released,
-        NOT EXISTS (SELECT 1 FROM idem) AND k.revoked_at IS NULL AND k.expires_at > $2::bigint
-          AND k.budget_limit - k.budget_used - (k.budget_reserved - rel.amount) >= $3::numeric AS fits
-      FROM k, rel
-    )`;
+      SELECT k.key_id, k.owner, k.chain_id, k.budget_used AS used, k.budget_reserved AS reserved, k.period_start,
+        rel.amount AS released, k.budget_period AS period, x.lapsed, x.win, x.due,
+        NOT EXISTS (SELECT 1 FROM idem) AND NOT x.due AND k.revoked_at IS NULL AND k.expires_at > $2::bigint
+          AND k.budget_limit - CASE WHEN x.lapsed THEN 0 ELSE k.budget_used END - (k.budget_reserved - rel.amount) >= $3::numeric AS fits
+      FROM k, rel, LATERAL (SELECT ${lapsedSql("k.budget_period", "k.period_start", w)} AS lapsed, ${windowSql("k.budget_period", w)} AS win, ${scopes ? "false" : due} AS due OFFSET 0) x
+    )${scopes ? `,${scopeReleaseCte(spend, "k", w, scopes.except)}` : ""}`;
+  };
 
-  /** Applies the release and, when the guard passed, the amount to `column` of the key, in one UPDATE. */
-  const spend = (column: "budget_reserved" | "budget_used") => {
-    const add = (c: string) => (c === column ? " + CASE WHEN calc.fits THEN $3::numeric ELSE 0 END" : "");
+  /**
+   * Applies the release and, when `fits` (a boolean column of `from`) holds, the amount to
+   * `column` of the key, rolling a lapsed window, in one UPDATE. The counters are set from the
+   * version `k` locked (the latest: no one else can change it meanwhile), not from `kk`: an UPDATE
+   * checks the table's CHECK constraints on the row computed from the version its snapshot saw,
+   * before it finds the newer one, so `kk.budget_reserved + amount` could fail keys_budget on a
+   * version older than the guard's (releases committed in between) although the result fits.
+   */
+  const spendOn = (column: "budget_reserved" | "budget_used", fits = "calc.fits", from = "calc") => {
+    const add = (c: string) => (c === column ? ` + CASE WHEN ${fits} THEN $3::numeric ELSE 0 END` : "");
     return `
     upd AS (
       UPDATE ${keys} kk SET
-        budget_reserved = kk.budget_reserved - calc.released${add("budget_reserved")},
-        budget_used = kk.budget_used${add("budget_used")},
-        last_used_at = CASE WHEN calc.fits THEN $2::bigint ELSE kk.last_used_at END
-      FROM calc WHERE kk.key_id = calc.key_id AND (calc.fits OR calc.released > 0)
+        budget_reserved = calc.reserved - calc.released${add("budget_reserved")},
+        budget_used = CASE WHEN calc.lapsed THEN 0 ELSE calc.used END${add("budget_used")},
+        period_start = CASE WHEN calc.lapsed THEN calc.win ELSE calc.period_start END,
+        last_used_at = CASE WHEN ${fits} THEN $2::bigint ELSE kk.last_used_at END
+      FROM ${from} WHERE kk.key_id = calc.key_id AND (${fits} OR calc.released > 0)
       RETURNING kk.*
     )`;
   };
 
   /**
    * Expires the authorized intents the `due` query selects (and locks) at `now` (a placeholder),
-   * releases their reservations with their keys locked in key_id order, and counts them.
+   * releases their reservations with their keys locked in key_id order (rolling lapsed windows),
+   * then their per-model reservations, and counts them.
    */
-  const expireDue = (due: string, now: string) => `
+  const expireDue = (due: string, now: string, w: WindowPlaceholders) => `
       WITH due AS MATERIALIZED (${due}),
       expired AS (
         UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = ${now}::bigint
         WHERE intent_id IN (SELECT intent_id FROM due)
-        RETURNING key_id, max_amount
+        RETURNING key_id, max_amount, budget_scope
       ),
       rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
       upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount, ${rollSet("kk", "kk.budget_period", w)}
         FROM rel
         WHERE kk.key_id = rel.key_id
           AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
-      )
+        RETURNING kk.key_id, kk.budget_period
+      ),
+      ${scopeReleaseCte(spend, "upd", w)}
       SELECT count(*)::text AS n FROM expired`;
 
-  const stepResult = `${rowJson(KEY_COLS, "k")} AS before, ${rowJson(KEY_COLS, "upd")} AS after, (SELECT fits::text FROM calc) AS fits`;
+  const fw = windowPlaceholders(32);
 
-  return {
-    /**
-     * $1 key id, $2 now, $3 maxAmount, $4 intent id, $5 idempotency key, $6 fingerprint,
-     * $7 request, $8 createdAt, $9 expiresAt. `idem` is the existing intent with this idempotency
-     * key in its current state (expired just now, or as stored); `ins` inserts the new intent when
-     * the guard passed. A concurrent reserve with the same idempotency key that committed after
-     * this statement began is invisible to `idem` but not to the unique index intents_idempotency.
-     */
-    reserve: `
-      WITH ${keyStep(`
+  // COALESCE evaluates the second subquery only when the first is NULL: one key is serialised.
+  const stepResult = (scopes: boolean, fits = "calc") =>
+    `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")}) AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS scoped_due"}`;
+
+  /**
+   * $1 key id, $2 now, $3 maxAmount, $4 intent id, $5 idempotency key, $6 fingerprint,
+   * $7 request, $8 createdAt, $9 expiresAt, $10…$12 the windows at now; scoped: $13 the scope,
+   * $14 its cap. `idem` is the existing intent with this idempotency key in its current state
+   * (expired just now, or as stored); `ins` inserts the new intent when the guard (and the
+   * scope's, see governance.ts `scopeReserveCtes`) passed. A concurrent reserve with the same
+   * idempotency key that committed after this statement began is invisible to `idem` but not to
+   * the unique index intents_idempotency.
+   */
+  const reserve = (scoped: boolean, scopes: boolean) => {
+    const w = windowPlaceholders(10);
+    const ok = scoped ? "sc" : "calc";
+    return `
+      WITH ${keyStep(
+        `
         SELECT * FROM expired WHERE idempotency_key = $5::text
         UNION ALL
         SELECT * FROM ${intents}
-        WHERE key_id = $1::text AND idempotency_key = $5::text AND intent_id NOT IN (SELECT intent_id FROM expired)`)},
+        WHERE key_id = $1::text AND idempotency_key = $5::text AND intent_id NOT IN (SELECT intent_id FROM expired)`,
+        w,
+        scopes && (scoped ? { except: "$13" } : {}),
+      )},${scoped ? `${scopeReserveCtes(spend, w, "$13", "$14")},` : ""}
       ins AS (
-        INSERT INTO ${intents} (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at)
-        SELECT $4::text, key_id, owner, chain_id, 'authorized', $3::numeric, $5::text, $6::text, $7::json, $8::bigint, $9::bigint
-        FROM calc WHERE fits
+        INSERT INTO ${intents} (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at, budget_scope)
+        SELECT $4::text, calc.key_id, calc.owner, calc.chain_id, 'authorized', $3::numeric, $5::text, $6::text, $7::json, $8::bigint, $9::bigint, ${scoped ? "$13::text" : "NULL"}
+        FROM ${scoped ? "calc, sc" : "calc"} WHERE ${ok}.fits
         RETURNING *
       ),
-      ${spend("budget_reserved")}
-      SELECT ${stepResult}, ${rowJson(INTENT_COLS, "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay`,
-    /** $1 key id, $2 now, $3 amount, $4… the charge (queued when the guard passed). */
-    chargeDirect: `
-      WITH ${keyStep("SELECT 1 WHERE false")},
-      ${spend("budget_used")},
+      ${scoped ? spendOn("budget_reserved", "sc.fits", "calc, sc") : spendOn("budget_reserved")}
+      SELECT ${stepResult(scopes, ok)}, ${rowJson(INTENT_COLS, "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
+  };
+
+  const chargeDirect = (scopes: boolean) => `
+      WITH ${keyStep("SELECT 1 WHERE false", windowPlaceholders(17), scopes && {})},
+      ${spendOn("budget_used")},
       chg AS (
         INSERT INTO ${charges} (${CHARGE_INSERT_COLUMNS})
         SELECT ${chargePlaceholders(4)} FROM calc WHERE fits AND $9::numeric > 0
       )
-      SELECT ${stepResult}`,
-    /**
-     * $1 intent id, $2 now, $3 target status ('settled', 'aborted', or 'expired': only expire an
-     * overdue intent), $4 final amount (settle), $5 result, $6 reason (abort), $7…$19 the charge,
-     * $20…$31 the video job (settle; all NULL when none). `cur` locks the intent (its latest
-     * version); `fin` moves it out of `authorized` (to `expired` when it is overdue); `upd`
-     * releases the reservation on its key and adds the final amount to used; `chg` queues the
-     * charge of a settle and `job` inserts its video job (a duplicate job id fails the statement,
-     * so the settle and its job land together or not at all).
-     */
-    finish: `
-      WITH cur AS MATERIALIZED (SELECT * FROM ${intents} WHERE intent_id = $1::text FOR NO KEY UPDATE),
+      SELECT ${stepResult(scopes)}`;
+
+  /**
+   * $1 intent id, $2 now, $3 target status ('settled', 'aborted', or 'expired': only expire an
+   * overdue intent), $4 final amount (settle), $5 result, $6 reason (abort), $7…$19 the charge,
+   * $20…$31 the video job (settle; all NULL when none), $32…$34 the windows at now. `cur` locks
+   * the intent (its latest version); `fin` moves it out of `authorized` (to `expired` when it is
+   * overdue); `upd` releases the reservation on its key and adds the final amount to used (in the
+   * current window: a lapsed one is rolled first); `spd` does the same on the intent's per-model
+   * counters (after `upd`, whose key lock it needs); `chg` queues the charge of a settle and
+   * `job` inserts its video job (a duplicate job id fails the statement, so the settle and its
+   * job land together or not at all).
+   *
+   * Without `scoped` (the hot path: the counter table is not in the plan), `cur` skips an intent
+   * with a scope, which is then neither locked nor changed and reads as unknown (no row at all):
+   * the caller runs the statement with `scoped` whenever the hot one found nothing (ledger.ts).
+   */
+  const scopeFinish = `
+      spd AS (
+        UPDATE ${spend} s SET budget_reserved = s.budget_reserved - fin.max_amount,
+          ${rollSet("s", "upd.budget_period", fw, " + COALESCE(fin.final_amount, 0)")}
+        FROM fin, upd
+        WHERE fin.budget_scope IS NOT NULL AND s.key_id = fin.key_id AND s.scope = fin.budget_scope AND upd.key_id = fin.key_id
+      ),`;
+  const finishStep = (scoped: boolean) => `
+      WITH cur AS MATERIALIZED (SELECT * FROM ${intents} WHERE intent_id = $1::text${scoped ? "" : " AND budget_scope IS NULL"} FOR NO KEY UPDATE),
       fin AS (
         UPDATE ${intents} ii SET
           status = CASE WHEN cur.expires_at > $2::bigint THEN $3::text ELSE 'expired' END,
@@ -155,10 +216,11 @@ export function ledgerSql(t: TableName) {
         RETURNING ii.*
       ),
       upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - fin.max_amount, budget_used = kk.budget_used + COALESCE(fin.final_amount, 0)
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - fin.max_amount,
+          ${rollSet("kk", "kk.budget_period", fw, " + COALESCE(fin.final_amount, 0)")}
         FROM fin WHERE kk.key_id = fin.key_id
         RETURNING kk.*
-      ),
+      ),${scoped ? scopeFinish : ""}
       chg AS (
         INSERT INTO ${charges} (${CHARGE_INSERT_COLUMNS})
         SELECT ${chargePlaceholders(7)} FROM fin WHERE fin.status = 'settled' AND $12::numeric > 0
@@ -167,26 +229,46 @@ export function ledgerSql(t: TableName) {
         INSERT INTO ${videoJobs} (${VIDEO_JOB_INSERT_COLUMNS})
         SELECT ${videoJobPlaceholders(20)} FROM fin WHERE fin.status = 'settled' AND $20::text IS NOT NULL
       )
-      SELECT ${rowJson(INTENT_COLS, "cur")} AS current, ${rowJson(INTENT_COLS, "fin")} AS finished, ${rowJson(KEY_COLS, "upd")} AS key`,
+      SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM fin) THEN ${rowJson(INTENT_COLS, "cur")} END AS current,
+        ${rowJson(INTENT_COLS, "fin")} AS finished, ${rowJson(KEY_COLS, "upd")} AS key`;
+
+  return {
+    /** An unscoped reserve (the hot path: no per-model counter is read, locked or written). */
+    reserve: reserve(false, false),
+    /** An unscoped reserve that also expires the key's overdue scoped intents. */
+    reserveFull: reserve(false, true),
+    /** A reserve that also counts against a per-model cap. */
+    reserveScoped: reserve(true, true),
+    /** $1 key id, $2 now, $3 amount, $4…$16 the charge (queued when the guard passed), $17…$19 the windows. */
+    chargeDirect: chargeDirect(false),
+    /** chargeDirect that also expires the key's overdue scoped intents. */
+    chargeDirectFull: chargeDirect(true),
+    /** Finishes an intent without a per-model scope (the hot path); a scoped one reads as unknown, see `finishStep`. */
+    finish: finishStep(false),
+    /** Finishes any intent, moving its per-model counters too. */
+    finishScoped: finishStep(true),
     /**
-     * $1 now, $2 limit. `due` takes the oldest overdue intents that no one else holds (SKIP
-     * LOCKED); their keys are then locked in key_id order and released.
+     * $1 now, $2 limit, $3…$5 the windows at now. `due` takes the oldest overdue intents that no
+     * one else holds (SKIP LOCKED); their keys are then locked in key_id order and released.
      */
     sweep: expireDue(
       `SELECT intent_id FROM ${intents} WHERE status = 'authorized' AND expires_at <= $1::bigint
        ORDER BY expires_at, intent_id LIMIT $2::int FOR NO KEY UPDATE SKIP LOCKED`,
       "$1",
+      windowPlaceholders(3),
     ),
     /**
-     * $1 JSON array of key ids, $2 now. `due` locks the overdue authorized intents of those keys
-     * in (expires_at, intent_id) order (each re-checked on its latest version after any wait);
-     * their keys are then locked in key_id order and released, as in `sweep`.
+     * $1 JSON array of key ids, $2 now, $3…$5 the windows at now. `due` locks the overdue
+     * authorized intents of those keys in (expires_at, intent_id) order (each re-checked on its
+     * latest version after any wait); their keys are then locked in key_id order and released, as
+     * in `sweep`.
      */
     releaseKeys: expireDue(
       `SELECT intent_id FROM ${intents}
        WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint
        ORDER BY expires_at, intent_id FOR NO KEY UPDATE`,
       "$2",
+      windowPlaceholders(3),
     ),
     dueOfKeys: `SELECT count(*)::text AS n FROM ${intents} WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint`,
     intentById: `SELECT ${INTENT_COLS} FROM ${intents} WHERE intent_id = $1::text`,

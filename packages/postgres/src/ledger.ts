@@ -1,16 +1,21 @@
 /**
  * {@link LedgerStore} on PostgreSQL. Every guarded operation is ONE statement (see ledger-sql.ts
  * for how each is built and why it is race-free): no transaction is opened, so any connection of
- * a pool may run it and several instances may share the database.
+ * a pool may run it and several instances may share the database. The hot statements leave the
+ * per-model counter table out of their plans: when one meets what needs it (reserve and
+ * chargeDirect: overdue scoped intents of the key, after expiring the others; settle, abort,
+ * expire on read: an intent with a scope, left alone), it stops there, a valid step of its own,
+ * and the full statement runs.
  */
-import { keysetPage, pageQuerySize } from "@tollgate/core";
+import { keysetPage, pageQuerySize, rolled } from "@tollgate/core";
 import type { ChargeRecord, FinishResult, IntentRecord, KeyGuardReason, KeyRecord, LedgerStore, VideoJobRecord } from "@tollgate/core";
+import { windowValues } from "./governance.js";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
 import { videoJobValues } from "./video.js";
 
-/** Why a key that exists refused an amount: the guard of `calc`, restated on the locked key. */
+/** Why a key that exists refused an amount: the guard of `calc`, restated on the locked key (rolled). */
 function guardReason(key: KeyRecord, now: number): KeyGuardReason {
   if (key.revokedAt !== undefined) return "key_revoked";
   if (key.expiresAt <= now) return "key_expired";
@@ -20,6 +25,15 @@ function guardReason(key: KeyRecord, now: number): KeyGuardReason {
 const keyOf = (text: string | null | undefined) => {
   const row = parseRow<KeyRow>(text);
   return row ? toKey(row) : null;
+};
+
+/**
+ * The key a step returns, as the guard saw it: a step that changed nothing returns the key as
+ * stored, whose lapsed window is rolled here (a no-op on a key the step wrote: it rolled it).
+ */
+const stepKey = (row: StepRow | undefined, now: number) => {
+  const key = keyOf(row?.key);
+  return key && rolled(key, now);
 };
 const intentOf = (text: string | null | undefined) => {
   const row = parseRow<IntentRow>(text);
@@ -32,9 +46,10 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
   /** Runs the finishing statement (settle, abort, or expire-on-read) and classifies its outcome. */
   async function finish(params: { intentId: string; now: number; status: "settled" | "aborted" | "expired"; final?: string; result?: unknown; reason?: string; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult> {
     const { intentId, now, status, final, result, reason, charge, videoJob } = params;
-    const values = [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge), ...videoJobValues(videoJob)];
-    const { rows } = await db.query<FinishRow>(sql.finish, values);
-    const row = rows[0];
+    const values = [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge), ...videoJobValues(videoJob), ...windowValues(now)];
+    let row = (await db.query<FinishRow>(sql.finish, values)).rows[0];
+    // Unknown to the hot statement: an unknown intent, or one with a per-model scope (left alone).
+    if (!row?.current && !row?.finished) row = (await db.query<FinishRow>(sql.finishScoped, values)).rows[0];
     const current = intentOf(row?.current);
     const finished = intentOf(row?.finished);
     const key = keyOf(row?.key);
@@ -45,8 +60,14 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
   }
 
   return {
-    /** One statement (ledger-sql.ts `reserve`), re-run if intents_idempotency saw a concurrent twin. */
+    /**
+     * One statement (ledger-sql.ts `reserve`, or `reserveScoped` with a per-model cap), re-run if
+     * intents_idempotency saw a concurrent twin or key_model_spend_pkey a concurrent first use of
+     * the scope. When the hot `reserve` finds overdue scoped intents of the key it reserves nothing
+     * and `reserveFull` runs (it also expires those and releases their per-model counters).
+     */
     async reserve({ intent, now }) {
+      const scope = intent.budgetScope;
       const params = [
         intent.keyId,
         now,
@@ -57,21 +78,27 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
         toJson(intent.request ?? null),
         intent.createdAt,
         intent.expiresAt,
+        ...windowValues(now),
+        ...(scope ? [enc(scope.scope), checkAmount(scope.limit, "budgetScope.limit")] : []),
       ];
-      const { rows } = await retryOnConflict(["intents_idempotency"], () => db.query<StepRow>(sql.reserve, params));
-      const row = rows[0];
-      const key = keyOf(row?.after) ?? keyOf(row?.before);
+      const conflicts = scope ? ["intents_idempotency", "key_model_spend_pkey"] : ["intents_idempotency"];
+      const run = async (statement: string) => (await retryOnConflict(conflicts, () => db.query<StepRow>(statement, params))).rows[0];
+      let row = await run(scope ? sql.reserveScoped : sql.reserve);
+      if (row?.scoped_due === "true") row = await run(sql.reserveFull);
+      const key = stepKey(row, now);
       if (!row || !key) return { ok: false, reason: "key_not_found" };
       const inserted = intentOf(row.inserted);
       if (inserted) return { ok: true, intent: inserted, key };
       const replay = intentOf(row.replay);
       if (replay) return { ok: false, reason: "idempotent_replay", intent: replay, key };
+      if (row.key_fits === "true") return { ok: false, reason: "model_budget_exhausted", key };
       return { ok: false, reason: guardReason(key, now), key };
     },
 
     /**
-     * One statement (ledger-sql.ts `finish`): the intent's row lock makes exactly one concurrent
-     * finisher win; its charge and video job are inserted by the same statement.
+     * One statement (ledger-sql.ts `finish`, or `finishScoped` for an intent with a per-model scope,
+     * after the hot one found it and changed nothing): the intent's row lock makes exactly one
+     * concurrent finisher win; its charge and video job are inserted by the same statement.
      */
     async settle({ intentId, finalAmount, result, now, charge, videoJob }) {
       return finish({ intentId, now, status: "settled", final: checkAmount(finalAmount, "finalAmount"), result, ...(charge ? { charge } : {}), ...(videoJob ? { videoJob } : {}) });
@@ -82,11 +109,15 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       return finish({ intentId, now, status: "aborted", result, reason });
     },
 
-    /** One statement (ledger-sql.ts `chargeDirect`): the key's row lock makes the guard exact. */
+    /**
+     * One statement (ledger-sql.ts `chargeDirect`, or `chargeDirectFull` when the key has overdue
+     * scoped intents, as reserve): the key's row lock makes the guard exact.
+     */
     async chargeDirect({ keyId, amount, now, charge }) {
-      const { rows } = await db.query<StepRow>(sql.chargeDirect, [keyId, now, checkAmount(amount, "amount"), ...chargeValues(charge)]);
-      const row = rows[0];
-      const key = keyOf(row?.after) ?? keyOf(row?.before);
+      const params = [keyId, now, checkAmount(amount, "amount"), ...chargeValues(charge), ...windowValues(now)];
+      let row = (await db.query<StepRow>(sql.chargeDirect, params)).rows[0];
+      if (row?.scoped_due === "true") row = (await db.query<StepRow>(sql.chargeDirectFull, params)).rows[0];
+      const key = stepKey(row, now);
       if (!row || !key) return { ok: false, reason: "key_not_found" };
       if (row.fits === "true") return { ok: true, key };
       return { ok: false, reason: guardReason(key, now), key };
@@ -94,7 +125,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
 
     /** One statement (ledger-sql.ts `sweep`): SKIP LOCKED gives each overdue intent to one sweeper. */
     async expireIntents(now, limit) {
-      const { rows } = await db.query<{ n: string }>(sql.sweep, [now, Math.max(0, Math.floor(limit))]);
+      const { rows } = await db.query<{ n: string }>(sql.sweep, [now, Math.max(0, Math.floor(limit)), ...windowValues(now)]);
       return Number(rows[0]?.n ?? 0);
     },
 
@@ -104,7 +135,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       if (ids.length === 0) return 0;
       const { rows: due } = await db.query<{ n: string }>(sql.dueOfKeys, [JSON.stringify(ids), now]);
       if (Number(due[0]?.n ?? 0) === 0) return 0;
-      const { rows } = await db.query<{ n: string }>(sql.releaseKeys, [JSON.stringify(ids), now]);
+      const { rows } = await db.query<{ n: string }>(sql.releaseKeys, [JSON.stringify(ids), now, ...windowValues(now)]);
       return Number(rows[0]?.n ?? 0);
     },
 

@@ -10,6 +10,7 @@ import { AGENTS_MIGRATIONS } from "./agents.js";
 import { AUTH_MIGRATIONS } from "./auth.js";
 import { DISPENSER_MIGRATIONS } from "./dispenser.js";
 import { FEEDBACK_MIGRATIONS } from "./feedback.js";
+import { GOVERNANCE_MIGRATIONS } from "./governance.js";
 import { inTransaction, type Queryable } from "./queryable.js";
 import { quoteIdent, tablesIn } from "./rows.js";
 import { VIDEO_MIGRATIONS } from "./video.js";
@@ -111,7 +112,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata (the same numbers as `@tollgate/sqlite`).
+ * 10 feedback context and metadata, 11 key governance (the same numbers as `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -121,6 +122,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
   ...AUTH_MIGRATIONS,
+  ...GOVERNANCE_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /** The advisory lock class of migrations ("toll"); the schema name's hash is the other half. */

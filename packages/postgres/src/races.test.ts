@@ -134,4 +134,34 @@ for (const { name, db, schema } of databases) {
     expect(await store.pendingChargeTotals(OWNER, 8453)).toEqual({ amount: charged.reduce((a, b) => a + b, 0n), count: charged.length });
     await store.close();
   });
+
+  // An UPDATE checks CHECK constraints on the row computed from the version its snapshot saw,
+  // before it moves to the newer one: a guarded step must not compute the key's counters from
+  // that version (releases committed meanwhile made it fuller than the locked one).
+  it(`${name}: reserves racing releases at the budget limit, with token rotations, never fail a constraint`, async () => {
+    const store = await createPostgresStore({ pool: db, schema: schema() });
+    const key: KeyRecord = { keyId: "key_edge", tokenHash: "tok_edge", owner: OWNER, chainId: 8453, purpose: "api", budgetLimit: 100n, budgetUsed: 0n, budgetReserved: 0n, createdAt: T0, expiresAt: T0 + 1e9 };
+    await store.insertKey(key);
+    let n = 0;
+    let won = 0;
+    const until = Date.now() + 1500;
+    const worker = async () => {
+      while (Date.now() < until) {
+        const r = await store.reserve({ intent: { intentId: `pi_edge_${++n}`, keyId: key.keyId, maxAmount: 30n, fingerprint: "fp", request: {}, createdAt: T0, expiresAt: T0 + 1e8 }, now: T0 });
+        if (!r.ok) continue;
+        won++;
+        if (n % 2 === 0) await store.settle({ intentId: r.intent.intentId, finalAmount: 0n, result: {}, now: T0 });
+        else await store.abort({ intentId: r.intent.intentId, reason: "x", result: {}, now: T0 });
+      }
+    };
+    const rotate = async () => {
+      for (let i = 0; Date.now() < until; i++) {
+        await store.rotateKey({ keyId: key.keyId, tokenHash: `tok_edge_${i}`, previousValidUntil: T0, event: { eventId: `kev_edge_${i}`, keyId: key.keyId, at: T0, type: "rotate", actor: "key:x", changes: {} } });
+      }
+    };
+    await Promise.all([...Array.from({ length: 8 }, worker), rotate()]);
+    expect(won).toBeGreaterThan(10);
+    expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 0n });
+    await store.close();
+  });
 }

@@ -73,11 +73,11 @@ export function tablesIn(schema: string): TableName {
 }
 
 export const KEY_COLS = selectList(
-  "key_id token_hash owner purpose name",
-  "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at rate_limit_rpm",
+  "key_id token_hash owner purpose name budget_period previous_token_hash",
+  "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at rate_limit_rpm period_start models model_budgets previous_token_valid_until",
 );
 export const INTENT_COLS = selectList(
-  "intent_id key_id owner status idempotency_key fingerprint reason",
+  "intent_id key_id owner status idempotency_key fingerprint reason budget_scope",
   "chain_id max_amount final_amount released_amount request result created_at expires_at finished_at",
 );
 export const CHARGE_COLS = selectList(
@@ -90,9 +90,26 @@ export type KeyRow = SqlKeyRow<string>;
 export type IntentRow = SqlIntentRow<string>;
 export type ChargeRow = SqlChargeRow<string>;
 
-/** The core mappers with this store's free-text decoding ({@link dec}). */
+/** The JSON text of `modelBudgets` (amounts as decimal strings, each checked), or NULL. */
+export function modelBudgetsJson(budgets: Record<string, bigint> | undefined | null): string | null {
+  if (budgets === undefined || budgets === null) return null;
+  return JSON.stringify(Object.fromEntries(Object.entries(budgets).map(([scope, amount]) => [scope, checkAmount(amount, "modelBudgets")])));
+}
+
+/** The core key mapper with this store's free-text decoding ({@link dec}). */
 export const toKey = (r: KeyRow): KeyRecord => keyFromRow(r, dec);
-export const toIntent = (r: IntentRow): IntentRecord => intentFromRow(r, dec);
+
+/**
+ * The core intent mapper with {@link dec}; the per-model scope is free text here too (stored
+ * with {@link enc}: a model id may carry U+0000), which the core mapper leaves as stored.
+ */
+export function toIntent(r: IntentRow): IntentRecord {
+  const intent = intentFromRow(r, dec);
+  if (r.budget_scope != null) intent.budgetScope = dec(r.budget_scope);
+  return intent;
+}
+
+/** The core charge mapper with {@link dec}. */
 export const toCharge = (r: ChargeRow): ChargeRecord => chargeFromRow(r, dec);
 
 /** The columns of a charge insert, in the order of {@link chargeValues}. */

@@ -1,18 +1,22 @@
-/** {@link KeyStore} on SQLite. */
+/** {@link KeyStore} on SQLite (its governance operations are in governance.ts). */
 import type Database from "better-sqlite3";
 import { keyFromRow, keysetPage, pageQuerySize, type KeyRecord, type KeyStore } from "@tollgate/core";
-import { checkAmount, type KeyRow } from "./rows.js";
+import { checkAmount, keyParams, type KeyRow } from "./rows.js";
 
-export function createKeyOps(db: Database.Database): KeyStore {
+/** Insert, reads, listing and revocation of keys. */
+export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" | "rotateKey" | "listKeyEvents" | "getModelSpend"> {
   const insert = db.prepare(`
-    INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, rate_limit_rpm)
-    VALUES (@key_id, @token_hash, @owner, @chain_id, @purpose, @name, @budget_limit, @budget_used, @budget_reserved, @created_at, @expires_at, @revoked_at, @last_used_at, @rate_limit_rpm)`);
+    INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at,
+      rate_limit_rpm, budget_period, period_start, models, model_budgets, previous_token_hash, previous_token_valid_until)
+    VALUES (@key_id, @token_hash, @owner, @chain_id, @purpose, @name, @budget_limit, @budget_used, @budget_reserved, @created_at, @expires_at, @revoked_at, @last_used_at,
+      @rate_limit_rpm, @budget_period, @period_start, @models, @model_budgets, @previous_token_hash, @previous_token_valid_until)`);
   const supersede = db.prepare<{ at: number; owner: string; chain_id: number }, { key_id: string }>(`
     UPDATE keys SET revoked_at = @at
     WHERE owner = @owner AND chain_id = @chain_id AND purpose = 'session' AND revoked_at IS NULL AND expires_at > @at
     RETURNING key_id`);
   const byId = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const byToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE token_hash = ?");
+  const byPreviousToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE previous_token_hash = ?");
   const revoke = db.prepare<[number, string], KeyRow>("UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE key_id = ? RETURNING *");
   // Keyset pagination: (created_at, key_id) strictly before the cursor, newest first.
   const page = db.prepare<Record<string, unknown>, KeyRow>(`
@@ -25,22 +29,7 @@ export function createKeyOps(db: Database.Database): KeyStore {
 
   const insertTx = db.transaction((key: KeyRecord, at: number): string[] => {
     const superseded = key.purpose === "session" ? supersede.all({ at, owner: key.owner, chain_id: key.chainId }).map((r) => r.key_id) : [];
-    insert.run({
-      key_id: key.keyId,
-      token_hash: key.tokenHash,
-      owner: key.owner,
-      chain_id: key.chainId,
-      purpose: key.purpose,
-      name: key.name ?? null,
-      budget_limit: key.budgetLimit,
-      budget_used: key.budgetUsed,
-      budget_reserved: key.budgetReserved,
-      created_at: key.createdAt,
-      expires_at: key.expiresAt,
-      revoked_at: key.revokedAt ?? null,
-      last_used_at: key.lastUsedAt ?? null,
-      rate_limit_rpm: key.rateLimit?.requestsPerMinute ?? null,
-    });
+    insert.run(keyParams(key));
     return superseded.sort();
   });
 
@@ -58,7 +47,8 @@ export function createKeyOps(db: Database.Database): KeyStore {
     },
 
     async getKeyByTokenHash(tokenHash) {
-      const row = byToken.get(tokenHash);
+      // The previous token (kept by a rotation) only when no current token matches.
+      const row = byToken.get(tokenHash) ?? byPreviousToken.get(tokenHash);
       return row ? keyFromRow(row) : null;
     },
 

@@ -5,9 +5,12 @@
  * the write lock is taken before the first read, so no other connection or process can
  * interleave; each step runs in its own savepoint; every caller is answered after the COMMIT).
  * The happy path reads nothing before its guarded UPDATE: a key is looked up only to explain a miss.
+ * Every statement that adds to `budget_used` first rolls a lapsed budget window forward in the same
+ * statement (governance.ts: `USED_NOW`, `ROLL_START`); an intent with a `budget_scope` moves its
+ * scope's counters in the same step.
  */
 import type Database from "better-sqlite3";
-import { intentFromRow, keyFromRow, keysetPage, pageQuerySize } from "@tollgate/core";
+import { intentFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
 import type {
   ChargeDirectResult,
   ChargeRecord,
@@ -23,11 +26,14 @@ import type {
 import { chargeParams, checkAmount, MAX_INT64, toJson, type IntentRow, type KeyRow } from "./rows.js";
 import { videoJobInserter } from "./video.js";
 import type { GroupCommit } from "./group-commit.js";
+import { createScopeCounters, ROLL_START, USED_NOW, windowParams } from "./governance.js";
 
-type Released = { key_id: string; max_amount: bigint };
+type Released = { key_id: string; max_amount: bigint; budget_scope: string | null };
 
 const EXPIRE = "UPDATE intents SET status = 'expired', released_amount = max_amount, finished_at = @now";
+const RELEASED = "RETURNING key_id, max_amount, budget_scope";
 
+/** Reserve, settle, abort, direct charges and expiry of payment intents. */
 export function createLedgerOps(db: Database.Database, group: GroupCommit): LedgerStore {
   const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const intentById = db.prepare<[string], IntentRow>("SELECT * FROM intents WHERE intent_id = ?");
@@ -40,29 +46,31 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     ORDER BY created_at DESC, intent_id DESC LIMIT @limit`);
   const intentByIdempotency = db.prepare<[string, string], IntentRow>("SELECT * FROM intents WHERE key_id = ? AND idempotency_key = ?");
   const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(
-    `${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`,
+    `${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
   );
   const expireOne = db.prepare<{ now: number; intent_id: string }, Released>(
-    `${EXPIRE} WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at <= @now RETURNING key_id, max_amount`,
+    `${EXPIRE} WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
   );
   const expireDue = db.prepare<{ now: number; limit: number }, Released>(`${EXPIRE}
     WHERE intent_id IN (SELECT intent_id FROM intents WHERE status = 'authorized' AND expires_at <= @now ORDER BY expires_at, intent_id LIMIT @limit)
-    RETURNING key_id, max_amount`);
-  /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0). */
-  const unreserve = db.prepare<{ key_id: string; max: bigint; final: bigint }, KeyRow>(
-    "UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = budget_used + @final WHERE key_id = @key_id RETURNING *",
-  );
-  const reserveOnKey = db.prepare<{ key_id: string; amount: bigint; now: number }, KeyRow>(`
-    UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now
-    WHERE key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - budget_used - budget_reserved >= @amount
-    RETURNING *`);
-  const chargeOnKey = db.prepare<{ key_id: string; amount: bigint; now: number }, KeyRow>(`
-    UPDATE keys SET budget_used = budget_used + @amount, last_used_at = @now
-    WHERE key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - budget_used - budget_reserved >= @amount
-    RETURNING *`);
+    ${RELEASED}`);
+  type Windows = ReturnType<typeof windowParams>;
+  /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0), in the rolled window. */
+  const unreserve = db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, KeyRow>(`
+    UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = ${USED_NOW} + @final, ${ROLL_START}
+    WHERE key_id = @key_id RETURNING *`);
+  // The guard counts a lapsed window's used as 0, and the same statement rolls it forward.
+  const GUARD = `key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - ${USED_NOW} - budget_reserved >= @amount`;
+  const reserveOnKey = db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
+    UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now, budget_used = ${USED_NOW}, ${ROLL_START}
+    WHERE ${GUARD} RETURNING *`);
+  const chargeOnKey = db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
+    UPDATE keys SET budget_used = ${USED_NOW} + @amount, last_used_at = @now, ${ROLL_START}
+    WHERE ${GUARD} RETURNING *`);
+  const scopes = createScopeCounters(db);
   const insertIntent = db.prepare<Record<string, unknown>>(`
-    INSERT INTO intents (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at)
-    VALUES (@intent_id, @key_id, @owner, @chain_id, 'authorized', @max_amount, @idempotency_key, @fingerprint, @request, @created_at, @expires_at)`);
+    INSERT INTO intents (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, budget_scope, fingerprint, request, created_at, expires_at)
+    VALUES (@intent_id, @key_id, @owner, @chain_id, 'authorized', @max_amount, @idempotency_key, @budget_scope, @fingerprint, @request, @created_at, @expires_at)`);
   const settleIntent = db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, IntentRow>(`
     UPDATE intents SET status = 'settled', final_amount = @final, released_amount = max_amount - @final, result = @result, finished_at = @now
     WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now AND max_amount >= @final
@@ -76,23 +84,50 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     VALUES (@charge_id, @intent_id, @key_id, @owner, @chain_id, @amount, @status, @created_at, @tx_hash, @error, @batch_id, @lease_until, @settled_at)`);
   const insertVideoJob = videoJobInserter(db);
 
-  /** Gives the reservations of just-expired intents back to their keys. */
-  function release(rows: readonly Released[]): number {
-    const perKey = new Map<string, bigint>();
-    for (const r of rows) perKey.set(r.key_id, (perKey.get(r.key_id) ?? 0n) + r.max_amount);
-    for (const [key_id, max] of perKey) unreserve.run({ key_id, max, final: 0n });
+  /** Gives the reservations of just-expired intents back to their keys (and to their scopes). */
+  function release(rows: readonly Released[], now: number): number {
+    const perKey = new Map<string, { max: bigint; scopes: Map<string, bigint> }>();
+    for (const r of rows) {
+      const entry = perKey.get(r.key_id) ?? { max: 0n, scopes: new Map<string, bigint>() };
+      entry.max += r.max_amount;
+      if (r.budget_scope !== null) entry.scopes.set(r.budget_scope, (entry.scopes.get(r.budget_scope) ?? 0n) + r.max_amount);
+      perKey.set(r.key_id, entry);
+    }
+    for (const [key_id, { max, scopes: perScope }] of perKey) {
+      const key = unreserve.get({ key_id, max, final: 0n, ...windowParams(now) }) as KeyRow;
+      for (const [scope, scoped] of perScope) scopes.finish(key, scope, scoped, 0n, now);
+    }
     return rows.length;
+  }
+
+  /** Unreserves a finished intent on its key and its scope; the key after it. */
+  function finishOnKey(row: IntentRow, final: bigint, now: number): KeyRow {
+    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final, ...windowParams(now) }) as KeyRow;
+    if (row.budget_scope != null) scopes.finish(key, row.budget_scope, row.max_amount, final, now);
+    return key;
   }
 
   function queueCharge(charge: ChargeRecord | undefined): void {
     if (charge && charge.amount > 0n) insertCharge.run(chargeParams(charge));
   }
 
-  /** Why a key that exists refused an amount: the guard of the conditional UPDATE, restated. */
-  function guardReason(key: KeyRecord, now: number): KeyGuardReason {
+  /**
+   * Why a key that exists refused an amount: the guards of the conditional statements, restated on
+   * the key as of `now` (rolled); the key's own reasons come before its scope's.
+   */
+  function guardReason(key: KeyRecord, now: number, amount: bigint, scoped: boolean): KeyGuardReason {
     if (key.revokedAt !== undefined) return "key_revoked";
     if (key.expiresAt <= now) return "key_expired";
-    return "budget_exhausted";
+    if (!scoped || key.budgetLimit - key.budgetUsed - key.budgetReserved < amount) return "budget_exhausted";
+    return "model_budget_exhausted";
+  }
+
+  /** The answer of reserve/chargeDirect when its guarded statement changed nothing. */
+  function keyMiss(keyId: string, now: number, amount: bigint, scoped: boolean): Exclude<ChargeDirectResult, { ok: true }> {
+    const found = keyById.get(keyId);
+    if (!found) return { ok: false, reason: "key_not_found" };
+    const key = rolled(keyFromRow(found), now);
+    return { ok: false, reason: guardReason(key, now, amount, scoped), key };
   }
 
   const mustKey = (keyId: string): KeyRecord => keyFromRow(keyById.get(keyId) as KeyRow);
@@ -103,26 +138,31 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     if (!row) return { ok: false, reason: "not_found" };
     if (row.status !== "authorized") return { ok: false, reason: "invalid_state", intent: intentFromRow(row) };
     if (row.expires_at <= now) {
-      release(expireOne.all({ now, intent_id: intentId }));
+      release(expireOne.all({ now, intent_id: intentId }), now);
       return { ok: false, reason: "expired", intent: intentFromRow(intentById.get(intentId) as IntentRow) };
     }
     return { ok: false, reason: "exceeds_reservation", intent: intentFromRow(row) };
   }
 
-  /** Reserve: release the key's overdue intents, replay an idempotency key, then the guarded UPDATE and the INSERT. */
+  /**
+   * Reserve: release the key's overdue intents, replay an idempotency key, then the guarded UPDATE
+   * and the INSERT. A scoped reserve first runs the scope's guarded upsert, whose guard includes
+   * the key's: when it passes, the key's UPDATE cannot miss; when it misses, nothing changed.
+   */
   function reserveStep(intent: NewIntent, now: number): ReserveResult {
-    release(expireDueOfKey.all({ now, key_id: intent.keyId }));
+    release(expireDueOfKey.all({ now, key_id: intent.keyId }), now);
     if (intent.idempotencyKey !== undefined) {
       const existing = intentByIdempotency.get(intent.keyId, intent.idempotencyKey);
       if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(intent.keyId) };
     }
     // Above 2^63-1 nothing can fit any budget: a guard miss, without binding the amount.
-    const keyRow = intent.maxAmount <= MAX_INT64 ? reserveOnKey.get({ key_id: intent.keyId, amount: intent.maxAmount, now }) : undefined;
+    const { keyId: key_id, maxAmount: amount, budgetScope } = intent;
+    const fits = amount <= MAX_INT64 && (!budgetScope || scopes.reserve({ key_id, scope: budgetScope.scope, amount, limit: budgetScope.limit, now }));
+    const keyRow = fits ? reserveOnKey.get({ key_id, amount, now, ...windowParams(now) }) : undefined;
     if (!keyRow) {
-      const found = keyById.get(intent.keyId);
-      if (!found) return { ok: false, reason: "key_not_found" };
-      const key = keyFromRow(found);
-      return { ok: false, reason: guardReason(key, now), key };
+      // Throwing rolls the step back (the scope's reservation with it); its guard implies the key's.
+      if (fits && budgetScope) throw new Error(`sqlite store: key ${key_id} missed its guard after its scope's`);
+      return keyMiss(key_id, now, amount, budgetScope !== undefined);
     }
     insertIntent.run({
       intent_id: intent.intentId,
@@ -131,6 +171,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       chain_id: keyRow.chain_id,
       max_amount: intent.maxAmount,
       idempotency_key: intent.idempotencyKey ?? null,
+      budget_scope: budgetScope?.scope ?? null,
       fingerprint: intent.fingerprint,
       request: toJson(intent.request ?? null),
       created_at: intent.createdAt,
@@ -150,6 +191,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       createdAt: intent.createdAt,
       expiresAt: intent.expiresAt,
       ...(intent.idempotencyKey === undefined ? {} : { idempotencyKey: intent.idempotencyKey }),
+      ...(budgetScope === undefined ? {} : { budgetScope: budgetScope.scope }),
     };
     return { ok: true, intent: record, key };
   }
@@ -165,7 +207,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   ): FinishResult {
     const row = final <= MAX_INT64 ? settleIntent.get({ intent_id: intentId, final, result, now }) : undefined;
     if (!row) return finishMiss(intentId, now);
-    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final }) as KeyRow;
+    const key = finishOnKey(row, final, now);
     queueCharge(charge);
     if (videoJob) insertVideoJob(videoJob);
     return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
@@ -174,19 +216,14 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   function abortStep(intentId: string, reason: string, result: string | null, now: number): FinishResult {
     const row = abortIntent.get({ intent_id: intentId, reason, result, now });
     if (!row) return finishMiss(intentId, now);
-    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final: 0n }) as KeyRow;
+    const key = finishOnKey(row, 0n, now);
     return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
   }
 
   function chargeStep(keyId: string, amount: bigint, now: number, charge: ChargeRecord | undefined): ChargeDirectResult {
-    release(expireDueOfKey.all({ now, key_id: keyId }));
-    const keyRow = amount <= MAX_INT64 ? chargeOnKey.get({ key_id: keyId, amount, now }) : undefined;
-    if (!keyRow) {
-      const found = keyById.get(keyId);
-      if (!found) return { ok: false, reason: "key_not_found" };
-      const key = keyFromRow(found);
-      return { ok: false, reason: guardReason(key, now), key };
-    }
+    release(expireDueOfKey.all({ now, key_id: keyId }), now);
+    const keyRow = amount <= MAX_INT64 ? chargeOnKey.get({ key_id: keyId, amount, now, ...windowParams(now) }) : undefined;
+    if (!keyRow) return keyMiss(keyId, now, amount, false);
     queueCharge(charge);
     return { ok: true, key: keyFromRow(keyRow) };
   }
@@ -196,7 +233,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   );
   const releaseKeys = (keyIds: readonly string[], now: number) => {
     let n = 0;
-    for (const key_id of keyIds) n += release(expireDueOfKey.all({ now, key_id }));
+    for (const key_id of keyIds) n += release(expireDueOfKey.all({ now, key_id }), now);
     return n;
   };
 
@@ -224,7 +261,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
 
     async expireIntents(now, limit) {
       const n = Math.max(0, Math.floor(limit));
-      return group.run(() => release(expireDue.all({ now, limit: n })));
+      return group.run(() => release(expireDue.all({ now, limit: n }), now));
     },
 
     async releaseOverdueIntents(keyIds, now) {
@@ -238,7 +275,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       if (!row) return null;
       if (now === undefined || row.status !== "authorized" || row.expires_at > now) return intentFromRow(row);
       // Release on read; the conditional UPDATE re-checks the state under the write lock.
-      await group.run(() => release(expireOne.all({ now, intent_id: intentId })));
+      await group.run(() => release(expireOne.all({ now, intent_id: intentId }), now));
       return intentFromRow(intentById.get(intentId) as IntentRow);
     },
 

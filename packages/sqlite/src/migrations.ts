@@ -11,6 +11,7 @@ import { AGENTS_MIGRATIONS } from "./agents.js";
 import { DISPENSER_MIGRATIONS } from "./dispenser.js";
 import { X402_MIGRATIONS } from "./x402.js";
 import { AUTH_MIGRATIONS } from "./auth.js";
+import { GOVERNANCE_MIGRATIONS } from "./governance.js";
 
 /** One schema step. */
 export interface Migration {
@@ -103,7 +104,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata; each capability keeps its own next to its operations.
+ * 10 feedback context and metadata, 11 key governance; each capability keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -113,6 +114,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
   ...AUTH_MIGRATIONS,
+  ...GOVERNANCE_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /**

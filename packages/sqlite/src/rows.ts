@@ -14,7 +14,7 @@
  * rows that may exceed it (pending charge totals) are added up in JavaScript.
  */
 import { invalidRequest } from "@tollgate/core";
-import type { ChargeRecord, SqlChargeRow, SqlIntentRow, SqlKeyRow } from "@tollgate/core";
+import type { ChargeRecord, KeyRecord, SqlChargeRow, SqlIntentRow, SqlKeyRow } from "@tollgate/core";
 
 /** The largest amount the SQLite store holds: 2^63 - 1. */
 export const MAX_INT64 = (1n << 63n) - 1n;
@@ -52,5 +52,35 @@ export function chargeParams(c: ChargeRecord): Record<string, unknown> {
     batch_id: c.batchId ?? null,
     lease_until: c.leaseUntil ?? null,
     settled_at: c.settledAt ?? null,
+  };
+}
+
+/**
+ * Named parameters of a key row (every column of `keys`): `models` as a JSON array,
+ * `model_budgets` as a JSON object of decimal strings, absent fields as NULL.
+ */
+export function keyParams(k: KeyRecord): Record<string, unknown> {
+  const budgets = k.modelBudgets && Object.fromEntries(Object.entries(k.modelBudgets).map(([scope, amount]) => [scope, amount.toString()]));
+  return {
+    key_id: k.keyId,
+    token_hash: k.tokenHash,
+    owner: k.owner,
+    chain_id: k.chainId,
+    purpose: k.purpose,
+    name: k.name ?? null,
+    budget_limit: k.budgetLimit,
+    budget_used: k.budgetUsed,
+    budget_reserved: k.budgetReserved,
+    created_at: k.createdAt,
+    expires_at: k.expiresAt,
+    revoked_at: k.revokedAt ?? null,
+    last_used_at: k.lastUsedAt ?? null,
+    rate_limit_rpm: k.rateLimit?.requestsPerMinute ?? null,
+    budget_period: k.budgetPeriod ?? null,
+    period_start: k.periodStart ?? null,
+    models: k.models ? JSON.stringify(k.models) : null,
+    model_budgets: budgets ? JSON.stringify(budgets) : null,
+    previous_token_hash: k.previousTokenHash ?? null,
+    previous_token_valid_until: k.previousTokenValidUntil ?? null,
   };
 }

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
 import { createChargeOps } from "./charges.js";
 import { createKeyOps } from "./keys.js";
+import { createGovernanceOps } from "./governance.js";
 import { createLedgerOps } from "./ledger.js";
 import { createGroupCommit } from "./group-commit.js";
 import { startCheckpointer } from "./checkpointer.js";
@@ -85,6 +86,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   return {
     maxAmount: MAX_INT64,
     ...createKeyOps(db),
+    ...createGovernanceOps(db, group),
     ...createLedgerOps(db, group),
     ...createChargeOps(db),
     ...createFeedbackOps(db),

@@ -3,10 +3,10 @@
  * section for the reasoning; the short form:
  *
  * - idempotent calls (every GET and DELETE, prepare with its idempotency key, settle and abort
- *   (replayed by the gateway), pricing and search POSTs, the settlement batch): retried on 408,
- *   409, 429, 5xx, connection errors and timeouts;
- * - calls that charge or create without an idempotency key (media, key create, legacy key
- *   settle, feedback, dispenser claim): retried only on 408, 429 and 503 — answers that say the
+ *   (replayed by the gateway), key updates (they set values), pricing and search POSTs, the
+ *   settlement batch): retried on 408, 409, 429, 5xx, connection errors and timeouts;
+ * - calls that charge or create without an idempotency key (media, key create and rotation,
+ *   legacy key settle, feedback, dispenser claim): retried only on 408, 429 and 503 — answers that say the
  *   request was not processed — never after a connection error, a timeout, 500, 502 or 504, where
  *   it may have gone through;
  * - an `x-should-retry: true|false` answer header overrides both (the gateway sends `false` on
@@ -23,6 +23,7 @@ export const DEFINITIVE_CODES: ReadonlySet<string> = new Set([
   "invalid_state",
   "idempotency_conflict",
   "already_claimed",
+  "limit_below_committed",
   "not_configured",
 ]);
 

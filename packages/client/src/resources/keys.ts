@@ -1,4 +1,4 @@
-/** `client.keys`: budgeted service keys (CONTRACT.md "Service keys"). */
+/** `client.keys`: budgeted service keys and their governance (CONTRACT.md "Service keys"). */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";
@@ -6,6 +6,22 @@ import type { Amount, Paged } from "../types/common.js";
 
 /** Derived key status. */
 export type KeyStatus = "active" | "revoked" | "expired" | "exhausted";
+
+/**
+ * A key's budget window, on the UTC calendar: `daily` from 00:00, `weekly` from Monday 00:00,
+ * `monthly` from the 1st at 00:00. The key's `budgetLimit` (and each per-model cap) applies per
+ * window; a new window starts with nothing used, open reservations carried over.
+ */
+export type BudgetPeriod = "daily" | "weekly" | "monthly";
+
+/** One per-model cap of a key with its counters in the current window. Decimal strings of atomic units. */
+export interface ModelBudget {
+  limit: string;
+  used: string;
+  reserved: string;
+  /** `limit - used - reserved`. */
+  remaining: string;
+}
 
 /** A key as list and get return it: no token material. Amounts are decimal strings. */
 export interface ServiceKey {
@@ -27,6 +43,18 @@ export interface ServiceKey {
   lastUsedAt?: number;
   /** The key's own request rate limit, when it was created with one. */
   rateLimit?: KeyRateLimit;
+  /** The budget window, when the key has one: the budget fields above are the current window's. */
+  budgetPeriod?: BudgetPeriod;
+  /** Start of the current window (Unix ms, UTC), with `budgetPeriod`. */
+  periodStartsAt?: number;
+  /** End of the current window (Unix ms, exclusive), with `budgetPeriod`. */
+  periodEndsAt?: number;
+  /** The models the key may pay for (exact catalog ids and `<provider>/*`); absent: every model. */
+  models?: string[];
+  /** The per-model caps by model id or `<provider>/*`, with their counters in the current window. */
+  modelBudgets?: Record<string, ModelBudget>;
+  /** Unix ms until which the token before the last rotation still works; only while that grace lasts. */
+  previousTokenValidUntil?: number;
 }
 
 /** A per-key request rate limit; over it the gateway answers 429 `rate_limited` (`RateLimitError`). */
@@ -53,6 +81,78 @@ export interface CreateKeyParams {
   name?: string;
   /** A request rate limit of this key (else the gateway's default for keys, if any). */
   rateLimit?: KeyRateLimit;
+  /** A budget window: `budgetLimit` applies per UTC calendar day, week or month. @default none (a lifetime budget) */
+  budgetPeriod?: BudgetPeriod;
+  /**
+   * The models the key may pay for: exact catalog ids (`gpt-4o`) and `<provider>/*` patterns
+   * (`openai/*`), at least one; a call on another model is 403 `model_not_allowed`. Unknown ids
+   * or providers are 400. @default every model
+   */
+  models?: string[];
+  /**
+   * Per-model caps inside `budgetLimit`, by model id or `<provider>/*` (the exact id's entry wins
+   * over its provider's); counted per window like the key. Past a cap, 402 `model_budget_exhausted`.
+   */
+  modelBudgets?: Record<string, Amount>;
+}
+
+/**
+ * The body of `keys.update`: only the fields to change; `null` clears an optional one. A key
+ * acting on itself may change only `name`; everything else needs the owner's wallet proof.
+ */
+export interface UpdateKeyParams {
+  name?: string | null;
+  /** Positive, atomic units; never below what the current window has used and reserved (409 `limit_below_committed`). */
+  budgetLimit?: Amount;
+  /** Unix ms, in the future. */
+  expiresAt?: number;
+  /** Setting or changing the period starts a fresh window (nothing used; reservations carry over); `null` makes the budget a lifetime one again. */
+  budgetPeriod?: BudgetPeriod | null;
+  /** Replaces the allow-list; `null` allows every model. */
+  models?: string[] | null;
+  /** Replaces the per-model caps; `null` removes them. */
+  modelBudgets?: Record<string, Amount> | null;
+  /** Replaces the key's rate limit; `null` removes it. */
+  rateLimit?: KeyRateLimit | null;
+}
+
+/** The body of `keys.rotate`. */
+export interface RotateKeyParams {
+  /**
+   * How long the old token keeps working, in seconds (0..604800, 7 days); from that millisecond on
+   * it answers 401 `key_rotated`. @default 3600
+   */
+  graceSeconds?: number;
+}
+
+/** The answer of `keys.rotate`: the key view, its new `token` (returned this once only), and the old token's end. */
+export interface RotatedServiceKey extends ServiceKey {
+  token: string;
+  /** Unix ms at which the old token stops working (the rotation's time when `graceSeconds` was 0). */
+  previousTokenValidUntil: number;
+}
+
+/** One recorded change of a key. */
+export interface KeyEvent {
+  /** `kev_…`. */
+  eventId: string;
+  keyId: string;
+  /** Unix ms. */
+  at: number;
+  /** `update` (`keys.update`) or `rotate` (`keys.rotate`). */
+  type: "update" | "rotate";
+  /** Who made the change: `wallet:<address>` (the owner) or `key:<keyId>` (the key renaming itself). */
+  actor: string;
+  /**
+   * Each changed field with its old and new value as the wire shows it (amounts as decimal
+   * strings, `null` for unset); a rotation records `previousTokenValidUntil`.
+   */
+  changes: Record<string, { from: unknown; to: unknown }>;
+}
+
+/** A page of a key's events, newest first. */
+export interface KeyEventList extends Paged {
+  events: KeyEvent[];
 }
 
 /** A page of keys, newest first. */
@@ -140,6 +240,29 @@ export interface KeysResource {
    * `budget_exhausted` when it does not fit. Never retried after a connection error or timeout.
    */
   settle(params: { amount: Amount }, options?: RequestOptions): APIPromise<DirectCharge>;
+  /**
+   * Changes a key (`PATCH /api/keys/{keyId}`) and answers its view, budget in `meta.budget`. The
+   * owner's wallet proof — a `sessionToken`, or `internalSecret` with `sessionAddress` — may change
+   * every field; the key itself (as the call's `apiKey`) may change only its `name` (anything else,
+   * or another key, is 403 `forbidden`). A `budgetLimit` below the current window's used + reserved
+   * is 409 `limit_below_committed` (`ConflictError`, `details: {budgetUsed, budgetReserved}`).
+   * Every change is recorded (see `events`); a patch that changes nothing records nothing. Retried
+   * like the other idempotent calls: it sets values, so repeating it changes nothing more.
+   */
+  update(keyId: string, patch: UpdateKeyParams, options?: RequestOptions): APIPromise<ServiceKey>;
+  /**
+   * Issues a new token for a key (`POST /api/keys/{keyId}/rotate`; owner's wallet proof as for
+   * `update`, a service key is 403): budget, intents and history stay. The old token keeps working
+   * for `graceSeconds` (default 3600), then answers 401 `key_rotated`; only one old token is kept,
+   * so rotating again ends the older one at once. Not retried after a connection error (a second
+   * rotation would end the token you still use).
+   */
+  rotate(keyId: string, params?: RotateKeyParams, options?: RequestOptions): APIPromise<RotatedServiceKey>;
+  /**
+   * The recorded changes of a key, newest first (`GET /api/keys/{keyId}/events`): the owner's
+   * wallet proof, or a live key of the same owner as `apiKey`. Page with `next_cursor`.
+   */
+  events(keyId: string, params?: PageParams, options?: RequestOptions): APIPromise<KeyEventList>;
 }
 
 /** Builds `client.keys`; `networkId` is the client's default chain. */
@@ -156,5 +279,11 @@ export function keysResource(caller: Caller, networkId: number | string | null |
     get: (keyId, options) => caller.call({ method: "GET", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     revoke: (keyId, options) => caller.call({ method: "DELETE", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
     settle: (params, options) => caller.call({ method: "POST", path: "/api/keys/settle", body: { amount: params.amount }, idempotent: false }, options),
+    update: (keyId, patch, options) =>
+      caller.call({ method: "PATCH", path: `/api/keys/${segment(keyId)}`, body: patch, idempotent: true, bearer: "wallet" }, options),
+    rotate: (keyId, params = {}, options) =>
+      caller.call({ method: "POST", path: `/api/keys/${segment(keyId)}/rotate`, body: params, idempotent: false, bearer: "wallet" }, options),
+    events: (keyId, params = {}, options) =>
+      caller.call({ method: "GET", path: `/api/keys/${segment(keyId)}/events`, query: { ...params }, idempotent: true, bearer: "wallet" }, options),
   };
 }

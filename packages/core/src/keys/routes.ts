@@ -8,6 +8,8 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
 import { budgetHeaders, keyView, remainingOf } from "./view.js";
 import { sessionRoutes } from "./session-route.js";
+import { checkGovernanceModels, fullView, governanceFields, governanceRoutes } from "./governance-routes.js";
+import { rolled } from "./period.js";
 
 const createBody = z
   .object({
@@ -18,6 +20,9 @@ const createBody = z
     purpose: z.enum(["session", "api"]),
     name: z.string().trim().min(1).max(100).optional(),
     rateLimit: z.strictObject({ requestsPerMinute: z.number().int().min(1).max(1_000_000) }).optional(),
+    budgetPeriod: governanceFields.budgetPeriod.optional(),
+    models: governanceFields.models.optional(),
+    modelBudgets: governanceFields.modelBudgets.optional(),
   })
   .superRefine((b, ctx) => {
     if (b.networkId === undefined && b.chainId === undefined) ctx.addIssue({ code: "custom", path: ["networkId"], message: "is required (networkId, or its alias chainId)" });
@@ -31,6 +36,7 @@ const keyIdParams = z.object({ keyId: z.string().min(1).max(100) });
 export function keyRoutes(): AnyRoute[] {
   return [
     ...sessionRoutes(),
+    ...governanceRoutes(),
     defineRoute({
       method: "POST",
       path: "/api/keys",
@@ -40,6 +46,7 @@ export function keyRoutes(): AnyRoute[] {
       authenticate: (request, gateway) => proveWallet(request, gateway, { serviceKey: false }),
       security: WALLET_PROOF_NO_KEY,
       handle: async ({ auth: wallet, body, gateway }) => {
+        checkGovernanceModels(gateway, body);
         const { key, token } = await gateway.services.keys.create({
           owner: wallet.address,
           chainId: (body.networkId ?? body.chainId)!,
@@ -48,6 +55,9 @@ export function keyRoutes(): AnyRoute[] {
           expiresAt: body.expiresAt,
           name: body.name,
           rateLimit: body.rateLimit,
+          budgetPeriod: body.budgetPeriod,
+          models: body.models,
+          modelBudgets: body.modelBudgets,
         });
         const view = keyView(key, gateway.clock.now());
         return json({ ...view, token }, { status: 201, headers: budgetHeaders(key) });
@@ -63,8 +73,8 @@ export function keyRoutes(): AnyRoute[] {
       security: WALLET_PROOF,
       handle: async ({ auth: wallet, query, gateway }) => {
         const page = await gateway.services.keys.list(wallet.address, query);
-        const now = gateway.clock.now();
-        return json({ keys: page.keys.map((k) => keyView(k, now)), next_cursor: page.nextCursor });
+        const views = await Promise.all(page.keys.map((k) => fullView(gateway, k)));
+        return json({ keys: views, next_cursor: page.nextCursor });
       },
     }),
     defineRoute({
@@ -105,7 +115,7 @@ export function keyRoutes(): AnyRoute[] {
       security: { accepts: ["serviceKey"] },
       handle: async ({ request, params, gateway }) => {
         const key = await gateway.services.keys.authorizeFor(request.headers.authorization, params.keyId);
-        return json(keyView(key, gateway.clock.now()), { headers: budgetHeaders(key) });
+        return json(await fullView(gateway, key), { headers: budgetHeaders(rolled(key, gateway.clock.now())) });
       },
     }),
     defineRoute({

@@ -6,7 +6,8 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
-import type { KeyCursor, KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
+import type { BudgetPeriod, KeyCursor, KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
+import { windowStart } from "./period.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken, tokenPrefix } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
 
@@ -20,6 +21,12 @@ export interface CreateKeyInput {
   readonly name?: string | undefined;
   /** The key's own request rate limit. */
   readonly rateLimit?: KeyRateLimit | undefined;
+  /** A calendar budget window (UTC); the first window is the one containing the creation time. */
+  readonly budgetPeriod?: BudgetPeriod | undefined;
+  /** Allowed models (exact ids, `<provider>/*`), checked against the catalog by the route. */
+  readonly models?: readonly string[] | undefined;
+  /** Per-model caps inside the budget. */
+  readonly modelBudgets?: Readonly<Record<string, bigint>> | undefined;
 }
 
 /** The key service. Every method throws `GatewayError` with a CONTRACT.md code on refusal. */
@@ -59,6 +66,8 @@ export interface KeyService {
    * overdue intents released, or null. What `GET /api/session` and `GET /api/settlement/status` report.
    */
   activeSession(owner: string, chainId: number): Promise<KeyRecord | null>;
+  /** Empties the spender cache (after a key changed: update, rotation). */
+  forget(): void;
   /** Revokes a key (idempotent: a revoked key is returned unchanged). */
   revoke(keyId: string): Promise<KeyRecord>;
   /** The legacy settle: charges `amount` at once; 402 `budget_exhausted` when it does not fit. */
@@ -71,10 +80,24 @@ export function assertUsable(key: KeyRecord, now: number): void {
   if (key.expiresAt <= now) throw new GatewayError("key_expired", `Key ${key.keyId} expired at ${new Date(key.expiresAt).toISOString()}.`);
 }
 
+/** A rotated token authenticates until its grace ends, exactly: from that millisecond on, 401 `key_rotated`. */
+function assertCurrentToken(key: KeyRecord, tokenHash: string, now: number): void {
+  if (key.tokenHash !== tokenHash && (key.previousTokenValidUntil ?? 0) <= now)
+    throw new GatewayError("key_rotated", `The token of key ${key.keyId} was rotated; its grace ended at ${new Date(key.previousTokenValidUntil ?? 0).toISOString()}. Use the new token.`);
+}
+
 /** The 402 of a key whose remaining budget is smaller than `amount`. */
 export function budgetExhausted(key: KeyRecord, amount: bigint): GatewayError {
   return new GatewayError("budget_exhausted", `Key ${key.keyId} has ${remainingOf(key)} remaining; ${amount} is needed.`, {
     details: { keyId: key.keyId, budgetRemaining: remainingOf(key).toString(), required: amount.toString() },
+    headers: budgetHeaders(key),
+  });
+}
+
+/** The 402 of a per-model cap too small for `amount`. */
+export function modelBudgetExhausted(key: KeyRecord, scope: string, amount: bigint): GatewayError {
+  return new GatewayError("model_budget_exhausted", `Key ${key.keyId}'s budget for ${scope} cannot take ${amount} more.`, {
+    details: { keyId: key.keyId, scope, limit: key.modelBudgets?.[scope]?.toString(), required: amount.toString() },
     headers: budgetHeaders(key),
   });
 }
@@ -103,8 +126,10 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
   const identify = async (authorization: string | undefined): Promise<KeyRecord | null> => {
     const token = bearerToken(authorization);
     if (token === undefined) return null;
-    const key = looksLikeToken(token) ? await store.getKeyByTokenHash(hashToken(token)) : null;
+    const hash = looksLikeToken(token) ? hashToken(token) : undefined;
+    const key = hash === undefined ? null : await store.getKeyByTokenHash(hash);
     if (!key) throw new GatewayError("invalid_key", "The service key is unknown or malformed.");
+    assertCurrentToken(key, hash!, clock.now());
     return key;
   };
 
@@ -122,6 +147,9 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
         purpose: input.purpose,
         ...(input.name === undefined ? {} : { name: input.name }),
         ...(input.rateLimit === undefined ? {} : { rateLimit: { requestsPerMinute: input.rateLimit.requestsPerMinute } }),
+        ...(input.budgetPeriod === undefined ? {} : { budgetPeriod: input.budgetPeriod, periodStart: windowStart(input.budgetPeriod, now) }),
+        ...(input.models === undefined ? {} : { models: [...input.models] }),
+        ...(input.modelBudgets === undefined ? {} : { modelBudgets: { ...input.modelBudgets } }),
         budgetLimit: input.budgetLimit,
         budgetUsed: 0n,
         budgetReserved: 0n,
@@ -180,6 +208,7 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
       const hit = hash === undefined ? undefined : cache.get(hash);
       if (hit && hit.until > now) {
         assertUsable(hit.key, now);
+        assertCurrentToken(hit.key, hash!, now);
         return hit.key;
       }
       const key = await service.authenticate(authorization);
@@ -189,6 +218,7 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
       }
       return key;
     },
+    forget: () => cache.clear(),
     async revoke(keyId) {
       cache.clear();
       const key = await store.revokeKey(keyId, clock.now());

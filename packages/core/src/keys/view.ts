@@ -1,5 +1,6 @@
 /** The wire views of keys and the budget headers (CONTRACT.md "Service keys"). */
-import type { KeyRecord } from "../store/types.js";
+import type { KeyRecord, ModelSpendRecord } from "../store/types.js";
+import { rolled, windowEnd, windowStart } from "./period.js";
 
 /** Derived key status. */
 export type KeyStatus = "active" | "revoked" | "expired" | "exhausted";
@@ -17,8 +18,9 @@ export function statusOf(key: KeyRecord, now: number): KeyStatus {
   return "active";
 }
 
-/** The key as list and inspect return it: no token material. */
-export function keyView(key: KeyRecord, now: number) {
+/** The key as list and inspect return it: no token material. Budgets are the current window's (a lapsed window shows used 0). */
+export function keyView(stored: KeyRecord, now: number, spend: readonly ModelSpendRecord[] = []) {
+  const key = rolled(stored, now);
   return {
     keyId: key.keyId,
     ...(key.name === undefined ? {} : { name: key.name }),
@@ -34,7 +36,26 @@ export function keyView(key: KeyRecord, now: number) {
     ...(key.revokedAt === undefined ? {} : { revokedAt: key.revokedAt }),
     ...(key.lastUsedAt === undefined ? {} : { lastUsedAt: key.lastUsedAt }),
     ...(key.rateLimit === undefined ? {} : { rateLimit: { requestsPerMinute: key.rateLimit.requestsPerMinute } }),
+    ...(key.budgetPeriod === undefined
+      ? {}
+      : { budgetPeriod: key.budgetPeriod, periodStartsAt: key.periodStart!, periodEndsAt: windowEnd(key.budgetPeriod, key.periodStart!) }),
+    ...(key.models === undefined ? {} : { models: [...key.models] }),
+    ...(key.modelBudgets === undefined ? {} : { modelBudgets: modelBudgetsView(key, now, spend) }),
+    ...(key.previousTokenValidUntil !== undefined && key.previousTokenValidUntil > now ? { previousTokenValidUntil: key.previousTokenValidUntil } : {}),
   };
+}
+
+/** Each per-model cap with its current window's counters: `{limit, used, reserved, remaining}` as decimal strings. */
+function modelBudgetsView(key: KeyRecord, now: number, spend: readonly ModelSpendRecord[]) {
+  const out: Record<string, { limit: string; used: string; reserved: string; remaining: string }> = {};
+  const start = key.budgetPeriod ? windowStart(key.budgetPeriod, now) : undefined;
+  for (const [scope, limit] of Object.entries(key.modelBudgets ?? {})) {
+    const rec = spend.find((r) => r.scope === scope);
+    const used = rec && (start === undefined || (rec.periodStart ?? 0) >= start) ? rec.budgetUsed : 0n;
+    const reserved = rec?.budgetReserved ?? 0n;
+    out[scope] = { limit: limit.toString(), used: used.toString(), reserved: reserved.toString(), remaining: (limit - used - reserved).toString() };
+  }
+  return out;
 }
 
 /** `x-key-budget-limit|used|reserved|remaining` for every key-billed response. */

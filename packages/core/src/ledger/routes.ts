@@ -45,6 +45,8 @@ const prepareBody = z
     }
   })
   .transform(({ modelId, provider, modality, usage, media, ...b }) => {
+    // A model named beside maxAmountWei describes the work: the key's allow-list and caps apply to it.
+    if (b.maxAmountWei !== undefined && modelId !== undefined) return { ...b, described: { modelId, ...(provider === undefined ? {} : { provider }) } };
     if (b.maxAmountWei !== undefined || b.meter !== undefined || modelId === undefined || modality === undefined) return b;
     const meter: MeterInput = { modelId, modality, ...(provider === undefined ? {} : { provider }), ...(usage === undefined ? {} : { usage }), ...(media === undefined ? {} : { media }) };
     return { ...b, meter };
@@ -125,6 +127,7 @@ export function ledgerRoutes(): AnyRoute[] {
           meter: body.meter,
           runId: body.runId ?? body.composeRunId,
           idempotencyKey: idem,
+          model: "described" in body && body.described ? gateway.services.catalog.find(body.described.modelId, body.described.provider) : undefined,
         });
         return json(
           { paymentIntentId: intent.intentId, status: intent.status, maxAmountWei: intent.maxAmount.toString(), expiresAt: intent.expiresAt },

@@ -7,7 +7,9 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
-import { assertUsable, budgetExhausted } from "../keys/service.js";
+import { assertUsable, budgetExhausted, modelBudgetExhausted } from "../keys/service.js";
+import { assertModelAllowed, budgetScopeFor, type ModelRef } from "../keys/governance.js";
+import { windowStart } from "../keys/period.js";
 import { remainingOf } from "../keys/view.js";
 import { sha256Hex } from "../keys/token.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
@@ -36,6 +38,12 @@ export interface PrepareInput {
    * less than `minAmount` was left at that moment.
    */
   readonly minAmount?: bigint | undefined;
+  /**
+   * The model the reservation pays for (a paid route's card). With it — or with a `meter`, whose
+   * subject names one — a key's allow-list is enforced (403 `model_not_allowed`) and its per-model
+   * cap for that model is reserved against in the same atomic step (402 `model_budget_exhausted`).
+   */
+  readonly model?: ModelRef | undefined;
 }
 
 /** Settle parameters. Exactly one of `finalAmount` / `meter`. */
@@ -92,6 +100,14 @@ export interface LedgerOptions {
   readonly intentTtlMs: number;
   /** Platform fee in basis points. @default 100 */
   readonly feeBps: number;
+}
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** The model a meter subject (`<provider>:<modelId>`) names. */
+function modelOfSubject(subject: string): ModelRef {
+  const colon = subject.indexOf(":");
+  return { provider: subject.slice(0, colon), modelId: subject.slice(colon + 1) };
 }
 
 /** Re-tries of a `minAmount` reservation; each miss follows another caller's reservation, so this is never reached in practice. */
@@ -155,6 +171,14 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
   const stateError = (intent: IntentRecord, action: string) =>
     new GatewayError("invalid_state", `Payment intent ${intent.intentId} is ${intent.status}; it cannot be ${action}.`, { details: { status: intent.status } });
 
+  /** What a per-model cap has left in the key's current window (a read; only for scoped retries). */
+  async function scopeLeft(keyId: string, scope: { scope: string; limit: bigint }, key: KeyRecord, now: number): Promise<bigint> {
+    const rec = (await store.getModelSpend(keyId)).find((r) => r.scope === scope.scope);
+    if (!rec) return scope.limit;
+    const lapsed = key.budgetPeriod !== undefined && (rec.periodStart ?? 0) < windowStart(key.budgetPeriod, now);
+    return scope.limit - (lapsed ? 0n : rec.budgetUsed) - rec.budgetReserved;
+  }
+
   /**
    * The guarded settle of `current` (as read, or as prepared by this process). `keep`: store the
    * answer so that a repeat replays it (the public route); the paid-call pipeline settles its own
@@ -211,7 +235,12 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         throw new GatewayError("chain_mismatch", `The key is for chain ${input.key.chainId}; the request names chain ${input.chainId}.`, {
           param: "x-network-id",
         });
-      const maxAmount = input.meter ? priceMeter(catalog, input.meter, options.feeBps).priced.finalAmount : input.maxAmount!;
+      const metered = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
+      const maxAmount = metered ? metered.priced.finalAmount : input.maxAmount!;
+      // Allow-lists and caps govern catalog models; a meter the caller prices for its own service is not one.
+      const model = input.model ?? (metered?.known ? modelOfSubject(metered.subject) : undefined);
+      if (model) assertModelAllowed(input.key, model);
+      const budgetScope = model ? budgetScopeFor(input.key, model) : undefined;
       if (maxAmount <= 0n) throw new GatewayError("invalid_request", "The meter prices to 0; nothing to reserve.", { param: "meter" });
       const request = {
         service: input.service,
@@ -234,18 +263,20 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             createdAt: now,
             expiresAt: now + options.intentTtlMs,
             ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
+            ...(budgetScope ? { budgetScope } : {}),
           },
           now,
         });
       let result = await reserve(maxAmount);
       const floor = input.minAmount;
       if (floor !== undefined && input.idempotencyKey === undefined) {
-        for (let attempt = 0; attempt < MAX_FIT_ATTEMPTS && !result.ok && result.reason === "budget_exhausted"; attempt++) {
-          const left = remainingOf(result.key);
+        for (let attempt = 0; attempt < MAX_FIT_ATTEMPTS && !result.ok && (result.reason === "budget_exhausted" || result.reason === "model_budget_exhausted"); attempt++) {
+          const left = min(remainingOf(result.key), budgetScope ? await scopeLeft(input.key.keyId, budgetScope, result.key, now) : remainingOf(result.key));
           if (left < floor || left <= 0n) break;
-          result = await reserve(left < maxAmount ? left : maxAmount);
+          result = await reserve(min(left, maxAmount));
         }
         if (!result.ok && result.reason === "budget_exhausted") throw budgetExhausted(result.key, floor);
+        if (!result.ok && result.reason === "model_budget_exhausted") throw modelBudgetExhausted(result.key, budgetScope!.scope, floor);
       }
       if (result.ok) return { intent: result.intent, key: result.key, replay: false };
       switch (result.reason) {
@@ -258,6 +289,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
           return { intent: result.intent, key: result.key, replay: true };
         case "budget_exhausted":
           throw budgetExhausted(result.key, maxAmount);
+        case "model_budget_exhausted":
+          throw modelBudgetExhausted(result.key, budgetScope?.scope ?? "", maxAmount);
         case "key_not_found":
           throw new GatewayError("invalid_key");
         default:

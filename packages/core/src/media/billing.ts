@@ -107,6 +107,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
         resource: req.path,
         method: "POST",
         maxAmount: call.quote.finalAmount,
+        model: call.card,
         ...(minAmount === undefined ? {} : { minAmount }),
       });
       return { kind: "reserved", intent: prepared.intent };

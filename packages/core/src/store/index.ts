@@ -1,4 +1,9 @@
 export type {
+  BudgetPeriod,
+  KeyEventRecord,
+  KeyPatch,
+  ModelSpendRecord,
+  UpdateKeyResult,
   ChargeDirectResult,
   ChargeRecord,
   ChargeStatus,

@@ -10,6 +10,7 @@ import { createMemoryDispenserStore } from "./memory-dispenser.js";
 import { createMemoryVideoStore } from "./memory-video.js";
 import { createMemoryPaymentNonceStore } from "./memory-x402.js";
 import { createMemoryAuthStore } from "./memory-auth.js";
+import { createMemoryGovernance } from "./memory-governance.js";
 import { MAX_AMOUNT } from "../money.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -27,6 +28,8 @@ function cloneJson(value: unknown): unknown {
 function copyKey(k: KeyRecord): KeyRecord {
   const copy: KeyRecord = { ...k };
   if (k.rateLimit) copy.rateLimit = { requestsPerMinute: k.rateLimit.requestsPerMinute };
+  if (k.models) copy.models = [...k.models];
+  if (k.modelBudgets) copy.modelBudgets = { ...k.modelBudgets };
   return copy;
 }
 const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
@@ -60,12 +63,20 @@ export function createMemoryStore(): Store {
   const video = createMemoryVideoStore();
 
   const idempotencySlot = (keyId: string, idempotencyKey: string) => `${keyId}\u0000${idempotencyKey}`;
+  const governance = createMemoryGovernance(keys, keyIdByToken, copyKey);
 
   function finish(intent: IntentRecord, status: "settled" | "aborted" | "expired", now: number, finalAmount = 0n): void {
     const key = keys.get(intent.keyId);
     if (!key) throw new Error(`memory store: intent ${intent.intentId} has no key`);
+    // Spend lands in the window it happens in.
+    governance.roll(key, now);
     key.budgetReserved -= intent.maxAmount;
     key.budgetUsed += finalAmount;
+    if (intent.budgetScope !== undefined) {
+      const scope = governance.counters(key, intent.budgetScope, now);
+      scope.budgetReserved -= intent.maxAmount;
+      scope.budgetUsed += finalAmount;
+    }
     intent.status = status;
     intent.releasedAmount = intent.maxAmount - finalAmount;
     intent.finishedAt = now;
@@ -138,7 +149,7 @@ export function createMemoryStore(): Store {
     },
 
     async getKeyByTokenHash(tokenHash) {
-      const keyId = keyIdByToken.get(tokenHash);
+      const keyId = governance.keyIdOf(tokenHash);
       const key = keyId === undefined ? undefined : keys.get(keyId);
       return key ? copyKey(key) : null;
     },
@@ -156,6 +167,22 @@ export function createMemoryStore(): Store {
       return copyKey(key);
     },
 
+    async updateKey(input) {
+      return governance.updateKey(input);
+    },
+
+    async rotateKey(input) {
+      return governance.rotateKey(input);
+    },
+
+    async listKeyEvents(keyId, options) {
+      return governance.listKeyEvents(keyId, options);
+    },
+
+    async getModelSpend(keyId) {
+      return governance.getModelSpend(keyId);
+    },
+
     async reserve({ intent: input, now }) {
       checkAmount(input.maxAmount, "maxAmount");
       const key = keys.get(input.keyId);
@@ -166,11 +193,16 @@ export function createMemoryStore(): Store {
         const intent = existing === undefined ? undefined : intents.get(existing);
         if (intent) return { ok: false, reason: "idempotent_replay", intent: copyIntent(intent), key: copyKey(key) };
       }
+      governance.roll(key, now);
       const reason = keyGuard(key, now, input.maxAmount);
       if (reason) return { ok: false, reason, key: copyKey(key) };
+      const { budgetScope, ...fields } = input;
+      const scope = budgetScope && governance.counters(key, budgetScope.scope, now);
+      if (scope && budgetScope.limit - scope.budgetUsed - scope.budgetReserved < input.maxAmount) return { ok: false, reason: "model_budget_exhausted", key: copyKey(key) };
       if (intents.has(input.intentId)) throw new Error(`memory store: duplicate intentId ${input.intentId}`);
       const request = cloneJson(input.request ?? null);
-      const intent: IntentRecord = { ...input, request, owner: key.owner, chainId: key.chainId, status: "authorized" };
+      const intent: IntentRecord = { ...fields, request, owner: key.owner, chainId: key.chainId, status: "authorized", ...(budgetScope ? { budgetScope: budgetScope.scope } : {}) };
+      if (scope) scope.budgetReserved += input.maxAmount;
       key.budgetReserved += input.maxAmount;
       key.lastUsedAt = now;
       intents.set(intent.intentId, intent);
@@ -214,6 +246,7 @@ export function createMemoryStore(): Store {
       const key = keys.get(keyId);
       if (!key) return { ok: false, reason: "key_not_found" };
       releaseExpired(keyId, now);
+      governance.roll(key, now);
       const reason = keyGuard(key, now, amount);
       if (reason) return { ok: false, reason, key: copyKey(key) };
       const insertCharge = assertNewCharge(charge);

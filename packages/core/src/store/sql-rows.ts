@@ -14,13 +14,16 @@
 import type {
   AgentCard,
   AuthNonceRecord,
+  BudgetPeriod,
   ChargeRecord,
   DispenserClaimRecord,
   FeedbackRecord,
   IntentRecord,
   IntentStatus,
+  KeyEventRecord,
   KeyPurpose,
   KeyRecord,
+  ModelSpendRecord,
   PaymentNonceRecord,
   SessionRecord,
   VideoJobRecord,
@@ -52,6 +55,35 @@ export interface SqlKeyRow<I extends SqlInt = SqlInt> {
   last_used_at: I | null;
   /** The key's own requests per minute (migration 8); NULL, or absent from the row, means none. */
   rate_limit_rpm?: I | null;
+  // Key governance (migration 11); NULL, or absent from the row, means the field is absent.
+  /** `daily`, `weekly` or `monthly`. */
+  budget_period?: string | null;
+  period_start?: I | null;
+  /** JSON array of model ids and `<provider>/*` patterns. */
+  models?: string | null;
+  /** JSON object: scope → amount as a decimal string. */
+  model_budgets?: string | null;
+  previous_token_hash?: string | null;
+  previous_token_valid_until?: I | null;
+}
+
+/** A row of `key_model_spend` (migration 11): the per-model counters of a key. */
+export interface SqlModelSpendRow<I extends SqlInt = SqlInt> {
+  key_id: string;
+  scope: string;
+  budget_used: I;
+  budget_reserved: I;
+  period_start: I | null;
+}
+
+/** A row of `key_events` (migration 11); `changes` is JSON text. */
+export interface SqlKeyEventRow<I extends SqlInt = SqlInt> {
+  event_id: string;
+  key_id: string;
+  at: I;
+  type: string;
+  actor: string;
+  changes: string;
 }
 
 /** A row of `intents`; `request` and `result` are JSON text. */
@@ -72,6 +104,8 @@ export interface SqlIntentRow<I extends SqlInt = SqlInt> {
   created_at: I;
   expires_at: I;
   finished_at: I | null;
+  /** The per-model cap the intent counts against (migration 11); NULL, or absent from the row, means none. */
+  budget_scope?: string | null;
 }
 
 /** A row of `charges`. */
@@ -201,7 +235,29 @@ export function keyFromRow(r: SqlKeyRow, text: SqlTextDecoder = same): KeyRecord
   if (r.revoked_at !== null) key.revokedAt = Number(r.revoked_at);
   if (r.last_used_at !== null) key.lastUsedAt = Number(r.last_used_at);
   if (r.rate_limit_rpm !== null && r.rate_limit_rpm !== undefined) key.rateLimit = { requestsPerMinute: Number(r.rate_limit_rpm) };
+  if (r.budget_period != null) key.budgetPeriod = r.budget_period as BudgetPeriod;
+  if (r.period_start != null) key.periodStart = Number(r.period_start);
+  if (r.models != null) key.models = JSON.parse(r.models) as string[];
+  if (r.model_budgets != null) {
+    const amounts = JSON.parse(r.model_budgets) as Record<string, string>;
+    key.modelBudgets = Object.fromEntries(Object.entries(amounts).map(([scope, amount]) => [scope, BigInt(amount)]));
+  }
+  if (r.previous_token_hash != null) key.previousTokenHash = r.previous_token_hash;
+  if (r.previous_token_valid_until != null) key.previousTokenValidUntil = Number(r.previous_token_valid_until);
   return key;
+}
+
+/** The per-model counters of a `key_model_spend` row (no free-text columns). */
+export function modelSpendFromRow(r: SqlModelSpendRow): ModelSpendRecord {
+  const spend: ModelSpendRecord = { keyId: r.key_id, scope: r.scope, budgetUsed: BigInt(r.budget_used), budgetReserved: BigInt(r.budget_reserved) };
+  if (r.period_start !== null) spend.periodStart = Number(r.period_start);
+  return spend;
+}
+
+/** The event of a `key_events` row (no free-text columns: `changes` is JSON). */
+export function keyEventFromRow(r: SqlKeyEventRow): KeyEventRecord {
+  const changes = JSON.parse(r.changes) as KeyEventRecord["changes"];
+  return { eventId: r.event_id, keyId: r.key_id, at: Number(r.at), type: r.type as KeyEventRecord["type"], actor: r.actor, changes };
 }
 
 /** The intent of an `intents` row. Free text: `idempotency_key`, `reason`. */
@@ -224,6 +280,7 @@ export function intentFromRow(r: SqlIntentRow, text: SqlTextDecoder = same): Int
   if (r.result !== null) intent.result = JSON.parse(r.result);
   if (r.reason !== null) intent.reason = text(r.reason);
   if (r.finished_at !== null) intent.finishedAt = Number(r.finished_at);
+  if (r.budget_scope != null) intent.budgetScope = r.budget_scope;
   return intent;
 }
 

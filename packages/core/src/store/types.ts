@@ -49,7 +49,71 @@ export interface KeyRecord {
   lastUsedAt?: number;
   /** The key's own request rate limit (overrides the gateway default); absent: the default applies. */
   rateLimit?: KeyRateLimit;
+  /**
+   * A calendar budget window (UTC, see keys/period.ts): `budgetUsed` counts spend since
+   * `periodStart`, and every guarded step that spends first rolls a lapsed window forward
+   * (used 0, `periodStart` = the current window's start) in the same atomic operation.
+   */
+  budgetPeriod?: BudgetPeriod;
+  /** Start of the window `budgetUsed` counts; set exactly when `budgetPeriod` is. */
+  periodStart?: number;
+  /** Models the key may pay for: exact catalog ids and `<provider>/*` patterns; absent: any. */
+  models?: string[];
+  /**
+   * Per-model caps inside `budgetLimit`, by exact model id or `<provider>/*` pattern (the most
+   * specific match applies); counted per window like the key, in {@link ModelSpendRecord}s.
+   */
+  modelBudgets?: Record<string, bigint>;
+  /** SHA-256 of the token before the last rotation; it authenticates until `previousTokenValidUntil`. */
+  previousTokenHash?: string;
+  previousTokenValidUntil?: number;
 }
+
+/** A calendar budget window. */
+export type BudgetPeriod = "daily" | "weekly" | "monthly";
+
+/** The counters of one per-model cap of a key (`KeyRecord.modelBudgets`). */
+export interface ModelSpendRecord {
+  keyId: string;
+  /** The `modelBudgets` entry: a model id or a `<provider>/*` pattern. */
+  scope: string;
+  /** Spend in the window starting at `periodStart` (the key's window; lifetime without a period). */
+  budgetUsed: bigint;
+  budgetReserved: bigint;
+  periodStart?: number;
+}
+
+/** The fields a key update may change; `null` clears an optional one. */
+export interface KeyPatch {
+  name?: string | null;
+  budgetLimit?: bigint;
+  expiresAt?: number;
+  /** Setting or changing a period starts a fresh window at `now` (used 0; reservations carry over). */
+  budgetPeriod?: BudgetPeriod | null;
+  models?: string[] | null;
+  modelBudgets?: Record<string, bigint> | null;
+  rateLimit?: KeyRateLimit | null;
+}
+
+/** One recorded change of a key. */
+export interface KeyEventRecord {
+  eventId: string;
+  keyId: string;
+  at: number;
+  /** `update` or `rotate`. */
+  type: "update" | "rotate";
+  /** Who made it: `wallet:<address>` or `key:<keyId>`. */
+  actor: string;
+  /** Per changed field: the old and the new value (JSON-serialisable; amounts as decimal strings). */
+  changes: Record<string, { from: unknown; to: unknown }>;
+}
+
+/** Outcome of {@link KeyStore.updateKey}. */
+export type UpdateKeyResult =
+  | { ok: true; key: KeyRecord }
+  | { ok: false; reason: "not_found" }
+  /** The new `budgetLimit` is below the current window's `budgetUsed + budgetReserved`; nothing changed. */
+  | { ok: false; reason: "below_committed"; key: KeyRecord };
 
 /** A per-key request rate limit. */
 export interface KeyRateLimit {
@@ -75,6 +139,8 @@ export interface IntentRecord {
   releasedAmount?: bigint;
   /** Unique per key: a second reserve with the same one replays this intent. */
   idempotencyKey?: string;
+  /** The per-model cap (`modelBudgets` scope) the reservation counts against; settle, abort and expiry update it too. */
+  budgetScope?: string;
   /** Hash of the request parameters; the service compares it to detect idempotency conflicts. */
   fingerprint: string;
   /** JSON-serialisable prepare parameters (service, action, resource, method, runId, meter…). */
@@ -92,6 +158,8 @@ export interface IntentRecord {
 /** The fields of a new intent; the store sets `status`, `owner` and `chainId` (from the key). */
 export type NewIntent = Pick<IntentRecord, "intentId" | "keyId" | "maxAmount" | "fingerprint" | "request" | "createdAt" | "expiresAt"> & {
   idempotencyKey?: string;
+  /** A per-model cap the reservation also counts against: its scope and its limit. */
+  budgetScope?: { scope: string; limit: bigint };
 };
 
 export type ChargeStatus = "queued" | "settled" | "failed";
@@ -130,7 +198,7 @@ export interface IntentCursor {
 }
 
 /** Why a key cannot be charged. */
-export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted";
+export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted" | "model_budget_exhausted";
 
 /** Outcome of {@link LedgerStore.reserve}. */
 export type ReserveResult =
@@ -170,7 +238,7 @@ export interface KeyStore {
   insertKey(key: KeyRecord, options?: { supersedeSessionAt?: number }): Promise<{ superseded: string[] }>;
   /** The key, or null if unknown. */
   getKeyById(keyId: string): Promise<KeyRecord | null>;
-  /** The key whose token hashes to `tokenHash`, or null. */
+  /** The key whose token — or previous token, whatever its grace (the caller checks it) — hashes to `tokenHash`, or null. */
   getKeyByTokenHash(tokenHash: string): Promise<KeyRecord | null>;
   /**
    * A page of `owner`'s keys (optionally of one chain), newest first (createdAt desc, keyId desc),
@@ -183,6 +251,24 @@ export interface KeyStore {
    * Outstanding intents of a revoked key can still be settled or aborted.
    */
   revokeKey(keyId: string, at: number): Promise<KeyRecord | null>;
+  /**
+   * Applies `patch` and records `event` in one atomic operation. Refuses (`below_committed`, nothing
+   * changed) a `budgetLimit` below the current window's used + reserved (a lapsed window counts
+   * used 0). A `budgetPeriod` that is set or changed starts a fresh window at `now`: `periodStart`
+   * = its start, `budgetUsed` = 0 and the per-model counters' used = 0 (reservations carry over);
+   * a period cleared drops `periodStart` and keeps `budgetUsed`.
+   */
+  updateKey(input: { keyId: string; patch: KeyPatch; now: number; event: KeyEventRecord }): Promise<UpdateKeyResult>;
+  /**
+   * Replaces the key's token hash with `tokenHash`, keeps the old one as `previousTokenHash`
+   * valid until `previousValidUntil` (an older previous token is dropped), and records `event`,
+   * in one atomic operation; budget, counters and intents are untouched. Null when unknown.
+   */
+  rotateKey(input: { keyId: string; tokenHash: string; previousValidUntil: number; event: KeyEventRecord }): Promise<KeyRecord | null>;
+  /** A page of a key's events, newest first (at desc, eventId desc), after `cursor` (the last event's `eventId`). */
+  listKeyEvents(keyId: string, options: { limit: number; cursor?: { at: number; eventId: string } }): Promise<{ events: KeyEventRecord[]; nextCursor: { at: number; eventId: string } | null }>;
+  /** The per-model counters of a key, by scope (only scopes that were ever reserved against). */
+  getModelSpend(keyId: string): Promise<ModelSpendRecord[]>;
 }
 
 /** Payment intents and their reservations against key budgets. */
@@ -193,7 +279,10 @@ export interface LedgerStore {
    * with the same (keyId, idempotencyKey) exists, returns it as `idempotent_replay` and reserves
    * nothing; else requires the key unrevoked, `expiresAt > now` and
    * `budgetLimit - budgetUsed - budgetReserved >= maxAmount`, adds to `budgetReserved` and sets
-   * `lastUsedAt = now`. Single native atomic operation; returns `{ok:false, reason}` when the
+   * `lastUsedAt = now`. A key with a `budgetPeriod` first rolls a lapsed window forward (used 0)
+   * within the same operation. With `intent.budgetScope`, the scope's counters (rolled the same
+   * way) must also fit `limit - used - reserved >= maxAmount` (else `model_budget_exhausted`, the
+   * key unchanged) and take the reservation too. Single native atomic operation; returns `{ok:false, reason}` when the
    * guard fails; exactly one concurrent caller wins the last fitting slot, and of N concurrent
    * reserves with one idempotency key exactly one inserts.
    */
@@ -202,7 +291,8 @@ export interface LedgerStore {
    * Settles an authorized, unexpired intent with `0 <= finalAmount <= maxAmount`: moves
    * `maxAmount` out of reserved and `finalAmount` into used, stores `finalAmount`,
    * `releasedAmount = maxAmount - finalAmount`, `result` and `finishedAt = now`, and inserts
-   * `charge` when given with `amount > 0`, all in one step. Single native atomic operation;
+   * `charge` when given with `amount > 0`, all in one step. The key's window (and the intent's
+   * scope's) is rolled forward first, so spend lands in the window it happens in. Single native atomic operation;
    * returns `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
    * expires the intent if it is past `expiresAt`; exactly one concurrent caller wins.
    * `videoJob`, when given, is inserted in the same step (a paid video submission: its charge

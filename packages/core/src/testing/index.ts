@@ -14,6 +14,7 @@ export { runFeedbackRouteSuite } from "./gateway-suite-feedback.js";
 export { runAgentRouteSuite } from "./gateway-suite-agents.js";
 export { runMediaRouteSuite } from "./gateway-suite-media.js";
 export { runChatRouteSuite } from "./gateway-suite-chat.js";
+export { runGovernanceRouteSuite } from "./gateway-suite-governance.js";
 export { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
 export { runVideoRouteSuite } from "./gateway-suite-video.js";
 export type { GatewaySuiteOptions } from "./gateway-suite-fixtures.js";

@@ -14,6 +14,7 @@ import { agentTests } from "./store-suite-agents.js";
 import { chargeTests } from "./store-suite-charges.js";
 import { feedbackTests } from "./store-suite-feedback.js";
 import { keyTests } from "./store-suite-keys.js";
+import { governanceTests } from "./store-suite-governance.js";
 import { ledgerTests } from "./store-suite-ledger.js";
 import { propertyTests } from "./store-suite-property.js";
 import { raceTests } from "./store-suite-races.js";
@@ -25,6 +26,7 @@ import { authTests } from "./store-suite-auth.js";
 /** The tests, grouped by capability (each group becomes a `describe`). */
 export const storeConformanceGroups = {
   keys: keyTests,
+  governance: governanceTests,
   ledger: ledgerTests,
   races: raceTests,
   charges: chargeTests,

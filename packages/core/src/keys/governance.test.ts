@@ -1,0 +1,4 @@
+import { createMemoryStore } from "../store/memory.js";
+import { runGovernanceRouteSuite } from "../testing/index.js";
+
+runGovernanceRouteSuite("memory", { createStore: () => createMemoryStore() });

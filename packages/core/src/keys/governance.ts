@@ -1,0 +1,148 @@
+/**
+ * Key governance: which models a key may pay for, which per-model cap a call counts against,
+ * key updates with their recorded events, and token rotation with a grace period.
+ *
+ * Model patterns: an exact catalog id (`gpt-4o`, `meta-llama/Llama-3.3-70B-Instruct-Turbo`) or
+ * `<provider>/*` (every card of that provider slug). A per-model cap applies to the most specific
+ * entry of `modelBudgets` that matches: the exact id, else the provider pattern.
+ */
+import type { Catalog } from "../catalog/catalog.js";
+import type { Clock } from "../clock.js";
+import { GatewayError, invalidRequest } from "../errors.js";
+import type { IdGenerator } from "../ids.js";
+import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
+import { hashToken, mintToken } from "./token.js";
+
+/** A card as the model checks see it. */
+export interface ModelRef {
+  readonly modelId: string;
+  readonly provider: string;
+}
+
+/** Default grace of a rotated token: one hour. */
+export const DEFAULT_ROTATION_GRACE_MS = 3_600_000;
+/** Longest grace a rotation may give the old token: seven days. */
+export const MAX_ROTATION_GRACE_MS = 7 * 86_400_000;
+
+const providerPattern = (p: string) => (p.endsWith("/*") ? p.slice(0, -2) : undefined);
+
+/** Whether `pattern` (an exact id or `<provider>/*`) covers `card`. */
+export function matchesModel(pattern: string, card: ModelRef): boolean {
+  return pattern === card.modelId || providerPattern(pattern) === card.provider;
+}
+
+/** Throws 403 `model_not_allowed` when the key has an allow-list that does not cover `card`. */
+export function assertModelAllowed(key: KeyRecord, card: ModelRef): void {
+  if (key.models && !key.models.some((p) => matchesModel(p, card)))
+    throw new GatewayError("model_not_allowed", `Key ${key.keyId} may not pay for ${card.provider}:${card.modelId} (allowed: ${key.models.join(", ")}).`, {
+      param: "model",
+      details: { keyId: key.keyId, model: card.modelId, provider: card.provider, allowed: key.models },
+    });
+}
+
+/** The per-model cap a call on `card` counts against: the exact id's entry, else its provider's pattern. */
+export function budgetScopeFor(key: KeyRecord, card: ModelRef): { scope: string; limit: bigint } | undefined {
+  const caps = key.modelBudgets;
+  if (!caps) return undefined;
+  for (const scope of [card.modelId, `${card.provider}/*`]) {
+    const limit = caps[scope];
+    if (limit !== undefined) return { scope, limit };
+  }
+  return undefined;
+}
+
+/** Checks model patterns against the catalog: an unknown id or provider is a 400 naming `param`. */
+export function checkModelPatterns(catalog: Catalog, patterns: readonly string[], param: string): void {
+  const providers = new Set(catalog.providers());
+  for (const p of patterns) {
+    const provider = providerPattern(p);
+    const known = provider === undefined ? catalog.find(p) !== undefined : providers.has(provider);
+    if (!known) throw invalidRequest(`${param}: ${JSON.stringify(p)} is neither a catalog model id nor "<provider>/*" of a catalog provider`, param);
+  }
+}
+
+/** Who changed a key: `wallet:<address>` or `key:<keyId>`. */
+export type Actor = `wallet:${string}` | `key:${string}`;
+
+const wire = (v: unknown): unknown =>
+  v === undefined ? null : typeof v === "bigint" ? v.toString() : v && typeof v === "object" ? JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x))) : v;
+
+/** The `{from, to}` of each field `patch` changes on `key` (amounts as decimal strings). */
+export function changesOf(key: KeyRecord, patch: KeyPatch): KeyEventRecord["changes"] {
+  const out: KeyEventRecord["changes"] = {};
+  for (const [field, to] of Object.entries(patch) as [keyof KeyPatch, unknown][]) {
+    if (to === undefined) continue;
+    const from = wire(key[field]);
+    const next = wire(to);
+    if (JSON.stringify(from) !== JSON.stringify(next)) out[field] = { from, to: next };
+  }
+  return out;
+}
+
+/** The governance service over the store. */
+export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; onChange: () => void }) {
+  const { store, clock, ids } = deps;
+  const event = (keyId: string, type: KeyEventRecord["type"], actor: Actor, changes: KeyEventRecord["changes"]): KeyEventRecord => ({
+    eventId: ids.next("kev"),
+    keyId,
+    at: clock.now(),
+    type,
+    actor,
+    changes,
+  });
+
+  return {
+    /**
+     * Applies `patch` to `key` and records who changed what. Refuses a past `expiresAt` (400) and
+     * a `budgetLimit` below the current window's used + reserved (409 `limit_below_committed`).
+     * A patch that changes nothing records nothing and returns the key.
+     */
+    async update(key: KeyRecord, patch: KeyPatch, actor: Actor): Promise<KeyRecord> {
+      const now = clock.now();
+      if (patch.expiresAt !== undefined && patch.expiresAt <= now) throw invalidRequest("expiresAt must be in the future (Unix milliseconds)", "expiresAt");
+      if (patch.budgetLimit !== undefined && patch.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
+      const changes = changesOf(key, patch);
+      if (Object.keys(changes).length === 0) return key;
+      const result = await store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+      deps.onChange();
+      if (result.ok) return result.key;
+      if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
+      const committed = result.key.budgetUsed + result.key.budgetReserved;
+      throw new GatewayError("limit_below_committed", `budgetLimit ${patch.budgetLimit} is below what the key has used and reserved in this window (${committed}).`, {
+        param: "budgetLimit",
+        details: { budgetUsed: result.key.budgetUsed.toString(), budgetReserved: result.key.budgetReserved.toString() },
+      });
+    },
+
+    /** Issues a new token for the key; the old one authenticates for `graceMs` more, then answers 401 `key_rotated`. */
+    async rotate(key: KeyRecord, graceMs: number, actor: Actor): Promise<{ key: KeyRecord; token: string }> {
+      const token = mintToken(deps.compat);
+      const validUntil = clock.now() + graceMs;
+      const rotated = await store.rotateKey({
+        keyId: key.keyId,
+        tokenHash: hashToken(token),
+        previousValidUntil: validUntil,
+        event: event(key.keyId, "rotate", actor, { previousTokenValidUntil: { from: wire(key.previousTokenValidUntil), to: validUntil } }),
+      });
+      deps.onChange();
+      if (!rotated) throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
+      return { key: rotated, token };
+    },
+
+    /** A newest-first page of the key's events; `cursor` is a previous page's `nextCursor`. */
+    async events(keyId: string, limit: number, cursor: string | undefined) {
+      const at = cursor ? decodeEventCursor(cursor) : undefined;
+      const page = await store.listKeyEvents(keyId, { limit, ...(at ? { cursor: at } : {}) });
+      return { events: page.events, nextCursor: page.nextCursor ? `${page.nextCursor.at}.${page.nextCursor.eventId}` : null };
+    },
+  };
+}
+
+function decodeEventCursor(cursor: string): { at: number; eventId: string } {
+  const m = /^(\d{1,16})\.(kev_[A-Za-z0-9]{1,64})$/.exec(cursor);
+  if (!m) throw invalidRequest("cursor is not one this API returned", "cursor");
+  return { at: Number(m[1]), eventId: m[2]! };
+}
+
+/** The governance service type. */
+export type KeyGovernance = ReturnType<typeof createKeyGovernance>;

@@ -1,0 +1,5 @@
+import { runGovernanceRouteSuite } from "@tollgate/core/testing";
+import { tempSqliteStores } from "./temp-stores.js";
+
+// The key governance route suite on real SQLite files: a fresh file per test.
+runGovernanceRouteSuite("sqlite", { createStore: tempSqliteStores("governance") });
