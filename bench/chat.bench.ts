@@ -50,7 +50,7 @@ const stub = await startProc<{ url: string; promptTokens: number }>("chat-stub.t
 const { url: stubUrl, promptTokens: PROMPT_TOKENS } = stub.info;
 const [client, proxy, gateway] = await Promise.all([
   startProc<object>("chat-load.ts", [], LOAD_CPU),
-  startProc<{ url: string }>("raw-stream-proxy.ts", [stubUrl], SUT_CPU),
+  startProc<{ url: string }>("raw-proxy.ts", [stubUrl, "stream"], SUT_CPU),
   startGateway({ stubUrl, store: "sqlite", filename: join(dir, "chat.db") }, SUT_CPU),
 ]);
 

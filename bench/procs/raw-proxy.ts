@@ -1,15 +1,19 @@
 /**
- * The baseline of the media benchmarks, as its own process: a raw node:http pass-through proxy
- * that reads the request and forwards it to the stub (argv[2]) over an undici Pool, then writes
- * the answer back. Prints `{"url"}`; exits when its stdin closes.
+ * The baseline of the benchmarks, as its own process: a raw node:http proxy that reads the
+ * request and forwards it to the stub (argv[2]) over an undici Pool. `buffer` (argv[3], the
+ * default; the media benchmarks) reads the whole answer and writes it back with its length;
+ * `stream` (the chat benchmark) pipes the answer's bytes to the client as they arrive, with no
+ * parsing and no billing. Prints `{"url"}`; exits when its stdin closes.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { pipeline } from "node:stream/promises";
 import { Pool } from "undici";
 import { serveParent } from "./lib.js";
 
 const stubUrl = process.argv[2];
-if (!stubUrl) throw new Error("usage: raw-proxy.ts <stub url>");
+const mode = process.argv[3] ?? "buffer";
+if (!stubUrl || (mode !== "buffer" && mode !== "stream")) throw new Error("usage: raw-proxy.ts <stub url> [buffer|stream]");
 const upstream = new Pool(stubUrl, { connections: 128, keepAliveTimeout: 30_000 });
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -23,10 +27,16 @@ const server = http.createServer((req, res) => {
         body: Buffer.concat(chunks),
       })
       .then(async (up) => {
+        if (mode === "stream") {
+          res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "text/event-stream"), "cache-control": "no-cache" });
+          res.flushHeaders();
+          await pipeline(up.body, res);
+          return;
+        }
         const body = Buffer.from(await up.body.arrayBuffer());
         res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "application/json"), "content-length": body.length }).end(body);
       })
-      .catch(() => res.writeHead(502).end());
+      .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
   });
 });
 server.keepAliveTimeout = 65_000;

@@ -46,3 +46,4 @@ export type {
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";
+export * from "./sql-rows-governance.js";

@@ -20,10 +20,8 @@ import type {
   FeedbackRecord,
   IntentRecord,
   IntentStatus,
-  KeyEventRecord,
   KeyPurpose,
   KeyRecord,
-  ModelSpendRecord,
   PaymentNonceRecord,
   SessionRecord,
   VideoJobRecord,
@@ -65,25 +63,6 @@ export interface SqlKeyRow<I extends SqlInt = SqlInt> {
   model_budgets?: string | null;
   previous_token_hash?: string | null;
   previous_token_valid_until?: I | null;
-}
-
-/** A row of `key_model_spend` (migration 11): the per-model counters of a key. */
-export interface SqlModelSpendRow<I extends SqlInt = SqlInt> {
-  key_id: string;
-  scope: string;
-  budget_used: I;
-  budget_reserved: I;
-  period_start: I | null;
-}
-
-/** A row of `key_events` (migration 11); `changes` is JSON text. */
-export interface SqlKeyEventRow<I extends SqlInt = SqlInt> {
-  event_id: string;
-  key_id: string;
-  at: I;
-  type: string;
-  actor: string;
-  changes: string;
 }
 
 /** A row of `intents`; `request` and `result` are JSON text. */
@@ -245,19 +224,6 @@ export function keyFromRow(r: SqlKeyRow, text: SqlTextDecoder = same): KeyRecord
   if (r.previous_token_hash != null) key.previousTokenHash = r.previous_token_hash;
   if (r.previous_token_valid_until != null) key.previousTokenValidUntil = Number(r.previous_token_valid_until);
   return key;
-}
-
-/** The per-model counters of a `key_model_spend` row (no free-text columns). */
-export function modelSpendFromRow(r: SqlModelSpendRow): ModelSpendRecord {
-  const spend: ModelSpendRecord = { keyId: r.key_id, scope: r.scope, budgetUsed: BigInt(r.budget_used), budgetReserved: BigInt(r.budget_reserved) };
-  if (r.period_start !== null) spend.periodStart = Number(r.period_start);
-  return spend;
-}
-
-/** The event of a `key_events` row (no free-text columns: `changes` is JSON). */
-export function keyEventFromRow(r: SqlKeyEventRow): KeyEventRecord {
-  const changes = JSON.parse(r.changes) as KeyEventRecord["changes"];
-  return { eventId: r.event_id, keyId: r.key_id, at: Number(r.at), type: r.type as KeyEventRecord["type"], actor: r.actor, changes };
 }
 
 /** The intent of an `intents` row. Free text: `idempotency_key`, `reason`. */
