@@ -78,7 +78,7 @@ export function ledgerSql(t: TableName) {
     ),
     idem AS (${idem}),
     calc AS MATERIALIZED (
-      SELECT k.key_id, k.owner, k.chain_id, k.budget_used AS used, k.budget_reserved AS reserved, k.period_start,
+      SELECT k.key_id, k.owner, k.chain_id, k.budget_used AS used, k.budget_reserved AS reserved, k.budget_limit AS lim, k.period_start,
         rel.amount AS released, k.budget_period AS period, x.lapsed, x.win, x.due,
         NOT EXISTS (SELECT 1 FROM idem) AND NOT x.due AND k.revoked_at IS NULL AND k.expires_at > $2::bigint
           AND k.budget_limit - CASE WHEN x.lapsed THEN 0 ELSE k.budget_used END - (k.budget_reserved - rel.amount) >= $3::numeric AS fits
@@ -92,13 +92,16 @@ export function ledgerSql(t: TableName) {
    * version `k` locked (the latest: no one else can change it meanwhile), not from `kk`: an UPDATE
    * checks the table's CHECK constraints on the row computed from the version its snapshot saw,
    * before it finds the newer one, so `kk.budget_reserved + amount` could fail keys_budget on a
-   * version older than the guard's (releases committed in between) although the result fits.
+   * version older than the guard's (releases committed in between) although the result fits. The
+   * limit is set from `k` too: a column left out of SET comes from that older version, and a
+   * limit raised in between (updateKey) would make the guard's row fail the CHECK.
    */
   const spendOn = (column: "budget_reserved" | "budget_used", fits = "calc.fits", from = "calc") => {
     const add = (c: string) => (c === column ? ` + CASE WHEN ${fits} THEN $3::numeric ELSE 0 END` : "");
     return `
     upd AS (
       UPDATE ${keys} kk SET
+        budget_limit = calc.lim,
         budget_reserved = calc.reserved - calc.released${add("budget_reserved")},
         budget_used = CASE WHEN calc.lapsed THEN 0 ELSE calc.used END${add("budget_used")},
         period_start = CASE WHEN calc.lapsed THEN calc.win ELSE calc.period_start END,

@@ -68,6 +68,22 @@ export function runGovernanceRouteSuite(name: string, options: GatewaySuiteOptio
       counting,
     );
 
+    test(
+      "an exhausted per-model cap refuses every paid route with 402 model_budget_exhausted before any upstream call",
+      async (h) => {
+        const caps = Object.fromEntries(PAID.map(([, body]) => [String(body.model), "0"]));
+        const key = await h.createKey({ budgetLimit: "100000000", modelBudgets: caps });
+        const before = calls;
+        for (const [path, body] of PAID) {
+          const e = expectError(await send(h, path, { token: key.token, json: body }), 402, "model_budget_exhausted");
+          expect(e.details.scope).toBe(body.model);
+        }
+        expect(calls - before).toBe(0);
+        await expectUncharged(h, key);
+      },
+      counting,
+    );
+
     test("a per-model cap refuses past its limit (402 model_budget_exhausted) while other models still spend", async (h) => {
       const key = await h.createKey({ budgetLimit: "100000000", modelBudgets: { "gpt-4o-mini": "30", "anthropic/*": "100000" } });
       const chat = (model: string) => send(h, "/v1/chat/completions", { token: key.token, json: { model, messages: [{ role: "user", content: "hi" }], max_completion_tokens: 5 } });
