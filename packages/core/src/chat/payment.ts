@@ -20,6 +20,9 @@ import { makeReceipt, type Receipt } from "../media/receipt.js";
 import type { X402Service } from "../x402/service.js";
 import { affordableCap, priceChat, type CapReason, type ChatQuote } from "./quote.js";
 
+/** Lifetime of a streamed call's reservation (at least the ledger's `intentTtlMs`). */
+export const STREAM_INTENT_TTL_MS = 3_600_000;
+
 /** Why a call ended before the upstream finished. */
 export type CutCause = "client_disconnected" | "upstream_failed";
 
@@ -46,13 +49,15 @@ export async function openChatPayment(
   from: PaidRequest,
   card: ModelCard,
   quote: ChatQuote,
+  stream = false,
 ): Promise<{ kind: "open"; payment: ChatPayment } | { kind: "respond"; response: GatewayResponse }> {
   const offer: Offer = { card, action: "chat.completions", mimeType: from.request.headers.accept?.includes("text/event-stream") ? "text/event-stream" : "application/json", quote: quote.quote };
   const { request, requestId, credential } = from;
   const capHeaders = (cap: number, reason: CapReason) => ({ "x-output-cap": String(cap), "x-output-cap-reason": reason });
 
   if (credential.kind === "key") {
-    const reserved = await billing.reserve(request, requestId, offer, credential.key, quote.floor.finalAmount);
+    // A stream holds its reservation while it runs: give it an hour (the relay settles or releases it at the end).
+    const reserved = await billing.reserve(request, requestId, offer, credential.key, quote.floor.finalAmount, stream ? STREAM_INTENT_TTL_MS : undefined);
     if (reserved.kind === "respond") return reserved;
     const intent = reserved.intent;
     const limit = intent.maxAmount;

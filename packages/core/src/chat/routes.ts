@@ -69,7 +69,7 @@ export function chatRoutes(): AnyRoute[] {
         const counter = await tokenCounter();
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
         const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
-        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, { request, requestId, credential: auth }, card, quote);
+        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, { request, requestId, credential: auth }, card, quote, stream);
         if (opened.kind === "respond") return opened.response;
         const payment = opened.payment;
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(request.signal ? { signal: request.signal } : {}) };

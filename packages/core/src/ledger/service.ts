@@ -44,6 +44,8 @@ export interface PrepareInput {
    * cap for that model is reserved against in the same atomic step (402 `model_budget_exhausted`).
    */
   readonly model?: ModelRef | undefined;
+  /** The intent's lifetime when it must outlive the default `intentTtlMs` (a long stream); never shorter than the default. */
+  readonly ttlMs?: number | undefined;
 }
 
 /** Settle parameters. Exactly one of `finalAmount` / `meter`. */
@@ -261,7 +263,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
             request: amount === maxAmount ? request : { ...request, maxAmountWei: amount.toString() },
             createdAt: now,
-            expiresAt: now + options.intentTtlMs,
+            expiresAt: now + Math.max(options.intentTtlMs, input.ttlMs ?? 0),
             ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
             ...(budgetScope ? { budgetScope } : {}),
           },

@@ -97,7 +97,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
    * that floor). A key whose budget is too small gets the 402 `budget_exhausted` envelope, with the
    * x402 offer beside it when x402 is configured.
    */
-  async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint): Promise<Reserved> {
+  async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint, ttlMs?: number): Promise<Reserved> {
     try {
       const prepared = await deps.ledger.prepare({
         key,
@@ -109,6 +109,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
         maxAmount: call.quote.finalAmount,
         model: call.card,
         ...(minAmount === undefined ? {} : { minAmount }),
+        ...(ttlMs === undefined ? {} : { ttlMs }),
       });
       return { kind: "reserved", intent: prepared.intent };
     } catch (error) {

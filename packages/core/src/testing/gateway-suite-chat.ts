@@ -213,6 +213,22 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       streamReceipt(events);
     });
 
+    test(
+      "a stream that outlives the default intent lifetime is still billed: its reservation lasts an hour",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        const reader = res.body!.getReader();
+        await reader.read();
+        h.clock.advance(20 * 60_000); // past the 15-minute default, mid-stream
+        let text = "";
+        for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+        const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
+        expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+      },
+      () => ({ media: { providers: { local: { type: "local", chatChunkDelayMs: 2 } } } }),
+    );
+
     test("check order: fields (400), model (404, 400 for a non-chat model), then payment (401/402)", async (h) => {
       const key = await richKey(h);
       const cases: [Record<string, unknown>, number, string, string | undefined][] = [
