@@ -64,7 +64,7 @@ const sendsServiceKey = (request: GatewayRequest) => {
 };
 
 /** The key view with its per-model counters. */
-async function fullView(gateway: GatewayContext, key: KeyRecord) {
+export async function fullView(gateway: GatewayContext, key: KeyRecord) {
   const spend = key.modelBudgets ? await gateway.services.store.getModelSpend(key.keyId) : [];
   return keyView(key, gateway.clock.now(), spend);
 }
@@ -131,4 +131,3 @@ export function governanceRoutes(): AnyRoute[] {
   ];
 }
 
-export { fullView };
