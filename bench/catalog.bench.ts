@@ -6,7 +6,7 @@
  * Run: npm run bench:catalog  (writes its section of docs/benchmarks.md)
  */
 import { createCatalog, type CatalogSearch, type ModelCard } from "@tollgate/core";
-import { generateCards, prng } from "../packages/core/src/testing/card-fixtures.js";
+import { generateCards, prng } from "@tollgate/testing";
 import { machine, ms, now, percentile, writeSection } from "./lib.js";
 
 const N = 100_000;

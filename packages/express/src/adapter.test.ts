@@ -1,7 +1,7 @@
 // Express: the Router mounted under the base path (with and without express.json() in front), and
 // mounted at the root with the `basePath` option instead.
 import http from "node:http";
-import { listenHttp, runAdapterConformance } from "@tollgate/core/testing";
+import { listenHttp, runAdapterConformance } from "@tollgate/testing";
 import express from "express";
 import { createHandler } from "./index.js";
 

@@ -1,5 +1,5 @@
 // Fastify registers the plugin under the base path as its prefix, next to an app route.
-import { runAdapterConformance } from "@tollgate/core/testing";
+import { runAdapterConformance } from "@tollgate/testing";
 import Fastify from "fastify";
 import { createHandler } from "./index.js";
 

@@ -1,7 +1,7 @@
 // Next.js calls a catch-all route's handlers with real Web Requests; `route` plays the App Router:
 // paths under the route's folder reach the handlers, everything else gets the app's own 404.
 import { createGateway, createMemoryStore } from "@tollgate/core";
-import { runAdapterConformance } from "@tollgate/core/testing";
+import { runAdapterConformance } from "@tollgate/testing";
 import { expect, it } from "vitest";
 import { createHandler, type NextRouteHandlers } from "./index.js";
 

@@ -1,6 +1,6 @@
 // The Node bridge on a plain node:http server: the gateway under the base path, the app's 404 elsewhere.
 import http from "node:http";
-import { listenHttp, runAdapterConformance } from "@tollgate/core/testing";
+import { listenHttp, runAdapterConformance } from "@tollgate/testing";
 import { createNodeHandler } from "./bridge.js";
 
 runAdapterConformance("node", {

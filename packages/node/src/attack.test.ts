@@ -1,4 +1,4 @@
-import { runAttackSuite } from "@tollgate/core/testing";
+import { runAttackSuite } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-import { runCatalogRouteSuite } from "@tollgate/core/testing";
+import { runCatalogRouteSuite } from "@tollgate/testing";
 import { serve } from "./server.js";
 
 // The same catalog route suite as core, through the Node bridge on a real port.

@@ -3,7 +3,7 @@
  * client (the Node hot path), against the suite's local stub upstream.
  */
 import { afterAll } from "vitest";
-import { runChatUpstreamSuite } from "@tollgate/core/testing";
+import { runChatUpstreamSuite } from "@tollgate/testing";
 import { createUndiciHttpClient } from "./http-client.js";
 
 const http = createUndiciHttpClient({ defaultTimeoutMs: 5_000 });

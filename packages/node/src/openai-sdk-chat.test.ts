@@ -11,7 +11,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway, countPrompt, tokenCounter } from "@tollgate/core";
-import { startChatStub, STUB_WORDS, type ChatStub } from "@tollgate/core/testing";
+import { startChatStub, STUB_WORDS, type ChatStub } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { serve, type RunningServer } from "./server.js";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGateway } from "@tollgate/core";
-import { approveUsdc, startUsdcNode, type UsdcNode } from "@tollgate/core/testing";
+import { approveUsdc, startUsdcNode, type UsdcNode } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

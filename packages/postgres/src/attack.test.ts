@@ -1,4 +1,4 @@
-import { connectDirect, runAttackSuite } from "@tollgate/core/testing";
+import { connectDirect, runAttackSuite } from "@tollgate/testing";
 import { createPostgresStore } from "./store.js";
 import { testDatabases } from "./test-databases.js";
 

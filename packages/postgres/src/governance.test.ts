@@ -4,7 +4,7 @@
  * the same statement as their intents (reserve on the same scope, sweeper, release on read), the
  * first use of a scope raced, free text in scopes and events, and a mixed concurrent workload.
  */
-import { prng } from "@tollgate/core/testing";
+import { prng } from "@tollgate/testing";
 import { windowStart, type KeyRecord, type NewIntent, type Store } from "@tollgate/core";
 import { describe, expect, it } from "vitest";
 import { createPostgresStore } from "./store.js";

@@ -4,7 +4,7 @@
  * interleaving. This would surface a deadlock (a statement would fail) or a lost update (the books
  * below would not balance). Real server only: PGlite runs one statement at a time.
  */
-import { prng } from "@tollgate/core/testing";
+import { prng } from "@tollgate/testing";
 import type { ChargeRecord, IntentRecord, KeyRecord, Store } from "@tollgate/core";
 import { expect, it } from "vitest";
 import { createPostgresStore } from "./store.js";

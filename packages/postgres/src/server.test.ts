@@ -1,4 +1,4 @@
-import { runStoreConformance } from "@tollgate/core/testing";
+import { runStoreConformance } from "@tollgate/testing";
 import { createPostgresStore } from "./store.js";
 import { serverMissing, testDatabases } from "./test-databases.js";
 

@@ -10,7 +10,7 @@ import pg from "pg";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Store } from "@tollgate/core";
-import { approveUsdc, prng, startUsdcNode, type UsdcNode } from "@tollgate/core/testing";
+import { approveUsdc, prng, startUsdcNode, type UsdcNode } from "@tollgate/testing";
 import { createPostgresStore, migrate } from "../src/index.js";
 import { runCli, startCli, type CliProcess } from "../../node/src/testing/cli-process.js";
 import { describeWithDatabase, dropSchema, freshSchema } from "./database.js";

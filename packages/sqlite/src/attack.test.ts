@@ -1,4 +1,4 @@
-import { connectDirect, runAttackSuite } from "@tollgate/core/testing";
+import { connectDirect, runAttackSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The attack suite on real SQLite files: a fresh file per test.

@@ -1,4 +1,4 @@
-import { runDispenserRouteSuite, runSettlementRouteSuite } from "@tollgate/core/testing";
+import { runDispenserRouteSuite, runSettlementRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The dispenser and settlement route suites (each with its own anvil node) on real SQLite files.

@@ -1,4 +1,4 @@
-import { runChatRouteSuite } from "@tollgate/core/testing";
+import { runChatRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The chat route suite on real SQLite files: a fresh file per test.

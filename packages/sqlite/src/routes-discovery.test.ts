@@ -1,4 +1,4 @@
-import { runAgentRouteSuite, runFeedbackRouteSuite } from "@tollgate/core/testing";
+import { runAgentRouteSuite, runFeedbackRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The feedback and agent route suites on real SQLite files: a fresh file per test.

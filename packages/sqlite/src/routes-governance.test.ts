@@ -1,4 +1,4 @@
-import { runGovernanceRouteSuite } from "@tollgate/core/testing";
+import { runGovernanceRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The key governance route suite on real SQLite files: a fresh file per test.

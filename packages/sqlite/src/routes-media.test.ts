@@ -1,4 +1,4 @@
-import { runMediaRouteSuite, runVideoRouteSuite } from "@tollgate/core/testing";
+import { runMediaRouteSuite, runVideoRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The media and video route suites on real SQLite files: a fresh file per test.

@@ -1,4 +1,4 @@
-import { runKeyRouteSuite, runPaymentRouteSuite } from "@tollgate/core/testing";
+import { runKeyRouteSuite, runPaymentRouteSuite } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 // The key and payment route suites on real SQLite files: a fresh file per test.

@@ -1,7 +1,7 @@
 import { chmodSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runStoreConformance } from "@tollgate/core/testing";
+import { runStoreConformance } from "@tollgate/testing";
 import Database from "better-sqlite3";
 import { afterAll, expect, it } from "vitest";
 import { MIGRATIONS, migrate } from "./migrations.js";

@@ -8,7 +8,7 @@ import { x402Client } from "@x402/core/client";
 import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequired as OfficialPaymentRequired } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { approveUsdc, startUsdcNode, type UsdcNode } from "@tollgate/core/testing";
+import { approveUsdc, startUsdcNode, type UsdcNode } from "@tollgate/testing";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthenticationError, BadRequestError, ConflictError, PaymentRequiredError, ServiceUnavailableError, type PaymentRequired, type TollgateClient } from "../index.js";

@@ -5,7 +5,7 @@
  * output cap; streams assembled, with the usage chunk when asked, the receipt, the key charged
  * exactly; errors before the stream and in it; `break`, `abort()` and the signal cancel the request.
  */
-import { startChatStub, type ChatStub } from "@tollgate/core/testing";
+import { startChatStub, type ChatStub } from "@tollgate/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   BadGatewayError,

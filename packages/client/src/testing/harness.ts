@@ -164,7 +164,7 @@ export async function startStub(handler: (request: Seen, index: number) => StubR
   };
 }
 
-export { closedPortUrl } from "@tollgate/core/testing";
+export { closedPortUrl } from "@tollgate/testing";
 
 /** Runs `fn` and returns what it threw (fails when it does not throw). */
 export async function thrown(fn: () => unknown): Promise<any> {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { GatewayOptions } from "../options.js";
 import { createMemoryStore } from "../store/memory.js";
-import { withGateway, type Harness } from "../testing/gateway-suite-fixtures.js";
+import { withGateway, type Harness } from "@tollgate/testing";
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
 const SEED = [

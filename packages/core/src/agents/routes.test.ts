@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runAgentRouteSuite } from "../testing/index.js";
+import { runAgentRouteSuite } from "@tollgate/testing";
 
 runAgentRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { connectDirect, runAttackSuite } from "../testing/index.js";
+import { connectDirect, runAttackSuite } from "@tollgate/testing";
 
 runAttackSuite("memory store, gateway.fetch", { createStore: () => createMemoryStore(), connect: connectDirect });

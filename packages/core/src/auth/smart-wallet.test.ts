@@ -9,7 +9,7 @@ import { createSiweMessage } from "viem/siwe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../gateway.js";
 import { createMemoryStore } from "../store/memory.js";
-import { ANVIL_ACCOUNTS, deployTestSmartWallet, startAnvil, type AnvilNode } from "../testing/anvil.js";
+import { ANVIL_ACCOUNTS, deployTestSmartWallet, startAnvil, type AnvilNode } from "@tollgate/testing";
 
 const HOST = "gateway.test";
 

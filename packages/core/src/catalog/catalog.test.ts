@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../errors.js";
-import { generateCards, prng } from "../testing/card-fixtures.js";
+import { generateCards, prng } from "@tollgate/testing";
 import { createCatalog } from "./catalog.js";
 import type { ModelCard } from "./card.js";
 

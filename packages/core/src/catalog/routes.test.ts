@@ -1,3 +1,3 @@
-import { connectDirect, runCatalogRouteSuite } from "../testing/catalog-route-suite.js";
+import { connectDirect, runCatalogRouteSuite } from "@tollgate/testing";
 
 runCatalogRouteSuite("gateway.fetch", connectDirect);

@@ -3,3 +3,4 @@ export { ChainError, type Address, type Chain, type Hex, type TokenDomain, type 
 export { createViemChain, isNonceConflict, type ViemChainOptions } from "./viem-chain.js";
 export { USDC_ABI } from "./usdc-abi.js";
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, randomNonce, signTransferAuthorization, verifyTransferAuthorization } from "./eip3009.js";
+export type { ChainConfig } from "./options.js";

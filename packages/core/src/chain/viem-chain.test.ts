@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, createWalletClient, http } from "viem";
 import { foundry } from "viem/chains";
 import { privateKeyToAccount } from "viem/accounts";
-import { approveUsdc, deployTestUsdc, mintUsdc, startAnvil, type AnvilNode } from "../testing/anvil.js";
+import { approveUsdc, deployTestUsdc, mintUsdc, startAnvil, type AnvilNode } from "@tollgate/testing";
 import {
   USDC_ABI,
   ChainError,

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runChatRouteSuite } from "../testing/index.js";
+import { runChatRouteSuite } from "@tollgate/testing";
 
 runChatRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../gateway.js";
 import type { Gateway } from "../gateway-types.js";
 import type { GatewayServices } from "../services.js";
-import { startChatStub, type ChatStub } from "../testing/chat-stub.js";
+import { startChatStub, type ChatStub } from "@tollgate/testing";
 import { startX402Env, type X402Env } from "../x402/test-fixtures.js";
 import { countPrompt, promptBound, tokenCounter } from "../metering/tokens.js";
 import { priceChat } from "./quote.js";

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runDispenserRouteSuite } from "../testing/gateway-suite-dispenser.js";
+import { runDispenserRouteSuite } from "@tollgate/testing";
 
 runDispenserRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runFeedbackRouteSuite } from "../testing/index.js";
+import { runFeedbackRouteSuite } from "@tollgate/testing";
 
 runFeedbackRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createGateway } from "../gateway.js";
 import { GatewayOptionsError } from "../options.js";
-import { generateCards } from "../testing/card-fixtures.js";
+import { generateCards } from "@tollgate/testing";
 
 /** The host app's secret: it proves the wallet named in x-session-user-address. */
 const INTERNAL_SECRET = "handle-test-internal-secret";

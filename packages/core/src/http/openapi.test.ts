@@ -5,7 +5,7 @@ import { NATIVE_CATALOG } from "../catalog/generated/native-catalog.js";
 import { ERROR_TABLE } from "../errors.js";
 import { createGateway, gatewayRoutes } from "../gateway.js";
 import { createMemoryStore } from "../store/memory.js";
-import { generateCards } from "../testing/card-fixtures.js";
+import { generateCards } from "@tollgate/testing";
 import { HEADER_PARAMETERS, ROUTE_DOCS, SECURITY_SCHEMES, type JsonObject } from "./openapi-components.js";
 import { API_VERSION, buildOpenApiDocument, openApiPath, operationIdOf, type OpenApiDocument } from "./openapi.js";
 import { json } from "./respond.js";

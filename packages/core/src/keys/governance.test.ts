@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runGovernanceRouteSuite } from "../testing/index.js";
+import { runGovernanceRouteSuite } from "@tollgate/testing";
 
 runGovernanceRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runKeyRouteSuite } from "../testing/index.js";
+import { runKeyRouteSuite } from "@tollgate/testing";
 
 runKeyRouteSuite("memory", { createStore: () => createMemoryStore() });

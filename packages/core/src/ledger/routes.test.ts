@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runPaymentRouteSuite } from "../testing/index.js";
+import { runPaymentRouteSuite } from "@tollgate/testing";
 
 runPaymentRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runMediaRouteSuite } from "../testing/index.js";
+import { runMediaRouteSuite } from "@tollgate/testing";
 
 runMediaRouteSuite("memory", { createStore: () => createMemoryStore() });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createFetchHttpClient } from "../http/client.js";
-import { runChatUpstreamSuite } from "../testing/chat-upstream-suite.js";
+import { runChatUpstreamSuite } from "@tollgate/testing";
 import { chatUsageOf, outputTextOf } from "./openai-chat.js";
 
 // The chat methods and the fetch client's streaming against a local stub upstream.

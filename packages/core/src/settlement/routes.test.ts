@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runSettlementRouteSuite } from "../testing/gateway-suite-settlement.js";
+import { runSettlementRouteSuite } from "@tollgate/testing";
 
 runSettlementRouteSuite("memory", { createStore: () => createMemoryStore() });

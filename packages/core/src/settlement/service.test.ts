@@ -4,7 +4,7 @@ import { createManualClock } from "../clock.js";
 import { createGateway } from "../gateway.js";
 import { GatewayOptionsError, type GatewayOptions } from "../options.js";
 import { createMemoryStore } from "../store/memory.js";
-import { DEAD_CHAIN, SOME_KEY } from "../testing/gateway-suite-dispenser.js";
+import { DEAD_CHAIN, SOME_KEY } from "@tollgate/testing";
 import { outcomeUnknown } from "./options.js";
 import { secretsEqual } from "./service.js";
 

@@ -1,4 +1,4 @@
-import { runStoreConformance } from "../testing/index.js";
+import { runStoreConformance } from "@tollgate/testing";
 import { createMemoryStore } from "./memory.js";
 
 runStoreConformance("memory", { create: async () => createMemoryStore() });

@@ -3,7 +3,7 @@
  * Every guarded operation is atomic on its own; no generic transaction leaks out. Each backend
  * implements atomicity its own way (memory: no `await` between read and write; SQLite: one
  * `BEGIN IMMEDIATE` transaction around a conditional UPDATE). Every store passes
- * `runStoreConformance` from `@tollgate/core/testing`.
+ * `runStoreConformance` from `@tollgate/testing`.
  *
  * Conventions: amounts are bigint atomic units, timestamps are milliseconds since the epoch,
  * addresses are lower-case strings. Records returned are copies; mutating them changes nothing.

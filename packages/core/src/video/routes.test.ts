@@ -1,4 +1,4 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runVideoRouteSuite } from "../testing/index.js";
+import { runVideoRouteSuite } from "@tollgate/testing";
 
 runVideoRouteSuite("memory", { createStore: () => createMemoryStore() });

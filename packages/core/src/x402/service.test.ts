@@ -11,7 +11,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
-import { mintUsdc } from "../testing/anvil.js";
+import { mintUsdc } from "@tollgate/testing";
 import { decodeHeader, encodeHeader } from "./codec.js";
 import type { X402Service } from "./service.js";
 import { FUNDS, makeService, officialPaymentHeader, offsetClock, patchOffer, startX402Env, type X402Env } from "./test-fixtures.js";

@@ -18,7 +18,7 @@ import { randomIds } from "../ids.js";
 import type { ResolvedOptions } from "../options.js";
 import { createMemoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
-import { deployTestUsdc, mintUsdc, startAnvil, type AnvilAccount, type AnvilNode } from "../testing/anvil.js";
+import { deployTestUsdc, mintUsdc, startAnvil, type AnvilAccount, type AnvilNode } from "@tollgate/testing";
 import { x402OptionsSchema, type FacilitatorOptions } from "./options.js";
 import { createX402Service, type X402Service } from "./service.js";
 import type { PaymentRequiredBody } from "./types.js";

@@ -1,0 +1,257 @@
+/**
+ * The chat route suite: `POST /v1/chat/completions` through `gateway.fetch` on a real store,
+ * billed by a service key, against a local OpenAI-compatible upstream (./chat-stub.ts) and the
+ * offline `local` provider. Every answer's receipt is priced exactly as `meter/model` prices the
+ * usage, the key pays exactly the receipts, and nothing stays reserved — on success, on upstream
+ * failure before or during the stream, on a stream without usage, and when the client leaves.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayOptions } from "@tollgate/core";
+import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
+import { expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
+import { expectUncharged, richKey } from "./gateway-suite-media-helpers.js";
+import { bodyReceipt, CHAT_MODEL, HELLO, meterChat, postChat, promptCount, readEvents, settledKey, spent, streamReceipt, textCount } from "./gateway-suite-chat-helpers.js";
+import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
+
+const STUB_TEXT = STUB_WORDS.join("");
+
+/** Registers the chat route suite for the store `name` in the current vitest file. */
+export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): void {
+  let stub: ChatStub;
+  const upstream = (mode: string, timeoutMs?: number): Partial<GatewayOptions> => ({
+    media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stub.url}/${mode}`, apiKey: "sk-stub", ...(timeoutMs ? { timeoutMs } : {}) } } },
+  });
+  const test = (title: string, fn: (h: Harness) => Promise<void>, extra: () => Partial<GatewayOptions> = () => ({})) =>
+    it(title, () => withGateway(options, fn, extra()));
+
+  describe(`chat completions: ${name}`, () => {
+    beforeAll(async () => void (stub = await startChatStub()));
+    afterAll(() => stub.close());
+
+    test(
+      "non-streamed: the upstream's answer with a receipt (body and X-Receipt); fields pass through; the key pays exactly the receipt",
+      async (h) => {
+        const key = await richKey(h);
+        const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: {} } } }];
+        const sent = { model: CHAT_MODEL, provider: "openai", messages: HELLO, temperature: 0.3, tools, response_format: { type: "text" }, user: "u-1", seed: 7 };
+        const res = await postChat(h, sent, { token: key.token });
+        const body = await res.json();
+        expect(res.status, JSON.stringify(body)).toBe(200);
+        expect(body.choices[0].message.content).toBe(STUB_TEXT);
+        expect(body.usage).toEqual(STUB_USAGE);
+        const receipt = bodyReceipt(res, body);
+        expect(receipt.finalAmountWei).toBe(await meterChat(h, { promptTokens: 21, completionTokens: 9 }));
+        expect(receipt.subject).toBe(`openai:${CHAT_MODEL}`);
+        expect(res.headers.get("x-payment-intent-id")).toBe(receipt.paymentIntentId);
+        expect([res.headers.get("x-output-cap"), res.headers.get("x-output-cap-reason")]).toEqual(["16384", "model"]);
+        // The upstream got every field the gateway does not own, untouched, and the output cap.
+        const got = stub.bodies.at(-1)!;
+        expect(got).toEqual({ model: CHAT_MODEL, messages: HELLO, temperature: 0.3, tools, response_format: { type: "text" }, user: "u-1", seed: 7, max_completion_tokens: 16384, stream: false });
+        expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+      },
+      () => upstream("ok"),
+    );
+
+    test(
+      "streamed: chunks relayed verbatim, the usage chunk asked of the upstream but not passed on, a receipt chunk, then [DONE]",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true, max_tokens: 100 }, { token: key.token });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+        expect([res.headers.get("x-output-cap"), res.headers.get("x-output-cap-reason")]).toEqual(["100", "request"]);
+        const events = await readEvents(res);
+        expect(events.at(-1)).toBe("[DONE]");
+        const chunks = events.slice(0, -2).map((e) => JSON.parse(e));
+        expect(chunks.map((c) => c.choices[0].delta.content ?? "").join("")).toBe(STUB_TEXT);
+        expect(chunks.every((c) => c.usage === undefined)).toBe(true);
+        const receipt = streamReceipt(events);
+        expect(receipt.finalAmountWei).toBe(await meterChat(h, { promptTokens: 21, completionTokens: 9 }));
+        const got = stub.bodies.at(-1)!;
+        expect([got.stream, got.stream_options, got.max_tokens, got.max_completion_tokens]).toEqual([true, { include_usage: true }, 100, undefined]);
+        expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+      },
+      () => upstream("ok"),
+    );
+
+    test(
+      "streamed with include_usage: the usage chunk reaches the client before the receipt",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true, stream_options: { include_usage: true } }, { token: key.token });
+        const events = await readEvents(res);
+        const usage = JSON.parse(events.at(-3)!);
+        expect([usage.choices, usage.usage]).toEqual([[], STUB_USAGE]);
+        expect(streamReceipt(events).finalAmountWei).toBe(await meterChat(h, { promptTokens: 21, completionTokens: 9 }));
+      },
+      () => upstream("ok"),
+    );
+
+    test(
+      "an upstream that reports no usage: billed on the counted prompt and output, streamed or not",
+      async (h) => {
+        const key = await richKey(h);
+        const expected = await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(STUB_TEXT) });
+        const plain = await postChat(h, { model: CHAT_MODEL, messages: HELLO }, { token: key.token });
+        expect(bodyReceipt(plain, await plain.json()).finalAmountWei).toBe(expected);
+        const streamed = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        expect(streamReceipt(await readEvents(streamed)).finalAmountWei).toBe(expected);
+        expect(await spent(h, key)).toEqual({ used: String(2n * BigInt(expected)), reserved: "0" });
+      },
+      () => upstream("nousage"),
+    );
+
+    test(
+      "upstream failure before the first byte: 502 and nothing charged, streamed or not",
+      async (h) => {
+        const key = await richKey(h);
+        for (const stream of [false, true]) {
+          const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream }, { token: key.token });
+          const e = expectError({ status: res.status, headers: res.headers, body: await res.json() }, 502, "upstream_error");
+          expect(e.details.upstreamStatus).toBe(500);
+        }
+        await expectUncharged(h, key);
+      },
+      () => upstream("fail500"),
+    );
+
+    for (const mode of ["midfail", "errevent"]) {
+      test(
+        `upstream failure mid-stream (${mode}): the words relayed are billed, then a receipt and an error event`,
+        async (h) => {
+          const key = await richKey(h);
+          const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+          expect(res.status).toBe(200);
+          const events = await readEvents(res);
+          const error = JSON.parse(events.at(-1)!);
+          expect(error.error.code).toBe("upstream_error");
+          if (mode === "errevent") expect(JSON.stringify(error.error)).toContain("stub failed mid-stream");
+          const receipt = streamReceipt(events);
+          const delivered = STUB_WORDS.slice(0, 2).join("");
+          expect(receipt.finalAmountWei).toBe(await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }));
+          expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+        },
+        () => upstream(mode),
+      );
+    }
+
+    test(
+      "a client that leaves after 4 words pays the prompt and exactly those 4 words; the upstream request is cancelled",
+      async (h) => {
+        const key = await richKey(h);
+        const abort = new AbortController();
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token, signal: abort.signal });
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        while ((text.match(/\n\n/g) ?? []).length < 5) text += decoder.decode((await reader.read()).value!, { stream: true });
+        const closed = stub.closedStalls();
+        abort.abort();
+        await reader.cancel().catch(() => undefined);
+        await closed;
+        const s = await settledKey(h, key);
+        const delivered = STUB_WORDS.slice(0, 4).join("");
+        expect(s).toEqual({ used: await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }), reserved: "0" });
+      },
+      () => upstream("stall-4"),
+    );
+
+    test(
+      "a slow upstream and a client that gives up before the first byte: nothing charged",
+      async (h) => {
+        const key = await richKey(h);
+        // In process there is no socket to close: the answer to a gone client is written to nobody.
+        await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token, signal: AbortSignal.timeout(100) })
+          .then((r) => r.arrayBuffer())
+          .catch(() => undefined);
+        expect(stub.bodies.at(-1)!.stream).toBe(true);
+        expect(await settledKey(h, key)).toEqual({ used: "0", reserved: "0" });
+      },
+      () => upstream("slow-400"),
+    );
+
+    test(
+      "an upstream slower than its deadline: 504 and nothing charged",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        expectError({ status: res.status, headers: res.headers, body: await res.json() }, 504, "upstream_timeout");
+        await expectUncharged(h, key);
+      },
+      () => upstream("slow-600", 150),
+    );
+
+    test(
+      "a tool call passes through, streamed and not, and is billed",
+      async (h) => {
+        const key = await richKey(h);
+        const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+        const plain = await postChat(h, { model: CHAT_MODEL, messages: HELLO, tools }, { token: key.token });
+        const body = await plain.json();
+        expect(body.choices[0].message.tool_calls[0].function).toEqual({ name: "weather", arguments: '{"city":"Paris"}' });
+        const first = bodyReceipt(plain, body);
+        const streamed = await readEvents(await postChat(h, { model: CHAT_MODEL, messages: HELLO, tools, stream: true }, { token: key.token }));
+        expect(JSON.parse(streamed[1]!).choices[0].delta.tool_calls[0].function.name).toBe("weather");
+        const second = streamReceipt(streamed);
+        expect(await spent(h, key)).toEqual({ used: String(BigInt(first.finalAmountWei) + BigInt(second.finalAmountWei)), reserved: "0" });
+      },
+      () => upstream("tool"),
+    );
+
+    test("the offline local provider answers, streams word by word, and reports usage the receipt prices", async (h) => {
+      const key = await richKey(h);
+      const messages = [{ role: "user", content: "hello <|endoftext|> there" }];
+      const plain = await postChat(h, { model: CHAT_MODEL, messages }, { token: key.token });
+      const body = await plain.json();
+      expect(body.choices[0].message.content).toBe("This is the local provider answering offline. You wrote: hello <|endoftext|> there");
+      expect(body.usage.prompt_tokens).toBe(await promptCount(messages));
+      expect(bodyReceipt(plain, body).finalAmountWei).toBe(await meterChat(h, { promptTokens: body.usage.prompt_tokens, completionTokens: body.usage.completion_tokens }));
+      const events = await readEvents(await postChat(h, { model: CHAT_MODEL, messages, stream: true, max_completion_tokens: 5 }, { token: key.token }));
+      const words = events.slice(0, -2).map((e) => JSON.parse(e).choices[0]?.delta.content ?? "").join("");
+      expect(words).toBe("This is the local provider");
+      expect(JSON.parse(events.at(-3)!).choices[0].finish_reason).toBe("length");
+      streamReceipt(events);
+    });
+
+    test(
+      "a stream that outlives the default intent lifetime is still billed: its reservation lasts an hour",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        const reader = res.body!.getReader();
+        await reader.read();
+        h.clock.advance(20 * 60_000); // past the 15-minute default, mid-stream
+        let text = "";
+        for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+        const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
+        expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+      },
+      () => ({ media: { providers: { local: { type: "local", chatChunkDelayMs: 2 } } } }),
+    );
+
+    test("check order: fields (400), model (404, 400 for a non-chat model), then payment (401/402)", async (h) => {
+      const key = await richKey(h);
+      const cases: [Record<string, unknown>, number, string, string | undefined][] = [
+        [{ model: CHAT_MODEL }, 400, "invalid_request", "messages"],
+        [{ model: CHAT_MODEL, messages: [] }, 400, "invalid_request", "messages"],
+        [{ model: CHAT_MODEL, messages: [{ role: "robot", content: "x" }] }, 400, "invalid_request", "messages.0.role"],
+        [{ model: CHAT_MODEL, messages: HELLO, max_tokens: 0 }, 400, "invalid_request", "max_tokens"],
+        [{ model: CHAT_MODEL, messages: HELLO, n: 17 }, 400, "invalid_request", "n"],
+        [{ model: CHAT_MODEL, messages: HELLO, stream: "yes" }, 400, "invalid_request", "stream"],
+        [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
+        [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],
+      ];
+      for (const [body, status, code, param] of cases) {
+        const res = await postChat(h, body, { token: key.token });
+        expectError({ status: res.status, headers: res.headers, body: await res.json() }, status, code, param);
+      }
+      const unknown = await postChat(h, { model: CHAT_MODEL, messages: HELLO }, { token: UNKNOWN_TOKEN });
+      expectError({ status: unknown.status, headers: unknown.headers, body: await unknown.json() }, 401, "invalid_key");
+      const none = await postChat(h, { model: CHAT_MODEL, messages: HELLO });
+      expect(none.status).toBe(402);
+      await expectUncharged(h, key);
+    });
+
+    runChatBudgetSuite(test, () => upstream("ok"), () => stub);
+  });
+}

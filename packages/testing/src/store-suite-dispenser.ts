@@ -1,0 +1,88 @@
+/** Conformance tests of {@link DispenserStore}: one claim per (address, chain), races included. */
+import { expect } from "vitest";
+import type { Store } from "@tollgate/core";
+import { CHAIN, OTHER_OWNER, OWNER, T0, type StoreTest } from "./store-fixtures.js";
+
+const AMOUNT = 1_000_000n;
+const TX = `0x${"ab".repeat(32)}`;
+const claim = (address = OWNER, chainId = CHAIN, createdAt = T0) => ({ address, chainId, amount: AMOUNT, createdAt });
+const addressN = (i: number) => `0x${(0x1000 + i).toString(16).padStart(40, "0")}`;
+
+async function begin(store: Store, address = OWNER, chainId = CHAIN, maxClaims?: number) {
+  return store.beginDispenserClaim({ claim: claim(address, chainId), ...(maxClaims === undefined ? {} : { maxClaims }) });
+}
+
+export const dispenserTests = {
+  "beginDispenserClaim inserts one pending claim per (address, chain)": async ({ store }) => {
+    const first = await begin(store);
+    expect(first).toEqual({ ok: true, claim: { address: OWNER, chainId: CHAIN, status: "pending", amount: AMOUNT, createdAt: T0 } });
+    const again = await store.beginDispenserClaim({ claim: claim(OWNER, CHAIN, T0 + 5) });
+    expect(again).toEqual({ ok: false, reason: "already_claimed", claim: { address: OWNER, chainId: CHAIN, status: "pending", amount: AMOUNT, createdAt: T0 } });
+    // Another chain or another address is another claim.
+    expect((await begin(store, OWNER, CHAIN + 1)).ok).toBe(true);
+    expect((await begin(store, OTHER_OWNER)).ok).toBe(true);
+    expect(await store.countDispenserClaims(CHAIN)).toBe(2);
+    expect(await store.countDispenserClaims(CHAIN + 1)).toBe(1);
+    expect(await store.countDispenserClaims(1)).toBe(0);
+  },
+
+  "completeDispenserClaim marks a pending claim claimed, once": async ({ store }) => {
+    expect(await store.completeDispenserClaim({ address: OWNER, chainId: CHAIN, txHash: TX, now: T0 })).toBeNull();
+    await begin(store);
+    const done = await store.completeDispenserClaim({ address: OWNER, chainId: CHAIN, txHash: TX, now: T0 + 10 });
+    expect(done).toEqual({ address: OWNER, chainId: CHAIN, status: "claimed", amount: AMOUNT, createdAt: T0, claimedAt: T0 + 10, txHash: TX });
+    expect(await store.completeDispenserClaim({ address: OWNER, chainId: CHAIN, txHash: "0xother", now: T0 + 20 })).toBeNull();
+    const again = await begin(store);
+    expect(again).toEqual({ ok: false, reason: "already_claimed", claim: done });
+  },
+
+  "releaseDispenserClaim deletes only a pending claim, so the address can claim again": async ({ store }) => {
+    expect(await store.releaseDispenserClaim({ address: OWNER, chainId: CHAIN })).toBe(false);
+    await begin(store);
+    expect(await store.releaseDispenserClaim({ address: OWNER, chainId: CHAIN })).toBe(true);
+    expect(await store.countDispenserClaims(CHAIN)).toBe(0);
+    expect(await store.listDispenserClaims(OWNER)).toEqual([]);
+    expect((await begin(store)).ok).toBe(true);
+    await store.completeDispenserClaim({ address: OWNER, chainId: CHAIN, txHash: TX, now: T0 });
+    // A completed claim is final.
+    expect(await store.releaseDispenserClaim({ address: OWNER, chainId: CHAIN })).toBe(false);
+    expect(await store.countDispenserClaims(CHAIN)).toBe(1);
+    expect((await begin(store)).ok).toBe(false);
+  },
+
+  "listDispenserClaims returns the address's claims by chain": async ({ store }) => {
+    await begin(store, OWNER, 10);
+    await begin(store, OWNER, 2);
+    await begin(store, OTHER_OWNER, 2);
+    await store.completeDispenserClaim({ address: OWNER, chainId: 10, txHash: TX, now: T0 + 1 });
+    const list = await store.listDispenserClaims(OWNER);
+    expect(list.map((c) => [c.chainId, c.status, c.txHash])).toEqual([
+      [2, "pending", undefined],
+      [10, "claimed", TX],
+    ]);
+    // Records are copies.
+    list[0]!.status = "claimed";
+    expect((await store.listDispenserClaims(OWNER))[0]!.status).toBe("pending");
+  },
+
+  "20 concurrent claims of one address: exactly one wins": async ({ store }) => {
+    const results = await Promise.all(Array.from({ length: 20 }, () => begin(store)));
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok && r.reason === "already_claimed")).toHaveLength(19);
+    expect(await store.countDispenserClaims(CHAIN)).toBe(1);
+  },
+
+  "maxClaims caps a chain's claims under concurrency; pending claims count, released ones free a slot": async ({ store }) => {
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => begin(store, addressN(i), CHAIN, 3)));
+    expect(results.filter((r) => r.ok)).toHaveLength(3);
+    for (const r of results.filter((r) => !r.ok)) expect(r).toEqual({ ok: false, reason: "limit_reached", count: 3 });
+    expect(await store.countDispenserClaims(CHAIN)).toBe(3);
+    // Other chains are unaffected.
+    expect((await begin(store, addressN(0), CHAIN + 1, 3)).ok).toBe(true);
+    const winner = results.find((r) => r.ok);
+    if (!winner?.ok) throw new Error("no winner");
+    await store.releaseDispenserClaim({ address: winner.claim.address, chainId: CHAIN });
+    expect((await begin(store, addressN(50), CHAIN, 3)).ok).toBe(true);
+    expect(await begin(store, addressN(51), CHAIN, 3)).toEqual({ ok: false, reason: "limit_reached", count: 3 });
+  },
+} satisfies Record<string, StoreTest>;
