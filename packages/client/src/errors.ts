@@ -1,7 +1,7 @@
 /**
  * The errors the client throws: {@link TollgateError} and one subclass per HTTP status the gateway
  * answers, plus the client-side {@link ConnectionError}, {@link TimeoutError} and
- * {@link UserAbortError}. Each status error carries the CONTRACT.md envelope
+ * {@link UserAbortError}. Each status error carries the gateway's error envelope
  * `{error:{code, message, type, param?, details?, requestId}}` as fields.
  */
 import type { PaymentRequired } from "./types/x402.js";

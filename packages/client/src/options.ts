@@ -14,7 +14,7 @@ export interface Credentials {
   /**
    * A wallet session (`sess_…`, from `auth.signIn` or `auth.verify`), sent as
    * `Authorization: Bearer <sessionToken>` on the wallet routes only — key create and list,
-   * intents list, settlement status, `auth.session`, `auth.signOut` — where it proves the wallet
+   * intents list, settlement status, usage, `auth.session`, `auth.signOut` — where it proves the wallet
    * and wins over `apiKey`, unless the call itself passes an `apiKey` (and no `sessionToken`);
    * `feedback.create` sends it when there is no `apiKey`. Never sent to the routes a key pays
    * for. `auth.signIn` sets it on the client.
@@ -22,7 +22,7 @@ export interface Credentials {
   sessionToken?: string | null | undefined;
   /**
    * The owner wallet, sent as `x-session-user-address` (key create/list, intents list,
-   * settlement status, feedback reviewer). The gateway needs a proof of it: a `sessionToken`, a
+   * settlement status, usage, feedback reviewer). The gateway needs a proof of it: a `sessionToken`, a
    * key of that wallet (reads), or `internalSecret`; with a session it may be left out.
    */
   sessionAddress?: string | null | undefined;

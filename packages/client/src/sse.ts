@@ -1,6 +1,6 @@
 /**
  * The video status stream as an AsyncIterable: server-sent events parsed with eventsource-parser
- * (SPEC.md "Events"): `video.status` frames, `svc.error` on failure or stream timeout, then
+ * (docs/media.md "Video jobs"): `video.status` frames, `svc.error` on failure or stream timeout, then
  * `data: [DONE]`. Breaking out of the loop (or `abort()`) cancels the HTTP body, so the gateway
  * stops polling the job.
  */

@@ -1,6 +1,6 @@
 /**
  * The one Node bridge: IncomingMessage -> GatewayRequest and GatewayResponse -> ServerResponse,
- * with no Web Request/Response objects on the way (DESIGN.md "The shape of a request").
+ * with no Web Request/Response objects on the way (docs/architecture.md "How a request flows").
  * The standalone server, Express and Fastify all go through these three functions.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";

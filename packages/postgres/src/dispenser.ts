@@ -87,7 +87,7 @@ export const DISPENSER_MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: "dispenser claims",
-    // The primary key is invariant 5 of DESIGN.md: one claim per (address, chain), whatever the code does.
+    // The primary key is money invariant 5 (docs/architecture.md): one claim per (address, chain), whatever the code does.
     sql: `
       CREATE TABLE dispenser_claims (
         address    text NOT NULL,

@@ -1,7 +1,7 @@
 /**
  * Several gateway instances on one PostgreSQL database (issue 7): three real `tollgate serve`
  * processes share one fresh schema, a real anvil chain carries the test USDC, and concurrent load
- * split across the processes must keep DESIGN.md's money invariants to the atom.
+ * split across the processes must keep the money invariants (docs/architecture.md) to the atom.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
 /**
  * The attack suite: what an attacker who can reach the gateway tries against somebody else's
- * wallet, each refused with its CONTRACT.md code, and the legitimate path of every proof kind.
+ * wallet, each refused with its error code (docs/api.md "Errors"), and the legitimate path of every proof kind.
  * A failing attack is a failing test. Runs through every store and through the real Node server:
  *
  * ```ts

@@ -28,7 +28,7 @@ const body = async (res: Response) => (await res.json()) as any;
 const postJson = (value: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(value) });
 
 /**
- * Every route of SPEC.md "Models" with good and bad input, including `/api/models` against a
+ * Every route of the model catalog (docs/catalog.md) with good and bad input, including `/api/models` against a
  * local stub models service (success, slow → 504, 500 → 502, not JSON → 502, refused → 502).
  */
 export function runCatalogRouteSuite(name: string, connect: Connect): void {

@@ -1,5 +1,5 @@
 /**
- * The agent discovery route suite (CONTRACT.md "Agents"): seeded cards, relevance search, one
+ * The agent discovery route suite (docs/discovery.md "Agents"): seeded cards, relevance search, one
  * card by address, and the external directory client against a local stub directory, through
  * `gateway.fetch` on a real store. A store's test file runs it in one line:
  *

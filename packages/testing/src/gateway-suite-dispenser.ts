@@ -1,5 +1,5 @@
 /**
- * The dispenser route suite (CONTRACT.md "Dispenser") through `gateway.fetch` on a real store:
+ * The dispenser route suite (docs/settlement.md "Dispenser") through `gateway.fetch` on a real store:
  * input checks and failure paths without a chain, then claims against a real anvil node with the
  * test USDC token (one node per suite). A store's test file runs it in one line:
  *

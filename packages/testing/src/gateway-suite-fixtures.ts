@@ -1,6 +1,6 @@
 /**
  * The harness of the gateway route suites: a real store behind `createGateway` with a manual
- * clock, driven only through `gateway.fetch(new Request(…))`, plus checks of the CONTRACT.md
+ * clock, driven only through `gateway.fetch(new Request(…))`, plus checks of the documented
  * error envelope and of a key's budget as the wire shows it.
  */
 import { expect } from "vitest";
@@ -110,7 +110,7 @@ export async function withGateway(options: GatewaySuiteOptions, fn: (h: Harness)
 }
 
 /**
- * Asserts a CONTRACT.md error envelope: `status`, `error.code`, a message, an OpenAI `type`, the
+ * Asserts an error envelope (docs/api.md "Errors"): `status`, `error.code`, a message, an OpenAI `type`, the
  * `requestId` of the `x-request-id` header, and `param` when given (`null`: no param).
  */
 export function expectError(r: Reply, status: number, code: string, param?: string | null): any {

@@ -1,5 +1,5 @@
 /**
- * The media route suite (CONTRACT.md "Media and embeddings"): the five paid routes through
+ * The media route suite (docs/media.md): the five paid routes through
  * `gateway.fetch` on a real store, billed by a service key — answers, receipts (body field and
  * `X-Receipt`), budget headers, the key's budget; the check order (fields → model → payment →
  * upstream → settle); and every failure leaving the budget as it was: 400/404/413/401/402, an

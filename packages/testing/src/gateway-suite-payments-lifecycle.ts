@@ -1,7 +1,7 @@
 /**
  * Payment intents over time and under contention: expiry after `intentTtlMs`, the sweeper,
  * who may settle or abort, and concurrent requests through `gateway.fetch` with an exact count
- * of winners (DESIGN.md "Money invariants").
+ * of winners (docs/architecture.md "Money invariants").
  */
 import { describe, expect, it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";

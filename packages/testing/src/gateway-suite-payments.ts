@@ -1,5 +1,5 @@
 /**
- * The payment-intent route suite (CONTRACT.md "Payment intents"): prepare, idempotency, settle
+ * The payment-intent route suite (docs/payments.md "Payment intents"): prepare, idempotency, settle
  * and abort through `gateway.fetch` on a real store. Expiry, the sweeper, ownership and races are
  * in gateway-suite-payments-lifecycle.ts; {@link runPaymentRouteSuite} registers both.
  */

@@ -1,5 +1,5 @@
 /**
- * The settlement route suite (CONTRACT.md "Settlement") through `gateway.fetch` on a real store:
+ * The settlement route suite (docs/settlement.md "Settlement") through `gateway.fetch` on a real store:
  * the status view and the batch's credential and queue rules without a chain, then batches that
  * move USDC with `transferFrom` on a real anvil node. A store's test file runs it in one line:
  *
@@ -92,7 +92,7 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
       expectError(await h.call("GET", STATUS, { headers: { ...asWallet("0x12"), "x-chain-id": "1" } }), 400, "invalid_request", "x-session-user-address");
       expectError(await h.call("GET", STATUS, { headers: { ...asWallet(OWNER), "x-chain-id": "abc" } }), 400, "invalid_request", "x-chain-id");
       expectError(await h.call("GET", `${STATUS}?chainId=0`, { headers: asWallet(OWNER) }), 400, "invalid_request", "chainId");
-      // No header, no query and no options.chains: the header is optional (SPEC.md), so no budget, not a 400.
+      // No header, no query and no options.chains: the header is optional, so no budget, not a 400.
       await paidCalls(h, OWNER, CHAIN, [40]);
       expect(await status(h, OWNER)).toEqual({ hasActiveBudget: false });
     });

@@ -1,5 +1,5 @@
 /**
- * The video route suite (CONTRACT.md "Media and embeddings", SPEC.md "Events"): paid submission
+ * The video route suite (docs/media.md, docs/media.md "Video jobs"): paid submission
  * (202 + receipt, billed once), status polling and the SSE stream (not billed), driven by the
  * `local` provider on a manual clock and an injected `sleep` that moves it, through
  * `gateway.fetch` on a real store. A store's test file runs it in one line:

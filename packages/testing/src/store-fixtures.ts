@@ -94,7 +94,7 @@ export async function mustGetKey(store: Store, keyId: string): Promise<KeyRecord
   return key;
 }
 
-/** Invariant 1 of DESIGN.md for one key. */
+/** Money invariant 1 (docs/architecture.md) for one key. */
 export function expectBudgetInvariant(key: KeyRecord): void {
   expect(key.budgetUsed >= 0n, `used ${key.budgetUsed} negative`).toBe(true);
   expect(key.budgetReserved >= 0n, `reserved ${key.budgetReserved} negative`).toBe(true);

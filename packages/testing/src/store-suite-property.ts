@@ -1,7 +1,7 @@
 /**
  * Model-based property: random sequences of reserve / settle / abort / direct charge / time
  * passing / sweep / read / revoke across several keys, checked after every step against a small
- * reference model. Covers invariants 1–4 of DESIGN.md "Money invariants".
+ * reference model. Covers invariants 1–4 of docs/architecture.md "Money invariants".
  */
 import fc from "fast-check";
 import { expect } from "vitest";

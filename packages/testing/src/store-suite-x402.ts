@@ -1,4 +1,4 @@
-/** Conformance: x402 nonce claims (DESIGN.md invariant 5: an authorization nonce pays at most once). */
+/** Conformance: x402 nonce claims (money invariant 5 of docs/architecture.md: an authorization nonce pays at most once). */
 import { expect } from "vitest";
 import { makeVideoJob, T0, uniq, type StoreTest } from "./store-fixtures.js";
 

@@ -1,4 +1,4 @@
-/** `client.agents` and `client.directory`: public agent discovery (CONTRACT.md "Agents"). */
+/** `client.agents` and `client.directory`: public agent discovery (docs/discovery.md "Agents"). */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";

@@ -1,5 +1,5 @@
 /**
- * `client.auth`: Sign-In with Ethereum (EIP-4361) wallet sessions (CONTRACT.md "Wallet sessions").
+ * `client.auth`: Sign-In with Ethereum (EIP-4361) wallet sessions (docs/security.md "Signing in with the wallet").
  * A session proves the wallet on the wallet routes (key create and list, intents list, settlement
  * status); browsers also get it as the HttpOnly cookie `tollgate_session`.
  */

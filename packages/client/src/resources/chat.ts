@@ -1,7 +1,7 @@
 /**
  * `client.chat.completions`: OpenAI's chat completions (`POST /v1/chat/completions`), streamed or
  * not, billed per token to the client's service key or paid with an x402 `paymentSignature`
- * (CONTRACT.md "Media and embeddings").
+ * (docs/chat.md).
  */
 import type { APIPromise } from "../api-promise.js";
 import { ChatCompletionStream } from "../chat-stream.js";

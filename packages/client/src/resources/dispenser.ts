@@ -1,4 +1,4 @@
-/** `client.dispenser`: test USDC, once per (address, chain) (CONTRACT.md "Dispenser"). No credential. */
+/** `client.dispenser`: test USDC, once per (address, chain) (docs/settlement.md "Dispenser"). No credential. */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";

@@ -1,4 +1,4 @@
-/** `client.feedback`: submit, list and summarize feedback on a target (CONTRACT.md "Feedback"). */
+/** `client.feedback`: submit, list and summarize feedback on a target (docs/discovery.md "Feedback"). */
 import type { APIPromise } from "../api-promise.js";
 import type { Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";

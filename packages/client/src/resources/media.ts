@@ -1,6 +1,6 @@
 /**
- * `client.images`, `client.audio`, `client.embeddings`: the paid media routes (CONTRACT.md
- * "Media and embeddings"), billed to the client's service key or paid with an x402
+ * `client.images`, `client.audio`, `client.embeddings`: the paid media routes (docs/media.md),
+ * billed to the client's service key or paid with an x402
  * `paymentSignature`. Bodies follow OpenAI; every answer carries its receipt (`meta.receipt`).
  */
 import { APIPromise } from "../api-promise.js";

@@ -1,4 +1,4 @@
-/** `client.models` and `client.catalog`: the public model catalog (CONTRACT.md "Models"). No credential needed. */
+/** `client.models` and `client.catalog`: the public model catalog (docs/catalog.md). No credential needed. */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { QueryValue } from "../http/encoding.js";

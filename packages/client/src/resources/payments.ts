@@ -1,4 +1,4 @@
-/** `client.payments`: payment intents and metering (CONTRACT.md "Payment intents"). */
+/** `client.payments`: payment intents and metering (docs/payments.md "Payment intents"). */
 import type { APIPromise } from "../api-promise.js";
 import type { Caller } from "../http/caller.js";
 import type { PrepareOptions, RequestOptions } from "../options.js";

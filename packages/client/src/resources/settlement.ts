@@ -1,4 +1,4 @@
-/** `client.settlement`: deferred settlement state and the internal batch (CONTRACT.md "Settlement"). */
+/** `client.settlement`: deferred settlement state and the internal batch (docs/settlement.md "Settlement"). */
 import type { APIPromise } from "../api-promise.js";
 import type { Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";

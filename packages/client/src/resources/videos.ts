@@ -1,4 +1,4 @@
-/** `client.videos`: paid video submission, status polling and the status stream (CONTRACT.md "Media and embeddings"). */
+/** `client.videos`: paid video submission, status polling and the status stream (docs/media.md). */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import { fileField } from "../http/encoding.js";

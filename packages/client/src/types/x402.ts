@@ -1,4 +1,4 @@
-/** The x402 v2 shapes the client reads (CONTRACT.md "Media and embeddings"). */
+/** The x402 v2 shapes the client reads (docs/payments.md "Media billing and x402"). */
 
 /** One way to pay a resource: scheme, network, amount (atomic units), token and payee. */
 export interface PaymentRequirements {

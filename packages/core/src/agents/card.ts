@@ -1,5 +1,5 @@
 /**
- * The agent card schema (CONTRACT.md "Agents"): one zod schema serves the `agents.seed` option
+ * The agent card schema (docs/discovery.md "Agents"): one zod schema serves the `agents.seed` option
  * and `gateway.services.agents.upsert`, so seeded and upserted cards obey the same rules.
  */
 import { getAddress, isAddress } from "viem";

@@ -1,7 +1,7 @@
 /**
  * Client of an external Agentverse-style agent directory (`POST {url}/v1/search/agents`) behind
  * `GET /api/directory/agents`. The upstream answer is validated with zod and normalised to the
- * directory shape of CONTRACT.md "Agents"; missing or mistyped fields get neutral defaults.
+ * directory shape of docs/discovery.md "Agents"; missing or mistyped fields get neutral defaults.
  */
 import { z } from "zod";
 import { GatewayError } from "../errors.js";

@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Agent discovery" (CONTRACT.md "Agents"). All public. */
+/** The routes of agent discovery (docs/discovery.md "Agents"). All public. */
 import { z } from "zod";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
@@ -53,7 +53,7 @@ const directoryQuery = z
     direction: v.direction,
   }));
 
-/** `/api/directory/agents` and its alias `/api/agentverse/agents` (CONTRACT.md "Aliases"). */
+/** `/api/directory/agents` and its alias `/api/agentverse/agents` (docs/api.md "Aliases and compat differences"). */
 function directoryRoute(path: string, summary: string) {
   return defineRoute({
     method: "GET",

@@ -1,5 +1,5 @@
 /**
- * Agent discovery (CONTRACT.md "Agents"): cards in the store (seeded from `options.agents.seed`
+ * Agent discovery (docs/discovery.md "Agents"): cards in the store (seeded from `options.agents.seed`
  * and upserted from code), relevance search over them, and the external directory client.
  */
 import type { CapabilityDeps } from "../capability.js";

@@ -1,5 +1,5 @@
 /**
- * The wire view of an agent card (CONTRACT.md "Agents"). The contract fields come first, in
+ * The wire view of an agent card (docs/discovery.md "Agents"). The contract fields come first, in
  * contract order, then the origin API's card fields with their derived defaults:
  *
  * - `schemaVersion`: {@link AGENT_CARD_SCHEMA_VERSION};

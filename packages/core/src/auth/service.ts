@@ -24,7 +24,7 @@ export interface SignIn {
   readonly session: SessionRecord;
 }
 
-/** The wallet-session service. Refusals throw `GatewayError` with a CONTRACT.md code. */
+/** The wallet-session service. Refusals throw `GatewayError` with an error code of docs/api.md "Errors". */
 export interface AuthService {
   /** Lifetime of a session in ms. */
   readonly sessionTtlMs: number;

@@ -1,6 +1,6 @@
 /**
  * The model card: the zod schema that validates every card (bundled, extended, or from a file)
- * and the canonical modality / operation / unit vocabularies of CONTRACT.md "Models".
+ * and the canonical modality / operation / unit vocabularies of docs/catalog.md.
  */
 import { z } from "zod";
 import { parseDecimal } from "../money.js";
@@ -21,7 +21,7 @@ export type Operation = (typeof OPERATIONS)[Modality][number];
 /** Every operation name, across modalities. */
 export const ALL_OPERATIONS: readonly string[] = [...new Set(Object.values(OPERATIONS).flat())];
 
-/** Price units and how many units of quantity one price covers (CONTRACT.md "Models"). */
+/** Price units and how many units of quantity one price covers (docs/catalog.md). */
 export const PRICE_UNITS = {
   usd_per_1m_tokens: { quantity: "tokens", scale: 1_000_000n },
   usd_per_1k_characters: { quantity: "characters", scale: 1_000n },
@@ -93,7 +93,7 @@ export const modelCardSchema = z
     }
   });
 
-/** A validated model card (CONTRACT.md "Models"). */
+/** A validated model card (docs/catalog.md). */
 export type ModelCard = z.infer<typeof modelCardSchema>;
 
 /** Validates a list of cards; rejects duplicate (provider, modelId) pairs. All problems are reported at once. */

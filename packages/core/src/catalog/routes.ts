@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Models" (CONTRACT.md "Models"). All public. */
+/** The routes of the model catalog (docs/catalog.md). All public. */
 import { z } from "zod";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { json } from "../http/respond.js";

@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Dispenser" (CONTRACT.md "Dispenser"). No credential. */
+/** The routes of the dispenser (docs/settlement.md "Dispenser"). No credential. */
 import { z } from "zod";
 import { GatewayError, toErrorEnvelope } from "../errors.js";
 import { json } from "../http/respond.js";
@@ -21,7 +21,7 @@ export function dispenserRoutes(): AnyRoute[] {
         gateway.services.dispenser.assertConfigured();
         const outcome = await gateway.services.dispenser.claim(body.address, body.chainId);
         if (outcome.ok) return json({ success: true, claimAmount: outcome.claimAmount, chainId: outcome.chainId, txHash: outcome.txHash });
-        // CONTRACT.md's body, whose `error` is the standard envelope object so envelope clients work too.
+        // The documented body (docs/settlement.md "Dispenser"), whose `error` is the standard envelope object so envelope clients work too.
         const { claim } = outcome;
         const conflict = new GatewayError("already_claimed", `${claim.address} has already claimed on chain ${claim.chainId}.`, {
           details: { address: claim.address, chainId: claim.chainId, status: claim.status, ...(claim.txHash ? { txHash: claim.txHash, claimedAt: claim.claimedAt } : {}) },

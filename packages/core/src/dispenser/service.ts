@@ -1,7 +1,7 @@
 /**
  * The test-funds dispenser: sends `claimAmount` USDC to an address, once per (address, chain).
  * The claim is taken in the store (a guarded insert of a `pending` claim) BEFORE the transfer, so
- * of any number of concurrent claims exactly one reaches the chain (DESIGN.md invariant 5); a
+ * of any number of concurrent claims exactly one reaches the chain (money invariant 5, docs/architecture.md); a
  * failed transfer releases the pending claim so the address can try again.
  */
 import type { CapabilityDeps } from "../capability.js";

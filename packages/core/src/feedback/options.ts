@@ -1,7 +1,7 @@
 /** Options of the feedback capability (`createGateway({ feedback: … })`). */
 import { z } from "zod";
 
-/** The target types accepted when `feedback.targetTypes` is not set (CONTRACT.md "Feedback"). */
+/** The target types accepted when `feedback.targetTypes` is not set (docs/discovery.md "Feedback"). */
 export const DEFAULT_TARGET_TYPES = ["endpoint", "x402", "model", "agent", "workflow"] as const;
 
 const targetType = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "must be a lower-case slug: a-z first, then a-z, 0-9, _ or -, at most 64 characters");

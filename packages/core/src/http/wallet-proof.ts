@@ -1,6 +1,6 @@
 /**
  * The one wallet-proof step: who may act for the wallet named by `x-session-user-address`.
- * Every route that acts for a wallet (key create and list, intent list, settlement status,
+ * Every route that acts for a wallet (key create and list, intent list, settlement status, usage,
  * feedback attribution) resolves its wallet here; services receive the proven address, never a
  * raw header.
  *

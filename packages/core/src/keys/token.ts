@@ -3,7 +3,7 @@ import { sha256, stringToBytes } from "viem";
 import { bytesToBase64Url } from "../encoding.js";
 import { randomBytes } from "../ids.js";
 
-/** Token prefix per compat mode (CONTRACT.md "Aliases"). */
+/** Token prefix per compat mode (docs/api.md "Aliases and compat differences"). */
 export function tokenPrefix(compat: "compose" | undefined): string {
   return compat === "compose" ? "compose-" : "svc-";
 }

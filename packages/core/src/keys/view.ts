@@ -1,4 +1,4 @@
-/** The wire views of keys and the budget headers (CONTRACT.md "Service keys"). */
+/** The wire views of keys and the budget headers (docs/payments.md "Service keys"). */
 import type { KeyRecord, ModelSpendRecord } from "../store/types.js";
 import { rolled, windowEnd, windowStart } from "./period.js";
 

@@ -2,7 +2,7 @@
 import { toBase64Url } from "../encoding.js";
 import { wireLineItems, type Priced, type WireLineItem } from "../metering/pricing.js";
 
-/** What a paid call cost and how it was paid (CONTRACT.md "Media and embeddings"). */
+/** What a paid call cost and how it was paid (docs/media.md). */
 export interface Receipt {
   readonly id: string;
   readonly paymentIntentId?: string;

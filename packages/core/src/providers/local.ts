@@ -1,5 +1,5 @@
 /**
- * The `local` provider (DESIGN.md "Providers and chains"): offline and deterministic, so a fresh
+ * The `local` provider (docs/providers.md): offline and deterministic, so a fresh
  * `npm start` serves every media route with no keys and no network. Nothing here is a model:
  * embeddings are feature hashes, images are gradients, speech is a tone sequence, transcription
  * reads back the text that speech embedded, and video jobs are simulated on a clock.

@@ -1,5 +1,5 @@
 /**
- * The OpenAI-compatible HTTP provider (DESIGN.md "Providers and chains"): any base URL speaking
+ * The OpenAI-compatible HTTP provider (docs/providers.md): any base URL speaking
  * OpenAI's REST shapes for chat completions, embeddings, images, audio and the `/videos` job API,
  * over the injectable {@link HttpClient} (undici on Node, `fetch` on the edge).
  */

@@ -1,5 +1,5 @@
 /**
- * The provider ports (DESIGN.md "Providers and chains"): upstream AI services sit behind
+ * The provider ports (docs/providers.md): upstream AI services sit behind
  * {@link InferenceProvider} and {@link VideoProvider}; the media and video services look them up by
  * a card's `provider` name in a {@link ProviderRegistry}.
  *
@@ -210,7 +210,7 @@ export interface InferenceProvider {
   chatStream?(req: ChatRequest): Promise<AsyncIterable<ChatStreamChunk>>;
 }
 
-/** States of a video job (CONTRACT.md "Media and embeddings"). */
+/** States of a video job (docs/media.md). */
 export type VideoStatus = "queued" | "processing" | "completed" | "failed";
 
 /** Request of {@link VideoProvider.createVideo}. */

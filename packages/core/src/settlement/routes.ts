@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Settlement" (CONTRACT.md "Settlement"). */
+/** The routes of settlement (docs/settlement.md "Settlement"). */
 import { z } from "zod";
 import { parseChainId, requestChainId } from "../http/headers.js";
 import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
@@ -10,7 +10,7 @@ import type { GatewayContext } from "../context.js";
 /**
  * The chain of a wallet-status request (settlement status, `GET /api/session`): `x-chain-id` (or
  * `x-network-id`), else `?chainId`, else the default chain (the first of `options.chains`);
- * undefined when none is given and none is configured (SPEC.md makes the header optional: the
+ * undefined when none is given and none is configured (the header is optional: the
  * answer is then "no active budget", not an error). A malformed chain is still a 400.
  */
 export function walletStatusChain(request: GatewayRequest, gateway: GatewayContext): number | undefined {

@@ -1,6 +1,6 @@
 /** The agents part of the Store. */
 
-/** A plugin an agent runs (CONTRACT.md "Agents"). */
+/** A plugin an agent runs (docs/discovery.md "Agents"). */
 export interface AgentPlugin {
   registryId: string;
   name: string;

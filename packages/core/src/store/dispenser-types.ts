@@ -30,7 +30,7 @@ export type BeginDispenserClaimResult =
   /** The chain already holds `maxClaims` claims (pending ones count). */
   | { ok: false; reason: "limit_reached"; count: number };
 
-/** Dispenser claims: the store side of DESIGN.md money invariant 5 (one claim per address and chain). */
+/** Dispenser claims: the store side of money invariant 5 of docs/architecture.md (one claim per address and chain). */
 export interface DispenserStore {
   /**
    * Takes the one claim of (address, chainId): inserts it as `pending` (`claimedAt` and `txHash`

@@ -1,6 +1,6 @@
 /** The feedback part of the Store. */
 
-/** How the reviewer of a feedback record was established (CONTRACT.md "Feedback"). */
+/** How the reviewer of a feedback record was established (docs/discovery.md "Feedback"). */
 export type FeedbackVerification = "service_key" | "wallet_header" | "anonymous";
 
 /** One stored feedback record. Records are immutable once inserted. */

@@ -1,5 +1,5 @@
 /**
- * The x402 part of the Store: the claims that make DESIGN.md money invariant 5 hold ("an x402
+ * The x402 part of the Store: the claims that make money invariant 5 (docs/architecture.md) hold ("an x402
  * authorization nonce pays at most once").
  *
  * Life of a claim, keyed by (network, payer, nonce) — EIP-3009 nonces are per authorizer and per
