@@ -14,6 +14,7 @@ import { audioResource, embeddingsResource, imagesResource, type AudioResource, 
 import { catalogResource, modelsResource, type CatalogResource, type ModelsResource } from "./resources/models.js";
 import { paymentsResource, type PaymentsResource } from "./resources/payments.js";
 import { settlementResource, type SettlementResource } from "./resources/settlement.js";
+import { usageResource, type UsageResource } from "./resources/usage.js";
 import { videosResource, type VideosResource } from "./resources/videos.js";
 
 /** A call to any path, for routes the client has no method for (or to probe the gateway). */
@@ -66,6 +67,8 @@ export interface TollgateClient {
   readonly dispenser: DispenserResource;
   /** Deferred settlement state and the internal batch. */
   readonly settlement: SettlementResource;
+  /** A wallet's spend by day and by model over a range (the dashboard's data). */
+  readonly usage: UsageResource;
   /** Agent cards. */
   readonly agents: AgentsResource;
   /** The external agent directory. */
@@ -104,6 +107,7 @@ export function createTollgateClient(options: ClientOptions): TollgateClient {
     feedback: feedbackResource(caller),
     dispenser: dispenserResource(caller),
     settlement: settlementResource(caller),
+    usage: usageResource(caller),
     agents: agentsResource(caller),
     directory: directoryResource(caller),
     openapi: (o) => caller.call({ method: "GET", path: "/openapi.json", idempotent: true }, o),

@@ -154,4 +154,5 @@ export type {
 export type { FeedbackCategory, FeedbackCreated, FeedbackFields, FeedbackItem, FeedbackList, FeedbackParams, FeedbackResource, FeedbackSummary, FeedbackTarget, FeedbackVerification } from "./resources/feedback.js";
 export type { DispenserChainAvailability, DispenserChainStatus, DispenserCheck, DispenserClaim, DispenserResource, DispenserStatus } from "./resources/dispenser.js";
 export type { SettlementBatchResult, SettlementGroupResult, SettlementResource, SettlementStatus } from "./resources/settlement.js";
+export type { UsageDay, UsageModel, UsageParams, UsageResource, WalletUsage } from "./resources/usage.js";
 export type { AgentCard, AgentList, AgentsResource, DirectoryAgent, DirectoryPage, DirectoryResource, DirectorySearchParams, RankedAgentCard } from "./resources/agents.js";

@@ -6,6 +6,8 @@ import type { KeyService } from "./keys/service.js";
 import type { LedgerService } from "./ledger/service.js";
 import type { ResolvedOptions } from "./options.js";
 import type { Store } from "./store/types.js";
+import type { GatewayLogger } from "./observability/logger.js";
+import type { Telemetry } from "./observability/telemetry.js";
 
 /**
  * What every capability's service factory receives. Each capability reads its own validated
@@ -22,6 +24,10 @@ export interface CapabilityDeps {
   readonly ledger: LedgerService;
   readonly feeBps: number;
   readonly compat: "compose" | undefined;
+  /** Where the service reports what it did (charges, refusals, verifications, batches, upstream calls) for the metrics. */
+  readonly telemetry: Telemetry;
+  /** Where the service logs its warnings and errors (background failures). */
+  readonly logger: GatewayLogger;
   /** Registers cleanup (stop pollers, timers) run by `gateway.close()` before the store closes. */
   readonly onClose: (fn: () => Promise<void> | void) => void;
   /** Registers a start-up line ("what is enabled") for `gateway.describe()`. */

@@ -6,6 +6,7 @@ import type { RateLimiter } from "./http/rate-limit.js";
 import type { ResolvedRateLimits } from "./auth/options.js";
 import type { WalletAuthenticator } from "./options.js";
 import type { GatewayServices } from "./services.js";
+import type { Observability } from "./observability/service.js";
 
 /** Who may act for a wallet (see http/wallet-proof.ts). */
 export interface WalletPolicy {
@@ -26,7 +27,7 @@ export interface GatewayContext {
   readonly ids: IdGenerator;
   readonly http: HttpClient;
   readonly limits: { readonly jsonBodyBytes: number; readonly mediaBodyBytes: number; readonly unpaidBodyBytes: number };
-  /** `"compose"` switches the token prefix and SSE event names (CONTRACT.md "Aliases"). */
+  /** `"compose"` switches the token prefix and SSE event names (docs/api.md "Aliases and compat differences"). */
   readonly compat: "compose" | undefined;
   readonly wallets: WalletPolicy;
   /** Request rate limits and their counters. */
@@ -37,4 +38,6 @@ export interface GatewayContext {
   readonly signInDomains: readonly string[] | undefined;
   /** The session cookie's attributes. */
   readonly sessionCookie: { readonly sameSite: "lax" | "strict" | "none"; readonly secure: boolean | undefined };
+  /** Logger, metrics, readiness and the per-request recorder. */
+  readonly observability: Observability;
 }

@@ -1,7 +1,7 @@
 /**
  * The one error class and the one code -> status table of the gateway.
  * Services throw {@link GatewayError} with a stable code; the HTTP layer turns it into the
- * CONTRACT.md envelope `{error:{code,message,type,param?,details?,requestId}}`.
+ * error envelope `{error:{code,message,type,param?,details?,requestId}}` (docs/api.md "Errors").
  */
 
 /** One row of the error table: HTTP status, OpenAI-style `type`, and the default message. */
@@ -46,6 +46,7 @@ export const ERROR_TABLE = {
   upstream_error: { status: 502, type: "api_error", message: "The upstream service failed." },
   not_configured: { status: 503, type: "api_error", message: "This feature is not configured." },
   overloaded: { status: 503, type: "api_error", message: "The gateway is reading too many request bodies at once; retry shortly." },
+  not_ready: { status: 503, type: "api_error", message: "The gateway is not ready: a store, chain or upstream check failed." },
   upstream_timeout: { status: 504, type: "api_error", message: "The upstream service timed out." },
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -93,7 +94,7 @@ export function invalidRequest(message: string, param?: string, details?: Record
   return new GatewayError("invalid_request", message, { ...(param === undefined ? {} : { param }), ...(details ? { details } : {}) });
 }
 
-/** The CONTRACT.md error envelope for one error. */
+/** The error envelope (docs/api.md "Errors") for one error. */
 export interface ErrorEnvelope {
   error: { code: string; message: string; type: string; param?: string; details?: Record<string, unknown>; requestId: string };
 }

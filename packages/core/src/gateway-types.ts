@@ -1,3 +1,4 @@
+import type { Registry } from "prom-client";
 import type { GatewayRequest, GatewayResponse } from "./http/types.js";
 
 /**
@@ -7,6 +8,13 @@ import type { GatewayRequest, GatewayResponse } from "./http/types.js";
 export interface Gateway<Services = unknown> {
   /** The domain services (catalog, keys, ledger, …) for direct use from application code. */
   readonly services: Services;
+  /**
+   * The gateway's own prom-client registry (never the global one: two gateways in one process
+   * count apart). `GET /metrics` serves it; a host app may serve it itself, e.g.
+   * `res.type(gateway.metrics.contentType).send(await gateway.metrics.metrics())`, or merge it
+   * with its own (`Registry.merge([register, gateway.metrics])`). Empty when `metrics.enabled` is false.
+   */
+  readonly metrics: Registry;
   /** Serves one request. Never rejects: every failure becomes an error envelope response. */
   handle(request: GatewayRequest): Promise<GatewayResponse>;
   /** Serves a Web `Request` (Next.js route handlers, edge runtimes, tests). */

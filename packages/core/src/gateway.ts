@@ -37,15 +37,33 @@ import { createVideoService } from "./video/service.js";
 import { videoRoutes } from "./video/routes.js";
 import { createAuthService } from "./auth/service.js";
 import { authRoutes } from "./auth/routes.js";
+import { createUsageService } from "./usage/service.js";
+import { usageRoutes } from "./usage/routes.js";
 import { resolveRateLimits } from "./auth/options.js";
 import { createSignatureVerifier } from "./chain/signatures.js";
 import { createBodyBudget } from "./http/body-budget.js";
 import { createRateLimiter } from "./http/rate-limit.js";
+import { createObservability } from "./observability/service.js";
+import { observabilityRoutes } from "./observability/routes.js";
 
 
 /** Every route of the gateway, in table order; the last one serves the OpenAPI document of them all. */
 export function gatewayRoutes(): AnyRoute[] {
-  const routes = [...catalogRoutes(), ...authRoutes(), ...keyRoutes(), ...ledgerRoutes(), ...feedbackRoutes(), ...agentsRoutes(), ...dispenserRoutes(), ...settlementRoutes(), ...mediaRoutes(), ...chatRoutes(), ...videoRoutes()];
+  const routes = [
+    ...catalogRoutes(),
+    ...authRoutes(),
+    ...keyRoutes(),
+    ...ledgerRoutes(),
+    ...feedbackRoutes(),
+    ...agentsRoutes(),
+    ...dispenserRoutes(),
+    ...settlementRoutes(),
+    ...usageRoutes(),
+    ...mediaRoutes(),
+    ...chatRoutes(),
+    ...videoRoutes(),
+    ...observabilityRoutes(),
+  ];
   routes.push(openApiRoute(routes));
   return routes;
 }
@@ -68,8 +86,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const feeBps = o.feeBps ?? 100;
   const intentTtlMs = o.intentTtlMs ?? 15 * 60_000;
   const http = o.http ?? createFetchHttpClient();
-  const keys = createKeyService({ store, clock, ids, compat: o.compat, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
-  const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps } });
+  const observability = createObservability(o, { store, http, clock });
+  const { telemetry } = observability.metrics;
+  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
+  const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps }, telemetry });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];
   const deps: CapabilityDeps = {
@@ -83,6 +103,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     ledger,
     feeBps,
     compat: o.compat,
+    telemetry,
+    logger: observability.logger,
     onClose: (fn) => void closers.push(fn),
     describe: (line) => void descriptions.push(line),
   };
@@ -105,6 +127,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     media,
     video: createVideoService(deps, media.upstreams),
     auth: createAuthService(deps, createSignatureVerifier(o.chains ?? [])),
+    usage: createUsageService(deps),
   };
   const rateLimits = resolveRateLimits(o.rateLimits);
   const internalSecret = o.internalSecret ?? o.settlement?.internalSecret;
@@ -121,6 +144,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     bodyBudget: createBodyBudget(o.inFlightBodyBytes),
     signInDomains: o.auth?.domains,
     sessionCookie: { sameSite: o.auth?.cookie?.sameSite ?? (o.cors?.credentials ? "none" : "lax"), secure: o.auth?.cookie?.secure },
+    observability,
   };
   const handle = createRequestHandler(createRouter(gatewayRoutes()), ctx, o.cors);
   let closed: Promise<void> | undefined;
@@ -130,10 +154,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     await services.ledger.sweep();
     await services.auth.prune();
   };
-  const sweeper = sweepMs > 0 ? setInterval(() => void sweep().catch((e: unknown) => console.error("[tollgate] sweep failed:", e)), sweepMs) : undefined;
+  const sweeper = sweepMs > 0 ? setInterval(() => void sweep().catch((err: unknown) => observability.logger.error({ err }, "sweep failed")), sweepMs) : undefined;
   (sweeper as { unref?: () => void } | undefined)?.unref?.();
   return {
     services,
+    metrics: observability.metrics.registry,
     handle,
     fetch: async (request) => toWebResponse(await handle(fromWebRequest(request))),
     describe: () => [
@@ -149,6 +174,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
           }`,
       `rate limits: ${describeLimits(rateLimits)}`,
       ...descriptions.map((d) => d()),
+      observability.describe(),
       `cors: ${o.cors ? (o.cors.origins === "*" ? "any origin" : o.cors.origins.join(", ")) : "off"}`,
     ],
     close: () => {

@@ -40,7 +40,21 @@ export { createCatalog, DEFAULT_PROVIDER_PRIORITY, type Catalog, type CatalogOpt
 export { NATIVE_CATALOG, NATIVE_CATALOG_VERSION } from "./catalog/generated/native-catalog.js";
 export type { ModelsServiceOptions } from "./catalog/models-service.js";
 export * from "./store/index.js";
+export { consoleLogger, type GatewayLogger, type LogFn, type LogLevel } from "./observability/logger.js";
+export { noopTelemetry, UNMETERED, type BudgetRefusal, type PaymentKind, type RequestTrace, type SettlementBatchOutcome, type Telemetry } from "./observability/telemetry.js";
+export type { CheckResult, ReadinessReport } from "./observability/health.js";
+export { GATEWAY_VERSION } from "./observability/routes.js";
+export {
+  createUsageService,
+  MAX_USAGE_DAYS,
+  type UsageDayView,
+  type UsageModelView,
+  type UsageQuery,
+  type UsageService,
+  type UsageView,
+} from "./usage/service.js";
 export * from "./chain/index.js";
+export { formatUsdc } from "./dispenser/format.js";
 export * from "./providers/index.js";
 export { BUDGET_PERIODS, rolled, windowEnd, windowLapsed, windowStart, windowStarts } from "./keys/period.js";
 export { countPrompt, promptBound, tokenCounter, IMAGE_PART_TOKENS, type PromptParts, type TokenCounter } from "./metering/tokens.js";

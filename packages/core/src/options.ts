@@ -18,6 +18,7 @@ import { mediaOptionsSchema } from "./media/options.js";
 import { videoOptionsSchema } from "./video/options.js";
 import { authOptionsSchema, rateLimitOptionsSchema, walletAuthenticatorSchema } from "./auth/options.js";
 import type { GatewayRequest } from "./http/types.js";
+import { loggerOptionSchema, metricsOptionsSchema, readinessOptionsSchema } from "./observability/options.js";
 
 
 /** Thrown by `createGateway` when its options are invalid; `issues` holds one line per problem. */
@@ -128,6 +129,12 @@ export const gatewayOptionsSchema = z.strictObject({
   settlement: settlementOptionsSchema,
   media: mediaOptionsSchema,
   video: videoOptionsSchema,
+  /** A pino-compatible logger: a line per request, and the gateway's warnings and errors. @default none: no request lines; warnings and errors to the console */
+  logger: loggerOptionSchema,
+  /** Prometheus metrics (`gateway.metrics`, `GET /metrics`). @default on, no token */
+  metrics: metricsOptionsSchema,
+  /** Deadlines and caching of the `GET /readyz` checks. */
+  readiness: readinessOptionsSchema,
 });
 
 /** Options of `createGateway`. */

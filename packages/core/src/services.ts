@@ -12,6 +12,7 @@ import type { SettlementService } from "./settlement/service.js";
 import type { MediaService } from "./media/service.js";
 import type { VideoService } from "./video/service.js";
 import type { AuthService } from "./auth/service.js";
+import type { UsageService } from "./usage/service.js";
 
 
 /** The domain services of a gateway, exposed as `gateway.services` for use from application code. */
@@ -41,5 +42,7 @@ export interface GatewayServices {
   readonly video: VideoService;
   /** Wallet sessions (Sign-In with Ethereum). */
   readonly auth: AuthService;
+  /** A wallet's spend by day and by model (`GET /api/usage`). */
+  readonly usage: UsageService;
 
 }

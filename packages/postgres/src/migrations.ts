@@ -13,6 +13,7 @@ import { FEEDBACK_MIGRATIONS } from "./feedback.js";
 import { GOVERNANCE_MIGRATIONS } from "./governance.js";
 import { inTransaction, type Queryable } from "./queryable.js";
 import { quoteIdent, tablesIn } from "./rows.js";
+import { USAGE_MIGRATIONS } from "./usage.js";
 import { VIDEO_MIGRATIONS } from "./video.js";
 import { X402_MIGRATIONS } from "./x402.js";
 
@@ -29,7 +30,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     version: 1,
     name: "keys, intents, charges",
     // Ids sort bytewise (COLLATE "C"), as the other stores compare them. The CHECKs restate
-    // invariant 1 of DESIGN.md, so even a faulty statement cannot break it.
+    // money invariant 1 (docs/architecture.md), so even a faulty statement cannot break it.
     // `current_session` marks the newest session key of an (owner, chain); its unique index is
     // what serializes concurrent session-key inserts (see keys.ts).
     sql: `
@@ -112,7 +113,8 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata, 11 key governance (the same numbers as `@tollgate/sqlite`).
+ * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage) (the same numbers
+ * as `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -123,6 +125,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...X402_MIGRATIONS,
   ...AUTH_MIGRATIONS,
   ...GOVERNANCE_MIGRATIONS,
+  ...USAGE_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /** The advisory lock class of migrations ("toll"); the schema name's hash is the other half. */

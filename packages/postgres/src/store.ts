@@ -8,9 +8,11 @@ import { createDispenserOps } from "./dispenser.js";
 import { createFeedbackOps } from "./feedback.js";
 import { createKeyOps } from "./keys.js";
 import { createLedgerOps } from "./ledger.js";
-import { MIGRATIONS, migrate } from "./migrations.js";
+import { createHealthOps, missingMigrations } from "./health.js";
+import { migrate } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { tablesIn } from "./rows.js";
+import { createUsageOps } from "./usage.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
 
@@ -50,12 +52,9 @@ function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOption
 
 /** Throws unless every migration is recorded in `schema`. */
 async function assertMigrated(db: Queryable, schema: string): Promise<void> {
-  const table = tablesIn(schema)("schema_migrations");
-  const { rows } = await db.query<{ version: string }>(`SELECT version::text AS version FROM ${table}`).catch((error: unknown) => {
+  const missing = await missingMigrations(db, tablesIn(schema)).catch((error: unknown) => {
     throw new Error(`createPostgresStore: schema "${schema}" is not migrated (run migrate() or pass migrate: true)`, { cause: error });
   });
-  const applied = new Set(rows.map((r) => Number(r.version)));
-  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => m.version);
   if (missing.length > 0) throw new Error(`createPostgresStore: schema "${schema}" lacks migrations ${missing.join(", ")} (run migrate())`);
 }
 
@@ -122,6 +121,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createVideoOps(ops, t),
     ...createPaymentNonceOps(ops, t),
     ...createAuthOps(ops, t),
+    ...createUsageOps(ops, t),
+    ...createHealthOps(ops, t),
     async close() {
       closing ??= end?.() ?? Promise.resolve();
       await closing;

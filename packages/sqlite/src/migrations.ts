@@ -12,6 +12,7 @@ import { DISPENSER_MIGRATIONS } from "./dispenser.js";
 import { X402_MIGRATIONS } from "./x402.js";
 import { AUTH_MIGRATIONS } from "./auth.js";
 import { GOVERNANCE_MIGRATIONS } from "./governance.js";
+import { USAGE_MIGRATIONS } from "./usage.js";
 
 /** One schema step. */
 export interface Migration {
@@ -26,7 +27,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     version: 1,
     name: "keys, intents, charges",
     // STRICT tables: an INTEGER column never silently holds text or a float. The CHECKs restate
-    // invariant 1 of DESIGN.md, so even a faulty statement cannot break it.
+    // money invariant 1 (docs/architecture.md), so even a faulty statement cannot break it.
     sql: `
       CREATE TABLE keys (
         key_id          TEXT PRIMARY KEY,
@@ -104,7 +105,8 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata, 11 key governance; each capability keeps its own next to its operations.
+ * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage); each capability
+ * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
@@ -115,6 +117,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...X402_MIGRATIONS,
   ...AUTH_MIGRATIONS,
   ...GOVERNANCE_MIGRATIONS,
+  ...USAGE_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /**

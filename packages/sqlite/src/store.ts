@@ -6,6 +6,7 @@ import { createDispenserOps } from "./dispenser.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
 import { createAuthOps } from "./auth.js";
+import { createUsageOps } from "./usage.js";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
@@ -16,6 +17,7 @@ import { createLedgerOps } from "./ledger.js";
 import { createGroupCommit } from "./group-commit.js";
 import { startCheckpointer } from "./checkpointer.js";
 import { migrate } from "./migrations.js";
+import { createHealthOps } from "./health.js";
 import { MAX_INT64 } from "./rows.js";
 
 /** Options of {@link createSqliteStore}. */
@@ -95,6 +97,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createVideoOps(db),
     ...createPaymentNonceOps(db),
     ...createAuthOps(db),
+    ...createUsageOps(db),
+    ...createHealthOps(db),
     async close() {
       if (!db.open) return;
       group.flush();

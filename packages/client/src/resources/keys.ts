@@ -1,4 +1,4 @@
-/** `client.keys`: budgeted service keys and their governance (CONTRACT.md "Service keys"). */
+/** `client.keys`: budgeted service keys and their governance (docs/payments.md "Service keys"). */
 import type { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import type { RequestOptions } from "../options.js";
@@ -233,7 +233,11 @@ export interface KeysResource {
    * otherwise, 404 unknown; a revoked or expired bearer is 401). Budget in `meta.budget`.
    */
   get(keyId: string, options?: RequestOptions): APIPromise<ServiceKey>;
-  /** Revokes a key (same bearer rule as get); revoking again answers the first revocation. */
+  /**
+   * Revokes a key: the bearer is a live key of its owner (`apiKey`, as for get) or, without one,
+   * the owner's wallet session (`sessionToken`, or the browser's session cookie); revoking again
+   * answers the first revocation.
+   */
   revoke(keyId: string, options?: RequestOptions): APIPromise<RevokedKey>;
   /**
    * Legacy: charges `amount` to the bearer key at once (reserve and settle in one step); 402
@@ -277,7 +281,7 @@ export function keysResource(caller: Caller, networkId: number | string | null |
     getActive: (params = {}, options) =>
       caller.call({ method: "GET", path: "/api/session", idempotent: true, bearer: "wallet" }, params.chainId === undefined ? options : { ...options, networkId: params.chainId }),
     get: (keyId, options) => caller.call({ method: "GET", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
-    revoke: (keyId, options) => caller.call({ method: "DELETE", path: `/api/keys/${segment(keyId)}`, idempotent: true }, options),
+    revoke: (keyId, options) => caller.call({ method: "DELETE", path: `/api/keys/${segment(keyId)}`, idempotent: true, bearer: "key-first" }, options),
     settle: (params, options) => caller.call({ method: "POST", path: "/api/keys/settle", body: { amount: params.amount }, idempotent: false }, options),
     update: (keyId, patch, options) =>
       caller.call({ method: "PATCH", path: `/api/keys/${segment(keyId)}`, body: patch, idempotent: true, bearer: "wallet" }, options),

@@ -2,7 +2,7 @@
  * EIP-3009 `TransferWithAuthorization` helpers (the x402 `exact` EVM scheme): EIP-712 types,
  * signing with a viem LocalAccount, off-chain verification (EOA signatures), random nonces.
  */
-import { bytesToHex, verifyTypedData, type LocalAccount } from "viem";
+import { bytesToHex, verifyTypedData } from "viem";
 import type { Hex, TokenDomain, TransferAuthorization } from "./types.js";
 
 /** The EIP-712 types of USDC's `transferWithAuthorization` (primary type `TransferWithAuthorization`). */
@@ -17,7 +17,15 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   ],
 } as const;
 
-function typedData(domain: TokenDomain, auth: TransferAuthorization) {
+/** The EIP-712 typed data of one authorization, as `signTypedData` takes it. */
+export interface TransferAuthorizationTypedData {
+  readonly domain: { readonly name: string; readonly version: string; readonly chainId: number; readonly verifyingContract: Hex };
+  readonly types: typeof TRANSFER_WITH_AUTHORIZATION_TYPES;
+  readonly primaryType: "TransferWithAuthorization";
+  readonly message: TransferAuthorization;
+}
+
+function typedData(domain: TokenDomain, auth: TransferAuthorization): TransferAuthorizationTypedData {
   return {
     domain: {
       name: domain.name,
@@ -38,8 +46,16 @@ function typedData(domain: TokenDomain, auth: TransferAuthorization) {
   };
 }
 
+/**
+ * What signs an authorization: a viem `LocalAccount` (`privateKeyToAccount(…)`) or anything with the
+ * same EIP-712 `signTypedData`. Declared here so the published types need no viem types.
+ */
+export interface TypedDataSigner {
+  signTypedData(typedData: TransferAuthorizationTypedData): Promise<Hex>;
+}
+
 /** Signs an authorization with `account` (which should be `auth.from`). Returns the 65-byte signature. */
-export async function signTransferAuthorization(account: LocalAccount, domain: TokenDomain, auth: TransferAuthorization): Promise<Hex> {
+export async function signTransferAuthorization(account: TypedDataSigner, domain: TokenDomain, auth: TransferAuthorization): Promise<Hex> {
   return account.signTypedData(typedData(domain, auth));
 }
 

@@ -53,6 +53,7 @@ export async function openChatPayment(
 ): Promise<{ kind: "open"; payment: ChatPayment } | { kind: "respond"; response: GatewayResponse }> {
   const offer: Offer = { card, action: "chat.completions", mimeType: from.request.headers.accept?.includes("text/event-stream") ? "text/event-stream" : "application/json", quote: quote.quote };
   const { request, requestId, credential } = from;
+  if (from.trace) from.trace.model = subjectOf(card);
   const capHeaders = (cap: number, reason: CapReason) => ({ "x-output-cap": String(cap), "x-output-cap-reason": reason });
 
   if (credential.kind === "key") {
@@ -69,6 +70,7 @@ export async function openChatPayment(
     const finish = async (metered: Priced) => {
       const priced = capped(metered, most);
       const settled = await deps.ledger.settleOwn({ intent, finalAmount: priced.finalAmount });
+      billing.charged(from, card, priced.finalAmount, "key");
       const receipt = makeReceipt(deps.ids.next("rcpt"), subjectOf(card), priced, ledgerSettlement(settled.view), intent.intentId);
       return { receipt, key: settled.key };
     };
@@ -96,6 +98,7 @@ export async function openChatPayment(
     const payment = verified.payment;
     const finish = async () => {
       const settled = await x402.settle(payment);
+      billing.charged(from, card, quote.quote.finalAmount, "x402");
       return { receipt: makeReceipt(deps.ids.next("rcpt"), subjectOf(card), quote.quote, x402Settlement(settled.response)), header: settled.header };
     };
     return {

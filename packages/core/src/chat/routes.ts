@@ -1,6 +1,6 @@
 /**
  * `POST /v1/chat/completions`: OpenAI's chat completions, streamed or not, billed to the token by
- * service key or x402 through the paid-call pipeline (CONTRACT.md "Media and embeddings"). Fields
+ * service key or x402 through the paid-call pipeline (docs/chat.md). Fields
  * the gateway does not read (tools, response_format, temperature…) go to the upstream untouched.
  */
 import { z } from "zod";
@@ -16,6 +16,7 @@ import { appendMember } from "../providers/pass-through.js";
 import { openChatPayment } from "./payment.js";
 import { priceChat, quoteChat } from "./quote.js";
 import { relayChat } from "./relay.js";
+import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
 const tokens = z.number().int().min(1).max(100_000_000);
@@ -58,7 +59,7 @@ export function chatRoutes(): AnyRoute[] {
         "Chat completion, OpenAI-compatible (stream: true → SSE ending in a receipt chunk and [DONE]); billed per token: the prompt plus the output cap is reserved, the reported usage settled.",
       body: chatBody,
       ...PAID_ROUTE,
-      handle: async ({ request, requestId, auth, body, gateway }) => {
+      handle: async ({ request, requestId, auth, body, gateway, trace }) => {
         const media = gateway.services.media;
         const fee = gateway.services.feeBps;
         const card = media.cardFor(body.model, body.provider, "text", "chat");
@@ -69,7 +70,8 @@ export function chatRoutes(): AnyRoute[] {
         const counter = await tokenCounter();
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
         const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
-        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, { request, requestId, credential: auth }, card, quote, stream);
+        const paid = { request, requestId, credential: auth, trace };
+        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;
         const payment = opened.payment;
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(request.signal ? { signal: request.signal } : {}) };
@@ -77,7 +79,9 @@ export function chatRoutes(): AnyRoute[] {
 
         let started;
         try {
-          started = stream ? await upstream.provider.chatStream!.call(upstream.provider, req) : await upstream.provider.chat!.call(upstream.provider, req);
+          started = await media.billing.upstream<ChatCompletionResult | AsyncIterable<ChatStreamChunk>>(paid, card, () =>
+            stream ? upstream.provider.chatStream!.call(upstream.provider, req) : upstream.provider.chat!.call(upstream.provider, req),
+          );
         } catch (error) {
           await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed");
           throw error;

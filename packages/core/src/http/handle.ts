@@ -1,7 +1,7 @@
 /**
  * The one request pipeline: request id -> CORS preflight -> route match (404/405) -> params,
- * query and body parsing with zod -> handler -> response headers. Every failure becomes the
- * CONTRACT.md error envelope; `handle` never rejects.
+ * query and body parsing with zod -> handler -> response headers -> the request's log line and
+ * metrics. Every failure becomes the error envelope (docs/api.md "Errors"); `handle` never rejects.
  */
 import { GatewayError, invalidRequest, toErrorEnvelope } from "../errors.js";
 import { parseWith } from "../validation.js";
@@ -15,6 +15,7 @@ import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
 import { limitByIp, limitByKey } from "./limits.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
+import type { RequestTrace } from "../observability/telemetry.js";
 
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -32,7 +33,7 @@ export function requestIdFor(req: Pick<GatewayRequest, "headers">, ctx: Pick<Gat
 
 /**
  * The answer an adapter sends when `gateway.handle` itself threw (it never does, but a wrapped or
- * custom gateway might): the CONTRACT.md envelope of `error` (500 `internal_error` for anything
+ * custom gateway might): the error envelope of docs/api.md "Errors" for `error` (500 `internal_error` for anything
  * but a GatewayError) under the caller's well-formed `x-request-id` or a new one.
  */
 export function fallbackResponse(error: unknown, incomingRequestId?: string | null): GatewayResponse {
@@ -120,9 +121,10 @@ function bodyLimitOf(route: AnyRoute, auth: unknown, ctx: GatewayContext): numbe
   return kind === "media" ? ctx.limits.mediaBodyBytes : kind === "unpaid" ? Math.min(ctx.limits.unpaidBodyBytes, ctx.limits.mediaBodyBytes) : ctx.limits.jsonBodyBytes;
 }
 
-async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req: GatewayRequest, requestId: string, ctx: GatewayContext): Promise<GatewayResponse> {
+async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req: GatewayRequest, requestId: string, ctx: GatewayContext, trace: RequestTrace): Promise<GatewayResponse> {
   const limitHeaders = limitByIp(route, req, ctx);
   const auth: unknown = route.authenticate ? await route.authenticate(req, ctx) : undefined;
+  trace.keyId = route.rateLimit?.key?.(auth)?.keyId;
   Object.assign(limitHeaders, limitByKey(route, auth, ctx));
   const params = route.params ? parseWith(route.params, rawParams, "path") : rawParams;
   const q = queryObject(req.query);
@@ -140,7 +142,7 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
       if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
       body = parseWith(route.body, raw, "body");
     }
-    const response = await route.handle({ request: req, auth, params, query, body, requestId, gateway: ctx });
+    const response = await route.handle({ request: req, auth, params, query, body, requestId, gateway: ctx, trace });
     return Object.keys(limitHeaders).length === 0 ? response : { ...response, headers: { ...limitHeaders, ...response.headers } };
   } catch (error) {
     if (error instanceof GatewayError && Object.keys(limitHeaders).length > 0) Object.assign(error, { headers: { ...limitHeaders, ...error.headers } });
@@ -153,13 +155,19 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
 
 /** Builds the `handle` function of a gateway over a router. */
 export function createRequestHandler(router: Router, ctx: GatewayContext, cors: CorsOptions | undefined): (req: GatewayRequest) => Promise<GatewayResponse> {
+  const observer = ctx.observability.requests;
   return async (req) => {
+    const started = performance.now();
     const requestId = requestIdFor(req, ctx);
+    const trace: RequestTrace = {};
+    let route: AnyRoute | undefined;
+    let caught: unknown;
     let response: GatewayResponse;
     try {
       const method = req.method.toUpperCase();
       const match = router.match(method, req.path);
       if (match.kind === "not_found") throw new GatewayError("not_found", `No route for ${method} ${req.path}.`);
+      if (match.kind === "found") route = match.route;
       if (method === "OPTIONS") {
         const allow = match.kind === "found" ? [match.route.method] : match.allow;
         response = empty(204, { allow: [...allow, "OPTIONS"].join(", "), ...(cors ? preflightHeaders(cors, req, allow) : {}) });
@@ -168,20 +176,16 @@ export function createRequestHandler(router: Router, ctx: GatewayContext, cors: 
           headers: { allow: match.allow.join(", ") },
         });
       } else {
-        response = await runRoute(match.route, match.params, req, requestId, ctx);
+        response = await runRoute(match.route, match.params, req, requestId, ctx, trace);
         if (method === "HEAD") response = { ...response, body: { kind: "empty" } };
       }
     } catch (error) {
-      // A client that went away aborts its upstream call with the signal's reason: not a bug to log.
-      if (!(error instanceof GatewayError) && !req.signal?.aborted) reportUnexpected(error, requestId);
+      // An unexpected error is a bug: its details go to the log (the observer), never in the response.
+      caught = error;
       const envelope = toErrorEnvelope(error, requestId);
       response = json(envelope.body, { status: envelope.status, headers: envelope.headers });
     }
-    return { ...response, headers: { ...response.headers, ...corsHeaders(cors, req), ...(response.status === 409 ? DEFINITIVE : {}), "x-request-id": requestId } };
+    response = { ...response, headers: { ...response.headers, ...corsHeaders(cors, req), ...(response.status === 409 ? DEFINITIVE : {}), "x-request-id": requestId } };
+    return observer.finish({ request: req, requestId, route, trace, response, error: caught, started });
   };
-}
-
-function reportUnexpected(error: unknown, requestId: string): void {
-  // An unexpected error is a bug; keep the details in the log, never in the response.
-  console.error(`[tollgate] ${requestId} unexpected error:`, error);
 }

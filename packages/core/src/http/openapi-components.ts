@@ -48,6 +48,11 @@ export const SECURITY_SCHEMES: Readonly<Record<RouteCredential, JsonObject>> = {
     name: "x-internal-secret",
     description: "The operator's internal secret (compared in constant time): runs settlement batches, and lets a server-side host app act for the wallet it names.",
   },
+  metricsToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "The operator's metrics token (metrics.token, or --metrics-token), required by GET /metrics only when one is configured.",
+  },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -124,7 +129,7 @@ function modelCardSchemas(): Record<string, JsonObject> {
   };
 }
 
-/** `components.schemas`: the CONTRACT.md error envelope (codes and types from the error table), the x402 challenge and the model card. */
+/** `components.schemas`: the error envelope of docs/api.md "Errors" (codes and types from the error table), the x402 challenge and the model card. */
 export function componentSchemas(): Record<string, JsonObject> {
   const codes = Object.keys(ERROR_TABLE);
   const types = [...new Set(Object.values(ERROR_TABLE).map((s) => s.type))];
@@ -239,6 +244,13 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     content: { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } },
   },
   "POST /v1/videos/generations": { status: 202, description: "The submitted job `{id, object, status, created, model, receipt}`." },
+  "GET /": { description: "`{name, version, apiVersion, links}`; links are paths relative to the gateway's base URL." },
+  "GET /healthz": { description: '`{status: "ok"}`.' },
+  "GET /readyz": {
+    description:
+      'Ready: `{status: "ready", checks: {<name>: {ok, detail, latencyMs}}}` with checks `store`, `chain:<id>`, `upstream:<provider>`. Not ready: 503 `not_ready` with the same checks in `details.checks`.',
+  },
+  "GET /metrics": { description: "The Prometheus text exposition format (version 0.0.4).", content: { "text/plain": { schema: { type: "string" } } } },
   "GET /v1/videos/:id/stream": {
     description:
       'Server-sent events: `video.status` frames `{jobId, status, progress?, url?, error?}` on each change, `svc.error` on failure, then `data: [DONE]` (`compose.`-prefixed event names under compat "compose").',

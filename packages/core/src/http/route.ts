@@ -8,12 +8,13 @@ import type { GatewayRequest, GatewayResponse } from "./types.js";
 import type { GatewayContext } from "../context.js";
 import type { IpLimitGroup } from "../auth/options.js";
 import type { KeyRecord } from "../store/types.js";
+import type { RequestTrace } from "../observability/telemetry.js";
 
 /** HTTP methods a route can declare. */
 export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /**
- * Which body-size limit applies to a route (CONTRACT.md: 1 MiB JSON, 32 MiB media by default;
+ * Which body-size limit applies to a route (by default 1 MiB JSON, 32 MiB media;
  * `unpaid`: what a paid route reads from a request without a credential, 1 MiB by default).
  */
 export type BodyLimitKind = "json" | "media" | "unpaid";
@@ -29,7 +30,9 @@ export type RouteCredential =
   /** `PAYMENT-SIGNATURE` (an x402 v2 payment). */
   | "x402"
   /** `x-internal-secret` (the operator's settlement secret). */
-  | "internalSecret";
+  | "internalSecret"
+  /** `Authorization: Bearer <metrics.token>` (the Prometheus scraper's token, when one is configured). */
+  | "metricsToken";
 
 /**
  * How a route authenticates, declared for the API reference (its `authenticate` is opaque code
@@ -57,6 +60,8 @@ export interface RouteContext<P, Q, B, A = undefined> {
   readonly body: B;
   readonly requestId: string;
   readonly gateway: GatewayContext;
+  /** What the request's log line reports beyond HTTP facts (key, model, charge, upstream time); a paid call fills it. */
+  readonly trace: RequestTrace;
 }
 
 /** The declaration of one route. Path segments `:name` match one segment, `:name+` one or more. */

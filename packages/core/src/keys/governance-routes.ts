@@ -49,7 +49,7 @@ export function checkGovernanceModels(gateway: GatewayContext, body: { models?: 
 }
 
 /** The target key when the request proves its owner's wallet without a service key; 404/403 otherwise. */
-async function ownedKey(request: GatewayRequest, gateway: GatewayContext, keyId: string): Promise<{ key: KeyRecord; actor: Actor }> {
+export async function ownedKey(request: GatewayRequest, gateway: GatewayContext, keyId: string): Promise<{ key: KeyRecord; actor: Actor }> {
   const wallet = await proveWallet(request, gateway, { serviceKey: false });
   const key = await gateway.services.store.getKeyById(keyId);
   if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
@@ -58,7 +58,7 @@ async function ownedKey(request: GatewayRequest, gateway: GatewayContext, keyId:
 }
 
 /** True when the request's bearer is a service-key token (not a wallet session). */
-const sendsServiceKey = (request: GatewayRequest) => {
+export const sendsServiceKey = (request: GatewayRequest) => {
   const token = bearerToken(request.headers.authorization);
   return token !== undefined && looksLikeToken(token);
 };

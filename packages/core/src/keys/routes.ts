@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Service keys" (CONTRACT.md "Service keys"). */
+/** The routes of service keys (docs/payments.md "Service keys"). */
 import { z } from "zod";
 import { GatewayError } from "../errors.js";
 import { idempotencyKeyHeader } from "../http/headers.js";
@@ -8,7 +8,7 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
 import { budgetHeaders, keyView, remainingOf } from "./view.js";
 import { sessionRoutes } from "./session-route.js";
-import { checkGovernanceModels, fullView, governanceFields, governanceRoutes } from "./governance-routes.js";
+import { checkGovernanceModels, fullView, governanceFields, governanceRoutes, ownedKey, sendsServiceKey } from "./governance-routes.js";
 import { rolled } from "./period.js";
 
 const createBody = z
@@ -87,16 +87,16 @@ export function keyRoutes(): AnyRoute[] {
       authenticate: (request, gateway) => gateway.services.keys.authenticate(request.headers.authorization),
       rateLimit: { key: (key) => key },
       security: { accepts: ["serviceKey"], charges: true },
-      handle: async ({ request, auth, body, gateway }) => {
+      handle: async ({ request, auth, body, gateway, trace }) => {
         const idempotencyKey = idempotencyKeyHeader(request);
         let key = auth;
         let replay = false;
-        if (idempotencyKey === undefined) key = await gateway.services.keys.chargeDirect(auth, body.amount);
+        if (idempotencyKey === undefined) key = await gateway.services.keys.chargeDirect(auth, body.amount, trace);
         else {
           // An intent keyed by the idempotency key: a retry finds it and replays its settlement.
           const ledger = gateway.services.ledger;
           const prepared = await ledger.prepare({ key: auth, chainId: auth.chainId, service: "keys", action: "settle", resource: "/api/keys/settle", method: "POST", maxAmount: body.amount, idempotencyKey });
-          const settled = await ledger.settle({ intentId: prepared.intent.intentId, finalAmount: body.amount, bearer: auth });
+          const settled = await ledger.settle({ intentId: prepared.intent.intentId, finalAmount: body.amount, bearer: auth, trace });
           key = settled.key ?? prepared.key;
           replay = prepared.replay;
         }
@@ -122,12 +122,14 @@ export function keyRoutes(): AnyRoute[] {
       method: "DELETE",
       path: "/api/keys/:keyId",
       tag: "keys",
-      summary: "Revoke a key (same bearer rule as inspect); revoking again through a live sibling returns the first revocation.",
+      summary:
+        "Revoke a key: a live key of the same owner (the key itself or a sibling) or the owner's wallet proof (a session, or the internal secret for the named wallet); revoking again returns the first revocation.",
       params: keyIdParams,
-      security: { accepts: ["serviceKey"] },
+      security: WALLET_PROOF,
       handle: async ({ request, params, gateway }) => {
         const keys = gateway.services.keys;
-        await keys.authorizeFor(request.headers.authorization, params.keyId);
+        if (sendsServiceKey(request)) await keys.authorizeFor(request.headers.authorization, params.keyId);
+        else await ownedKey(request, gateway, params.keyId);
         const key = await keys.revoke(params.keyId);
         if (key.revokedAt === undefined) throw new GatewayError("internal_error");
         return json({ success: true, keyId: key.keyId, revokedAt: key.revokedAt });

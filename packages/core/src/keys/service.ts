@@ -10,6 +10,7 @@ import type { BudgetPeriod, KeyCursor, KeyPurpose, KeyRateLimit, KeyRecord, Stor
 import { windowStart } from "./period.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken, tokenPrefix } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
+import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
 
 /** What creating a key needs (validated by the route). */
 export interface CreateKeyInput {
@@ -29,7 +30,7 @@ export interface CreateKeyInput {
   readonly modelBudgets?: Readonly<Record<string, bigint>> | undefined;
 }
 
-/** The key service. Every method throws `GatewayError` with a CONTRACT.md code on refusal. */
+/** The key service. Every method throws `GatewayError` with an error code of docs/api.md "Errors" on refusal. */
 export interface KeyService {
   /** Creates a key; a `session` key supersedes the owner's active session key on the same chain. The token is returned once. */
   create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
@@ -70,8 +71,8 @@ export interface KeyService {
   forget(): void;
   /** Revokes a key (idempotent: a revoked key is returned unchanged). */
   revoke(keyId: string): Promise<KeyRecord>;
-  /** The legacy settle: charges `amount` at once; 402 `budget_exhausted` when it does not fit. */
-  chargeDirect(key: KeyRecord, amount: bigint): Promise<KeyRecord>;
+  /** The legacy settle: charges `amount` at once (recorded on `trace` when given); 402 `budget_exhausted` when it does not fit. */
+  chargeDirect(key: KeyRecord, amount: bigint, trace?: RequestTrace): Promise<KeyRecord>;
 }
 
 /** Throws the 401 of a key that cannot be used at `now`. */
@@ -117,8 +118,9 @@ export async function releaseOnRead(store: Store, key: KeyRecord, now: number): 
 const CACHE_SIZE = 10_000;
 
 /** Creates the key service over a store. `keyCacheMs` (default 1000, 0 = off) bounds how long {@link KeyService.spender} serves a key from memory. */
-export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; keyCacheMs?: number }): KeyService {
+export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; keyCacheMs?: number; telemetry?: Telemetry }): KeyService {
   const { store, clock, ids } = deps;
+  const telemetry = deps.telemetry ?? noopTelemetry;
   const cacheMs = deps.keyCacheMs ?? 1_000;
   /** Token hash → key and until when it may be served; only live keys enter, at most CACHE_SIZE. */
   const cache = new Map<string, { key: KeyRecord; until: number }>();
@@ -182,7 +184,7 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
       const bearer = await identify(authorization);
       if (!bearer) throw new GatewayError("authentication_required", "Send the key itself or another active key of its owner as Authorization: Bearer.");
       const now = clock.now();
-      // CONTRACT.md status table: a revoked or expired bearer is a 401, even on itself.
+      // The status table (docs/api.md "Errors"): a revoked or expired bearer is a 401, even on itself.
       assertUsable(bearer, now);
       const target = bearer.keyId === targetKeyId ? bearer : await store.getKeyById(targetKeyId);
       if (!target) throw new GatewayError("key_not_found", `Key ${targetKeyId} does not exist.`);
@@ -225,7 +227,7 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
       if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
       return key;
     },
-    async chargeDirect(key, amount) {
+    async chargeDirect(key, amount, trace) {
       const now = clock.now();
       const result = await store.chargeDirect({
         keyId: key.keyId,
@@ -233,9 +235,15 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
         now,
         charge: { chargeId: ids.next("ch"), keyId: key.keyId, owner: key.owner, chainId: key.chainId, amount, status: "queued", createdAt: now },
       });
-      if (result.ok) return result.key;
+      if (result.ok) {
+        recordCharge(telemetry, trace, UNMETERED, amount, "direct");
+        return result.key;
+      }
       if (result.reason === "key_not_found") throw new GatewayError("invalid_key");
-      if (result.reason === "budget_exhausted") throw budgetExhausted(result.key, amount);
+      if (result.reason === "budget_exhausted") {
+        telemetry.budgetRefused("budget_exhausted");
+        throw budgetExhausted(result.key, amount);
+      }
       assertUsable(result.key, now);
       throw new GatewayError(result.reason);
     },

@@ -1,4 +1,4 @@
-/** The routes of SPEC.md "Payment intents" (CONTRACT.md "Payment intents"). */
+/** The routes of payment intents (docs/payments.md "Payment intents"). */
 import { z } from "zod";
 import { invalidRequest } from "../errors.js";
 import { idempotencyKeyHeader, requestChainId } from "../http/headers.js";
@@ -16,7 +16,7 @@ const idempotencyKey = z.string().trim().min(1).max(255);
 
 /**
  * Prepare: exactly one of `maxAmountWei` and `meter`; or, with neither, the top-level
- * `modelId`/`provider`/`modality`/`usage`/`media` of SPEC.md's prepare shape, priced as a usage meter.
+ * `modelId`/`provider`/`modality`/`usage`/`media` of the prepare body (docs/payments.md "Payment intents"), priced as a usage meter.
  * Beside `maxAmountWei` or `meter` those top-level fields are accepted and only describe the work.
  */
 const prepareBody = z
@@ -157,12 +157,13 @@ export function ledgerRoutes(): AnyRoute[] {
       body: settleBody,
       authenticate: (request, gateway) => gateway.services.keys.identify(request.headers.authorization),
       security: { accepts: ["serviceKey"], optional: true },
-      handle: async ({ auth: bearer, body, gateway }) => {
+      handle: async ({ auth: bearer, body, gateway, trace }) => {
         const { view, key, replay } = await gateway.services.ledger.settle({
           intentId: body.paymentIntentId,
           finalAmount: body.finalAmountWei,
           meter: body.meter,
           bearer,
+          trace,
         });
         return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
       },

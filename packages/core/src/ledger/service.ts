@@ -1,7 +1,7 @@
 /**
  * Payment intents: reserve budget before work (prepare), settle the metered amount after, or
  * abort. Every state move is one guarded store operation; this service only validates, prices,
- * and turns guard misses into CONTRACT.md answers (replays, 402, 409).
+ * and turns guard misses into their HTTP answers (replays, 402, 409).
  */
 import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
@@ -17,6 +17,7 @@ import { wireLineItems } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import { priceMeter, type MeterInput, type PricedMeter } from "./meter.js";
+import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
 
 /** Prepare parameters after HTTP validation. Exactly one of `maxAmount` / `meter`. */
 export interface PrepareInput {
@@ -57,6 +58,8 @@ export interface SettleInput {
   readonly bearer?: KeyRecord | null;
   /** A video job to insert in the same atomic step as the settlement, built from the settle answer. */
   readonly videoJob?: ((view: FinishView) => VideoJobRecord) | undefined;
+  /** The request's trace: a settle that charges records its amount there (a replay does not). */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** What a prepare returns. `replay` is true for an idempotent repeat. */
@@ -151,9 +154,19 @@ function settledView(intent: IntentRecord, finalAmount: bigint, priced: PricedMe
   };
 }
 
-/** Creates the ledger over a store and the catalog (catalog models are priced from their cards, other subjects by the caller). */
-export function createLedgerService(deps: { store: Store; catalog: Catalog; clock: Clock; ids: IdGenerator; options: LedgerOptions }): LedgerService {
+/**
+ * Creates the ledger over a store and the catalog (catalog models are priced from their cards,
+ * other subjects by the caller). `telemetry` counts budget refusals and the charges of `settle`
+ * (not of `settleOwn`: the paid-call pipeline that calls it records its own, with the model).
+ */
+export function createLedgerService(deps: { store: Store; catalog: Catalog; clock: Clock; ids: IdGenerator; options: LedgerOptions; telemetry?: Telemetry }): LedgerService {
   const { store, catalog, clock, ids, options } = deps;
+  const telemetry = deps.telemetry ?? noopTelemetry;
+  /** Counts a 402 of the budget guards on its way out. */
+  const refused = (error: GatewayError) => {
+    telemetry.budgetRefused(error.code === "model_budget_exhausted" ? "model_budget_exhausted" : "budget_exhausted");
+    return error;
+  };
 
   const ownedBy = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
     if (bearer && bearer.owner !== intent.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the intent.");
@@ -253,6 +266,9 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         ...(input.runId === undefined ? {} : { runId: input.runId }),
         ...(input.meter === undefined ? { maxAmountWei: maxAmount.toString() } : { meter: input.meter }),
       };
+      // The stored request also records the catalog model paid for (GET /api/usage groups spend by
+      // it); the idempotency fingerprint is still taken over `request` alone, as before.
+      const recorded = model ? { ...request, modelId: model.modelId } : request;
       const reserve = (amount: bigint) =>
         store.reserve({
           intent: {
@@ -261,7 +277,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             maxAmount: amount,
             // Only an intent with an idempotency key can be replayed, so only it needs the hash.
             fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
-            request: amount === maxAmount ? request : { ...request, maxAmountWei: amount.toString() },
+            request: amount === maxAmount ? recorded : { ...recorded, maxAmountWei: amount.toString() },
             createdAt: now,
             expiresAt: now + Math.max(options.intentTtlMs, input.ttlMs ?? 0),
             ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
@@ -277,8 +293,8 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
           if (left < floor || left <= 0n) break;
           result = await reserve(min(left, maxAmount));
         }
-        if (!result.ok && result.reason === "budget_exhausted") throw budgetExhausted(result.key, floor);
-        if (!result.ok && result.reason === "model_budget_exhausted") throw modelBudgetExhausted(result.key, budgetScope!.scope, floor);
+        if (!result.ok && result.reason === "budget_exhausted") throw refused(budgetExhausted(result.key, floor));
+        if (!result.ok && result.reason === "model_budget_exhausted") throw refused(modelBudgetExhausted(result.key, budgetScope!.scope, floor));
       }
       if (result.ok) return { intent: result.intent, key: result.key, replay: false };
       switch (result.reason) {
@@ -290,9 +306,9 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             });
           return { intent: result.intent, key: result.key, replay: true };
         case "budget_exhausted":
-          throw budgetExhausted(result.key, maxAmount);
+          throw refused(budgetExhausted(result.key, maxAmount));
         case "model_budget_exhausted":
-          throw modelBudgetExhausted(result.key, budgetScope?.scope ?? "", maxAmount);
+          throw refused(modelBudgetExhausted(result.key, budgetScope?.scope ?? "", maxAmount));
         case "key_not_found":
           throw new GatewayError("invalid_key");
         default:
@@ -305,7 +321,12 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       const current = await load(input.intentId);
       ownedBy(input.bearer, current);
       const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
-      return finishSettle(current, priced ? priced.priced.finalAmount : input.finalAmount!, priced, input.videoJob, true);
+      const finalAmount = priced ? priced.priced.finalAmount : input.finalAmount!;
+      if (input.trace) input.trace.keyId ??= current.keyId;
+      const settled = await finishSettle(current, finalAmount, priced, input.videoJob, true);
+      // A caller-priced subject is any string a caller makes up: not a metric label.
+      if (!settled.replay) recordCharge(telemetry, input.trace, priced?.known ? priced.subject : UNMETERED, finalAmount, "intent");
+      return settled;
     },
 
     settleOwn: ({ intent, finalAmount, videoJob }) => finishSettle(intent, finalAmount, undefined, videoJob, false),

@@ -1,5 +1,5 @@
 /**
- * The paid-call pipeline of every media route (CONTRACT.md "Media and embeddings"): after the
+ * The paid-call pipeline of every media route (docs/payments.md "Media billing and x402"): after the
  * fields and the model are checked, pay (service key: reserve the quote; x402: verify the
  * signature and claim its nonce), call upstream, meter the real output, then settle. Any failure
  * between payment and settlement releases the payment: the reservation is aborted, the x402
@@ -19,6 +19,8 @@ import type { PaidCredential } from "./credential.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import type { SettleResponse } from "../x402/types.js";
 import { makeReceipt, receiptHeader, type Receipt } from "./receipt.js";
+import type { Upstreams } from "./upstreams.js";
+import { recordCharge, timeUpstream, type RequestTrace } from "../observability/telemetry.js";
 
 /** One paid call. */
 export interface PaidCall<T> {
@@ -42,6 +44,8 @@ export interface PaidRequest {
   readonly request: GatewayRequest;
   readonly requestId: string;
   readonly credential: PaidCredential;
+  /** The request's trace: the model, the upstream time and the charge are recorded there. */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** The outcome: a payment answer to send as is (402), or the result with its receipt and headers. */
@@ -77,9 +81,15 @@ export function x402Settlement(response: SettleResponse): Receipt["settlement"] 
   };
 }
 
-/** Creates the pipeline over the gateway's services. */
-export function createBilling(deps: CapabilityDeps, x402: X402Service) {
+/** Creates the pipeline over the gateway's services; `upstreams` names the provider serving a card (the upstream latency label). */
+export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams: Pick<Upstreams, "nameFor">) {
   const resourceOf = (req: GatewayRequest) => `${req.origin ?? ""}${req.path}`;
+
+  /** Runs the upstream call of a paid request, timed for its trace and the upstream latency metric. */
+  const upstream = <T>(from: PaidRequest, card: ModelCard, run: () => Promise<T>): Promise<T> => timeUpstream(deps.telemetry, from.trace, upstreams.nameFor(card), run);
+
+  /** Records what a paid request was charged, for its trace and the charged-amount metric. */
+  const charged = (from: PaidRequest, card: ModelCard, amount: bigint, payment: "key" | "x402") => recordCharge(deps.telemetry, from.trace, subjectOf(card), amount, payment);
 
   async function challenge(req: GatewayRequest, call: Offer, error: string, extra: { envelope?: unknown; headers?: Record<string, string> } = {}) {
     if (!x402.enabled) {
@@ -127,13 +137,14 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     return { kind: "verified", payment: verified.payment };
   }
 
-  async function withKey<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, key: KeyRecord): Promise<PaidOutcome<T>> {
+  async function withKey<T>(from: PaidRequest, call: PaidCall<T>, key: KeyRecord): Promise<PaidOutcome<T>> {
+    const { request: req, requestId } = from;
     const reserved = await reserve(req, requestId, call, key);
     if (reserved.kind === "respond") return reserved;
     const intentId = reserved.intent.intentId;
     let result: T;
     try {
-      result = await call.run(req.signal);
+      result = await upstream(from, call.card, () => call.run(req.signal));
     } catch (error) {
       await deps.ledger.abort({ intentId, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
       throw error;
@@ -143,17 +154,19 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     const receiptOf = (view: Record<string, unknown>) => makeReceipt(receiptId, subjectOf(call.card), priced, ledgerSettlement(view), intentId);
     const persist = call.persist?.bind(call);
     const settled = await deps.ledger.settleOwn({ intent: reserved.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
+    charged(from, call.card, priced.finalAmount, "key");
     const receipt = receiptOf(settled.view);
     return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
   }
 
-  async function withSignature<T>(req: GatewayRequest, requestId: string, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {
+  async function withSignature<T>(from: PaidRequest, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {
+    const { request: req, requestId } = from;
     const verified = await verify(req, requestId, call, header);
     if (verified.kind === "respond") return verified;
     const payment = verified.payment;
     let result: T;
     try {
-      result = await call.run(req.signal);
+      result = await upstream(from, call.card, () => call.run(req.signal));
     } catch (error) {
       await x402.release(payment);
       throw error;
@@ -163,6 +176,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     const receiptOf = (response: SettleResponse) => makeReceipt(receiptId, subjectOf(call.card), call.quote, x402Settlement(response));
     const persist = call.persist?.bind(call);
     const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
+    charged(from, call.card, call.quote.finalAmount, "x402");
     const receipt = receiptOf(settled.response);
     return { kind: "paid", result, receipt, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receipt) } };
   }
@@ -171,14 +185,18 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service) {
     reserve,
     verify,
     challenge,
+    upstream,
+    charged,
     /**
      * Pays for and runs one call. A key credential bills the key; a signature pays with x402;
      * without a credential the answer is the 402 challenge. Throws the upstream's GatewayError after
      * releasing the payment.
      */
-    async run<T>({ request, requestId, credential }: PaidRequest, call: PaidCall<T>): Promise<PaidOutcome<T>> {
-      if (credential.kind === "key") return withKey(request, requestId, call, credential.key);
-      if (credential.kind === "signature") return withSignature(request, requestId, call, credential.header);
+    async run<T>(from: PaidRequest, call: PaidCall<T>): Promise<PaidOutcome<T>> {
+      const { request, credential } = from;
+      if (from.trace) from.trace.model = subjectOf(call.card);
+      if (credential.kind === "key") return withKey(from, call, credential.key);
+      if (credential.kind === "signature") return withSignature(from, call, credential.header);
       return { kind: "respond", response: await challenge(request, call, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
     },
   };

@@ -1,4 +1,4 @@
-/** The paid media and embedding routes of SPEC.md "Media and embeddings" (video lives in ../video). */
+/** The paid media and embedding routes (docs/media.md; video lives in ../video). */
 import { z } from "zod";
 import { GatewayError, invalidRequest } from "../errors.js";
 import { bytes } from "../http/respond.js";
@@ -57,7 +57,7 @@ const encoder = new TextEncoder();
 
 /** Image generations and edits alike: priced per image by (size, quality), answered in OpenAI's shape. */
 function serveImages(
-  ctx: Pick<RouteContext<unknown, unknown, unknown, PaidCredential>, "request" | "requestId" | "gateway" | "auth">,
+  ctx: Pick<RouteContext<unknown, unknown, unknown, PaidCredential>, "request" | "requestId" | "gateway" | "auth" | "trace">,
   card: ModelCard,
   action: string,
   body: { n?: number | undefined; size?: string | undefined; quality?: string | undefined },
@@ -68,7 +68,7 @@ function serveImages(
   const fee = ctx.gateway.services.feeBps;
   return servePaid(
     ctx.gateway,
-    { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth },
+    { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth, trace: ctx.trace },
     {
       card,
       action,
@@ -135,14 +135,14 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Generate speech audio bytes from text (billed per character).",
       body: speechBody,
       ...PAID_ROUTE,
-      handle: ({ request, requestId, auth, body, gateway }) => {
+      handle: ({ request, requestId, auth, body, gateway, trace }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
         const speak = method(media.upstreams.inference(card), "speech");
         const characters = [...body.input].length;
         return servePaid(
           gateway,
-          { request, requestId, credential: auth },
+          { request, requestId, credential: auth, trace },
           {
             card,
             action: "audio.speech",
@@ -171,7 +171,7 @@ export function mediaRoutes(): AnyRoute[] {
       body: transcriptionBody,
       ...PAID_ROUTE,
       multipart: true,
-      handle: ({ request, requestId, auth, body, gateway }) => {
+      handle: ({ request, requestId, auth, body, gateway, trace }) => {
         const file = decodeFile(body.file, "file");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
@@ -179,7 +179,7 @@ export function mediaRoutes(): AnyRoute[] {
         const seconds = audioSeconds(file.data).seconds;
         return servePaid(
           gateway,
-          { request, requestId, credential: auth },
+          { request, requestId, credential: auth, trace },
           {
             card,
             action: "audio.transcriptions",
@@ -211,7 +211,7 @@ export function mediaRoutes(): AnyRoute[] {
       summary: "Embed text (billed per input token; the reservation is the UTF-8 byte count, settled on the upstream's usage).",
       body: embeddingsBody,
       ...PAID_ROUTE,
-      handle: ({ request, requestId, auth, body, gateway }) => {
+      handle: ({ request, requestId, auth, body, gateway, trace }) => {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "embedding", "embedding");
         const embed = method(media.upstreams.inference(card), "embeddings");
@@ -220,7 +220,7 @@ export function mediaRoutes(): AnyRoute[] {
         const bound = inputs.reduce((n, s) => n + encoder.encode(s).length, 0);
         return servePaid(
           gateway,
-          { request, requestId, credential: auth },
+          { request, requestId, credential: auth, trace },
           {
             card,
             action: "embeddings",

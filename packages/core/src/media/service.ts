@@ -23,7 +23,7 @@ export interface MediaService {
 /** Creates the media service. `x402` is the gateway's x402 service. */
 export function createMediaService(deps: CapabilityDeps, x402: X402Service): MediaService {
   const upstreams = createUpstreams(deps.options.media, { http: deps.http, clock: deps.clock });
-  const billing = createBilling(deps, x402);
+  const billing = createBilling(deps, x402, upstreams);
   deps.describe(() => `media: providers ${upstreams.registry.names().join(", ")} (default ${deps.options.media?.defaultProvider ?? "local"})`);
   return {
     upstreams,

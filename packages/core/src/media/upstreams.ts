@@ -6,6 +6,7 @@
 import type { ModelCard } from "../catalog/card.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
+import { GatewayOptionsError } from "../options.js";
 import type { HttpClient } from "../http/client.js";
 import { createLocalProvider } from "../providers/local.js";
 import { createOpenAICompatibleProvider } from "../providers/openai-compatible.js";
@@ -26,7 +27,7 @@ export interface Upstreams {
   videoByName(name: string): VideoProvider;
 }
 
-/** Builds the providers. Throws a readable Error when routing names an unknown provider. */
+/** Builds the providers. Throws a {@link GatewayOptionsError} (one line per entry) when `routing` or `defaultProvider` names a provider that is not configured. */
 export function createUpstreams(options: MediaOptions, deps: { http: HttpClient; clock: Clock }): Upstreams {
   const map: Record<string, RegisteredProvider> = {};
   const configured = options?.providers ?? {};
@@ -50,9 +51,8 @@ export function createUpstreams(options: MediaOptions, deps: { http: HttpClient;
   const registry = createProviderRegistry(map);
   const fallback = options?.defaultProvider ?? "local";
   const routing = options?.routing ?? {};
-  for (const [from, to] of [...Object.entries(routing), ["defaultProvider", fallback] as const]) {
-    if (!registry.inference(to)) throw new Error(`media: ${from} routes to provider "${to}", which is not configured (configured: ${registry.names().join(", ")})`);
-  }
+  const unknown = [...Object.entries(routing).map(([from, to]) => [`media.routing.${from}`, to] as const), ["media.defaultProvider", fallback] as const].filter(([, to]) => !registry.inference(to));
+  if (unknown.length > 0) throw new GatewayOptionsError(unknown.map(([path, to]) => `${path}: provider "${to}" is not configured (configured: ${registry.names().join(", ")})`));
   const nameFor = (card: ModelCard) => (registry.inference(card.provider) ? card.provider : (routing[card.provider] ?? fallback));
   return {
     registry,

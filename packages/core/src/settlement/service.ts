@@ -122,8 +122,20 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     return { ...result, txHash };
   }
 
+  /** One batch, counted in the metrics (settled and failed groups, or an error when it threw). */
   async function runBatch(): Promise<SettlementBatchResult> {
     if (!config) throw notConfigured();
+    try {
+      const result = await runOneBatch();
+      deps.telemetry.settlementBatch({ ok: true, settled: result.successCount, failed: result.failCount });
+      return result;
+    } catch (error) {
+      deps.telemetry.settlementBatch({ ok: false });
+      throw error;
+    }
+  }
+
+  async function runOneBatch(): Promise<SettlementBatchResult> {
     const runId = ids.next("run");
     const startedAt = clock.now();
     const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit });
@@ -201,9 +213,9 @@ function schedule(deps: CapabilityDeps, intervalMs: number, run: () => Promise<S
     timer = setTimeout(() => {
       running = run()
         .then((r) => {
-          if (r.failCount > 0) console.warn(`[tollgate] settlement batch ${r.runId}: ${r.failCount} of ${r.totalGroups} groups failed; they stay queued.`);
+          if (r.failCount > 0) deps.logger.warn({ runId: r.runId, failCount: r.failCount, totalGroups: r.totalGroups }, `settlement batch ${r.runId}: ${r.failCount} of ${r.totalGroups} groups failed; they stay queued`);
         })
-        .catch((e: unknown) => console.error("[tollgate] settlement batch failed:", e))
+        .catch((err: unknown) => deps.logger.error({ err }, "settlement batch failed"))
         .finally(() => {
           running = undefined;
           next();

@@ -21,6 +21,8 @@ export type {
   NewIntent,
   ReserveResult,
   Store,
+  StoreReadiness,
+  HealthStore,
   FeedbackStore,
   FeedbackAggregates,
   FeedbackRecord,
@@ -43,6 +45,9 @@ export type {
   AuthStore,
   SessionRecord,
   KeyRateLimit,
+  UsageCell,
+  UsageStore,
+  WalletUsageRecord,
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";

@@ -11,6 +11,7 @@ import { createMemoryVideoStore } from "./memory-video.js";
 import { createMemoryPaymentNonceStore } from "./memory-x402.js";
 import { createMemoryAuthStore } from "./memory-auth.js";
 import { createMemoryGovernance } from "./memory-governance.js";
+import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -352,7 +353,14 @@ export function createMemoryStore(): Store {
     ...video.store,
     ...createMemoryPaymentNonceStore(video.insert),
     ...createMemoryAuthStore(),
+    ...createMemoryUsage({ charges, intents, authorized }),
     async close() {},
+    ready: async () => ({ ok: true, detail: "in-memory store" }),
+    async countOpenIntents(now) {
+      let n = 0;
+      for (const ids of authorized.values()) for (const id of ids) if ((intents.get(id)?.expiresAt ?? 0) > now) n++;
+      return n;
+    },
   };
 }
 

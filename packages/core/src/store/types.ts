@@ -15,6 +15,8 @@ import type { DispenserStore } from "./dispenser-types.js";
 import type { VideoStore } from "./video-types.js";
 import type { PaymentNonceStore } from "./x402-types.js";
 import type { AuthStore } from "./auth-types.js";
+import type { UsageStore } from "./usage-types.js";
+import type { HealthStore } from "./health-types.js";
 import type { VideoJobRecord } from "./video-types.js";
 export type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget, FeedbackVerification } from "./feedback-types.js";
 export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
@@ -22,6 +24,8 @@ export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimSta
 export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
 export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
 export type { AuthNonceRecord, AuthStore, SessionRecord } from "./auth-types.js";
+export type { UsageCell, UsageStore, WalletUsageRecord } from "./usage-types.js";
+export type { HealthStore, StoreReadiness } from "./health-types.js";
 
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";
@@ -143,7 +147,7 @@ export interface IntentRecord {
   budgetScope?: string;
   /** Hash of the request parameters; the service compares it to detect idempotency conflicts. */
   fingerprint: string;
-  /** JSON-serialisable prepare parameters (service, action, resource, method, runId, meter…). */
+  /** JSON-serialisable prepare parameters (service, action, resource, method, runId, meter…; `modelId` of a catalog model paid for). */
   request: unknown;
   /** JSON-serialisable settle/abort response, stored so that a repeat replays it exactly. */
   result?: unknown;
@@ -378,7 +382,8 @@ export interface ChargeStore {
  * Everything the gateway persists. Later capabilities (feedback, agents, dispenser, video) are
  * added as further sub-interfaces.
  */
-export interface Store extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore, AuthStore {
+export interface Store
+  extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore, AuthStore, UsageStore, HealthStore {
   /**
    * The largest amount (budget limit, reservation, charge) this store keeps exactly; larger
    * budgets are refused by `insertKey` with `invalid_request`. Memory: uint256 max. SQLite: 2^63-1.

@@ -23,7 +23,7 @@ const submitBody = z.object({
 
 const idParams = z.object({ id: z.string().min(1).max(100) });
 
-/** A stream query number: non-numeric → default, else clamped (CONTRACT.md). */
+/** A stream query number: non-numeric → default, else clamped (docs/media.md "Video jobs"). */
 function streamNumber(limits: { def: number; min: number; max: number }) {
   return z
     .string()
@@ -61,7 +61,7 @@ export function videoRoutes(): AnyRoute[] {
       summary: "Submit a video generation (billed at submission per second of video) → 202 with the job.",
       body: submitBody,
       ...PAID_ROUTE,
-      handle: ({ request, requestId, auth, body, gateway }) => {
+      handle: ({ request, requestId, auth, body, gateway, trace }) => {
         const { media, feeBps } = gateway.services;
         const card = media.cardFor(body.model, body.provider, "video", "generation");
         const upstream = media.upstreams.video(card);
@@ -72,7 +72,7 @@ export function videoRoutes(): AnyRoute[] {
         const jobId = gateway.ids.next("vid");
         return servePaid(
           gateway,
-          { request, requestId, credential: auth },
+          { request, requestId, credential: auth, trace },
           {
             card,
             action: "videos.generations",

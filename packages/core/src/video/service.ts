@@ -9,7 +9,7 @@ import type { VideoJobRecord } from "../store/video-types.js";
 import type { Upstreams } from "../media/upstreams.js";
 import type { Sleep } from "./options.js";
 
-/** Stream limits of CONTRACT.md "Media and embeddings" (ms). */
+/** Stream limits of docs/media.md (ms). */
 export const STREAM_LIMITS = { pollIntervalMs: { def: 2000, min: 500, max: 30_000 }, timeoutMs: { def: 600_000, min: 5000, max: 3_600_000 } } as const;
 
 /** The public view of a job (`GET /v1/videos/{id}`). */
@@ -74,7 +74,7 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       state = await upstreams.videoByName(job.upstream).getVideo(job.upstreamId, signal);
     } catch (error) {
       // A failed poll leaves the job as it was; the next poll tries again.
-      if (!(error instanceof GatewayError)) console.error(`[tollgate] video ${job.id}: poll failed:`, error);
+      if (!(error instanceof GatewayError)) deps.logger.error({ err: error, jobId: job.id }, "video poll failed");
       return job;
     }
     const updated = await deps.store.updateVideoJob({
@@ -136,7 +136,7 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       running = true;
       service
         .pollPending()
-        .catch((e: unknown) => console.error("[tollgate] video poller failed:", e))
+        .catch((err: unknown) => deps.logger.error({ err }, "video poller failed"))
         .finally(() => (running = false));
     }, every);
     (timer as { unref?: () => void }).unref?.();

@@ -11,7 +11,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
-import { mintUsdc } from "@tollgate/testing";
+import { closedPortUrl, mintUsdc } from "@tollgate/testing";
+import { noopTelemetry } from "../observability/telemetry.js";
 import { decodeHeader, encodeHeader } from "./codec.js";
 import type { X402Service } from "./service.js";
 import { FUNDS, makeService, officialPaymentHeader, offsetClock, patchOffer, startX402Env, type X402Env } from "./test-fixtures.js";
@@ -171,6 +172,20 @@ describe("x402 service on anvil (local facilitator)", () => {
     // Funded again, the signature would settle on-chain, but the kept claim refuses it here.
     await mintUsdc(env.node, env.usdc, spender.address, PRICE);
     await expectRefused(service, header, "nonce_used");
+  });
+
+  it("reports each verification to its telemetry: valid, the refusal reason, or error when it threw", async () => {
+    const results: string[] = [];
+    const telemetry = { ...noopTelemetry, x402Verified: (result: string) => void results.push(result) };
+    const { service, sign } = setup({ telemetry });
+    const header = await sign();
+    expect((await service.verify({ ...input, header, requestId: req() })).ok).toBe(true);
+    await expectRefused(service, header, "nonce_used");
+    await expectRefused(service, "not-an-x402-payload", "malformed");
+    // A chain that cannot be reached: the verification throws (the route answers 502).
+    const unreachable = makeService({ ...env, node: { ...env.node, rpcUrl: await closedPortUrl() } }, { telemetry });
+    await expect(unreachable.service.verify({ ...input, header: await sign(), requestId: req() })).rejects.toThrow();
+    expect(results).toEqual(["valid", "nonce_used", "malformed", "error"]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The x402 service: the 402 challenge, verification of a PAYMENT-SIGNATURE before the upstream
- * call, and settlement after it (CONTRACT.md "Media and embeddings").
+ * call, and settlement after it (docs/payments.md "Media billing and x402").
  *
- * Money invariants (DESIGN.md):
+ * Money invariants (docs/architecture.md):
  * - 5 (a nonce pays at most once): `verify` claims the authorization's (network, payer, nonce) in
  *   the store after the facilitator accepted it; a replay — concurrent or later — loses the claim
  *   (or is refused on-chain once settled). A claim whose settlement failed is kept (see `settle`).
@@ -165,7 +165,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   const offers = (amount: bigint) => Promise.all([...networks.values()].map((n) => offer(n, amount)));
   const refuse = (reason: RefusalReason, message: string): PaymentRefusal => ({ ok: false, reason, message });
 
-  return {
+  const service: X402Service = {
     enabled: true,
 
     offers: (input) => offers(input.amount),
@@ -244,7 +244,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       } catch (error) {
         // The funds moved: the client must get its answer. The claim stays `claimed`, which still
         // refuses replays, and the chain refuses the used nonce anyway.
-        console.error(`[tollgate] x402: settled ${result.transaction} on ${n.network} but could not record it:`, error);
+        deps.logger.error({ err: error, txHash: result.transaction, network: n.network }, "x402: settled, but could not record the settlement");
       }
       // Paid for: the job the client is told about must exist even if the claim could not be marked.
       if (videoJob && !recorded) await deps.store.insertVideoJob(videoJob);
@@ -253,6 +253,20 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
 
     async release(payment) {
       await deps.store.releasePaymentNonce({ network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId });
+    },
+  };
+  // Every verification is counted (valid, a refusal reason, or error when it threw).
+  return {
+    ...service,
+    async verify(input) {
+      let result = "error";
+      try {
+        const verdict = await service.verify(input);
+        result = verdict.ok ? "valid" : verdict.reason;
+        return verdict;
+      } finally {
+        deps.telemetry.x402Verified(result);
+      }
     },
   };
 }

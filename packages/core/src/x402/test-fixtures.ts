@@ -21,6 +21,8 @@ import type { Store } from "../store/types.js";
 import { deployTestUsdc, mintUsdc, startAnvil, type AnvilAccount, type AnvilNode } from "@tollgate/testing";
 import { x402OptionsSchema, type FacilitatorOptions } from "./options.js";
 import { createX402Service, type X402Service } from "./service.js";
+import { consoleLogger } from "../observability/logger.js";
+import { noopTelemetry, type Telemetry } from "../observability/telemetry.js";
 import type { PaymentRequiredBody } from "./types.js";
 
 /** A clock that follows the wall clock plus an adjustable offset (the official client signs with `Date.now()`). */
@@ -77,7 +79,7 @@ export async function startX402Env(): Promise<X402Env> {
 /** Builds a service from real (schema-validated) options, as `createGateway` would. */
 export function makeService(
   env: { node: { rpcUrl: string; chainId: number }; usdc: Address; payTo: Address; facilitator: { privateKey: Hex } },
-  opts: { clock?: Clock; store?: Store; facilitator?: FacilitatorOptions; http?: HttpClient; maxTimeoutSeconds?: number } = {},
+  opts: { clock?: Clock; store?: Store; facilitator?: FacilitatorOptions; http?: HttpClient; maxTimeoutSeconds?: number; telemetry?: Telemetry } = {},
 ): { service: X402Service; store: Store; describe: () => string[] } {
   const store = opts.store ?? createMemoryStore();
   const lines: (() => string)[] = [];
@@ -97,6 +99,8 @@ export function makeService(
     options,
     onClose: () => {},
     describe: (line: () => string) => void lines.push(line),
+    telemetry: opts.telemetry ?? noopTelemetry,
+    logger: consoleLogger,
   } as unknown as CapabilityDeps;
   return { service: createX402Service(deps), store, describe: () => lines.map((l) => l()) };
 }

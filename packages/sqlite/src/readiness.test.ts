@@ -1,0 +1,90 @@
+/**
+ * The SQLite store's readiness probe and open-reservation count, through a gateway's `/readyz`
+ * and `/metrics`: a real database file, a second real connection to break its schema, and a
+ * closed connection.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { createGateway, createManualClock, type Store } from "@tollgate/core";
+import { afterAll, describe, expect, it } from "vitest";
+import { MIGRATIONS } from "./migrations.js";
+import { createSqliteStore } from "./store.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tollgate-sqlite-readiness-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const LATEST = Math.max(...MIGRATIONS.map((m) => m.version));
+
+function setup(clock = createManualClock(Date.now())) {
+  const filename = join(dir, `ready-${++n}.db`);
+  const store = createSqliteStore({ filename });
+  const gateway = createGateway({ store, clock, sweepIntervalMs: 0, readiness: { cacheMs: 0 } });
+  const get = (path: string) => gateway.fetch(new Request(`http://gateway.test${path}`));
+  return { filename, store, gateway, get, clock };
+}
+
+type Checks = Record<string, { ok: boolean; detail: string }>;
+const checksOf = async (res: Response): Promise<Checks> => {
+  const body = (await res.json()) as { checks?: Checks; error?: { code: string; details: { checks: Checks } } };
+  return body.checks ?? body.error!.details.checks;
+};
+
+describe("SQLite readiness", () => {
+  it("is ready with every migration applied; not ready (503) once a migration is missing from schema_migrations", async () => {
+    const { filename, gateway, get } = setup();
+    const ok = await get("/readyz");
+    expect([ok.status, (await checksOf(ok)).store]).toEqual([
+      200,
+      { ok: true, detail: `SQLite, schema at migration ${LATEST}`, latencyMs: expect.any(Number) },
+    ]);
+    const other = new Database(filename);
+    other.prepare("DELETE FROM schema_migrations WHERE version = ?").run(LATEST);
+    other.close();
+    const missing = await get("/readyz");
+    expect([missing.status, (await checksOf(missing)).store]).toEqual([
+      503,
+      { ok: false, detail: `migrations ${LATEST} are not applied`, latencyMs: expect.any(Number) },
+    ]);
+    await gateway.close();
+  });
+
+  it("is not ready once the connection is closed, while /healthz still answers 200", async () => {
+    const { store, gateway, get } = setup();
+    await store.close();
+    const res = await get("/readyz");
+    expect(res.status).toBe(503);
+    expect((await checksOf(res)).store).toMatchObject({ ok: false, detail: "the database connection is closed" });
+    expect((await get("/healthz")).status).toBe(200);
+    // The open-reservation gauge reads the store at scrape time: NaN when it cannot, and the scrape still answers.
+    const metrics = await get("/metrics");
+    expect(metrics.status).toBe(200);
+    // prom-client writes NaN as "Nan"; Prometheus parses either spelling.
+    expect(await metrics.text()).toMatch(/^tollgate_open_reservations nan$/im);
+    await gateway.close();
+  });
+
+  it("counts the intents holding a reservation at the store's clock: an overdue one no longer counts, before any sweep", async () => {
+    const { store, gateway, clock } = setup();
+    const { key } = await gateway.services.keys.create({
+      owner: "0x00000000000000000000000000000000000000a1",
+      chainId: 8453,
+      purpose: "api",
+      budgetLimit: 1_000n,
+      expiresAt: clock.now() + 86_400_000,
+    });
+    const prepare = (maxAmount: bigint) =>
+      gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount });
+    const count = (s: Store) => s.countOpenIntents!(clock.now());
+    expect(await count(store)).toBe(0);
+    const first = await prepare(10n);
+    await prepare(20n);
+    expect(await count(store)).toBe(2);
+    await gateway.services.ledger.abort({ intentId: first.intent.intentId });
+    expect(await count(store)).toBe(1);
+    clock.advance(15 * 60_000 + 1);
+    expect(await count(store)).toBe(0);
+    await gateway.close();
+  });
+});
