@@ -7,7 +7,10 @@ import { GatewayOptionsError, createGateway } from "@tollgate/core";
 import type { Gateway, GatewayOptions } from "@tollgate/core";
 import { formatHelp, migrateOptions, parseOptions, serveOptions } from "./config.js";
 import type { ConfigOf, OptionTable, ServeConfig } from "./config.js";
+import { redactSecrets, substitutionsOf } from "./config-env.js";
+import { prepareDevChain } from "./dev-chain/serve.js";
 import { createUndiciHttpClient } from "./http-client.js";
+import { createCliLogger, defaultLogFormat } from "./logging.js";
 import { openStore } from "./open-store.js";
 import { serve } from "./server.js";
 import { runSettle } from "./settle-command.js";
@@ -90,7 +93,14 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
     ...(config.walletAuth ? { walletAuth: config.walletAuth } : {}),
     ...(config.authDomains ? { auth: { ...file.auth, domains: config.authDomains } } : {}),
     ...(config.trustedProxies !== undefined ? { trustedProxies: config.trustedProxies } : {}),
+    ...(config.metricsToken ? { metrics: { ...file.metrics, token: config.metricsToken } } : {}),
   };
+}
+
+/** Where the metrics are served, and whether they need the token. */
+function metricsLine(url: string, metrics: GatewayOptions["metrics"]): string {
+  if (metrics?.enabled === false) return "off";
+  return `${url}/metrics${metrics?.token ? " (bearer token required)" : ""}`;
 }
 
 /** Opening a store applies its pending migrations (PostgreSQL: under an advisory lock, so it may run beside live instances). */
@@ -106,25 +116,42 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
   const opened = await openStore(config);
   if (!opened.ok) return fail(opened.message, opened.exitCode);
   const { store } = opened;
+  const dev = await prepareDevChain(config, gatewayOptions(config));
+  if (!dev.ok) {
+    await store.close();
+    return fail(dev.message, dev.exitCode);
+  }
   const http = createUndiciHttpClient();
+  // Values the --config file took from the environment are masked in everything printed below.
+  const fromEnv = substitutionsOf(config.config);
+  const logFormat = config.logFormat ?? defaultLogFormat();
+  const logger = createCliLogger({ level: config.logLevel, format: logFormat });
   let gateway: Gateway;
   try {
-    gateway = createGateway({ ...gatewayOptions(config), store, http });
+    gateway = createGateway({ ...dev.options, store, http, logger, metrics: { processMetrics: true, ...dev.options.metrics } });
   } catch (error) {
-    await Promise.all([store.close(), http.close()]);
-    if (error instanceof GatewayOptionsError) return fail(error.issues.join("\ntollgate: "));
+    await Promise.all([store.close(), http.close(), dev.stop()]);
+    if (error instanceof GatewayOptionsError) return fail(redactSecrets(error.issues.join("\ntollgate: "), fromEnv));
     throw error;
   }
   let running;
   try {
     running = await serve(gateway, { port: config.port, host: config.host });
   } catch (error) {
-    await Promise.all([gateway.close(), http.close()]);
+    await Promise.all([gateway.close(), http.close(), dev.stop()]);
     const code = (error as NodeJS.ErrnoException).code;
     return fail(`cannot listen on ${config.host}:${config.port}: ${code ?? (error as Error).message}`, 1);
   }
-  const lines = [`database: ${opened.description}`, ...gateway.describe()];
-  process.stdout.write(`Tollgate listening on ${running.url}\n${lines.map((line) => `  ${line}\n`).join("")}`);
+  const envNames = [...new Set(fromEnv?.references.map((r) => r.name))];
+  const lines = [
+    `database: ${opened.description}`,
+    ...(envNames.length > 0 ? [`--config from the environment: ${envNames.join(", ")}`] : []),
+    ...gateway.describe(),
+    ...dev.describe(running.url),
+    `logs: ${config.logLevel} and above, ${logFormat}, to stdout`,
+    `health: ${running.url}/healthz  readiness: ${running.url}/readyz  metrics: ${metricsLine(running.url, dev.options.metrics)}`,
+  ];
+  process.stdout.write(redactSecrets(`Tollgate listening on ${running.url}\n${lines.map((line) => `  ${line}\n`).join("")}`, fromEnv));
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
@@ -132,7 +159,7 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     process.stdout.write(`Tollgate stopping (${signal})\n`);
     running
       .close()
-      .then(() => http.close())
+      .then(() => Promise.all([http.close(), dev.stop()]))
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -19,8 +19,8 @@ const file = (name: string, text: string) => {
 };
 
 describe("serve configuration", () => {
-  it("has defaults for port, host and db and nothing else", () => {
-    expect(parse([])).toEqual({ kind: "ok", config: { port: 8787, host: "127.0.0.1", db: "./data/tollgate.db" } });
+  it("has defaults for port, host, db and the dev chain (auto) and nothing else", () => {
+    expect(parse([])).toEqual({ kind: "ok", config: { port: 8787, host: "127.0.0.1", db: "./data/tollgate.db", devChain: "auto", logLevel: "info" } });
   });
 
   it("reads every option from the environment, ignoring empty variables", () => {
@@ -31,6 +31,7 @@ describe("serve configuration", () => {
       TOLLGATE_MODELS_SERVICE_URL: "http://127.0.0.1:9100/models",
       TOLLGATE_CORS_ORIGINS: "https://a.example.com, http://localhost:3000",
       TOLLGATE_CATALOG: "",
+      TOLLGATE_DEV_CHAIN: "OFF",
     });
     expect(r).toEqual({
       kind: "ok",
@@ -38,6 +39,8 @@ describe("serve configuration", () => {
         port: 9000,
         host: "0.0.0.0",
         db: "/tmp/x.db",
+        devChain: "off",
+        logLevel: "info",
         modelsServiceUrl: "http://127.0.0.1:9100/models",
         corsOrigins: ["https://a.example.com", "http://localhost:3000"],
       },

@@ -8,6 +8,9 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { catalogSchema, formatIssues } from "@tollgate/core";
 import type { ModelCard } from "@tollgate/core";
+import { expandEnvReferences, recordSubstitutions } from "./config-env.js";
+import { devChainModeSchema } from "./dev-chain/mode.js";
+import { logFormatSchema, logLevelSchema } from "./logging.js";
 
 /** One command-line option: `--<flag> <value>`, optionally also read from `env`. */
 export interface OptionSpec<T = unknown> {
@@ -200,14 +203,24 @@ export const agentsFileSchema = z.string().transform((raw, ctx): unknown[] => {
 
 /**
  * A JSON file of gateway options (`chains`, `dispenser`, `settlement`, … — whatever JSON can hold),
- * read here and validated by `createGateway` (which reports every problem at once).
+ * read here and validated by `createGateway` (which reports every problem at once). `${NAME}` in
+ * its string values is replaced from `process.env` at parse time (`$${` is a literal `${`; see
+ * `config-env.ts`); an unset or empty variable is one problem per use, naming the variable and the
+ * JSON path, never a value. `substitutionsOf(result)` (config-env.ts) tells what was substituted.
  */
 export const gatewayConfigFileSchema = z.string().transform((raw, ctx): Record<string, unknown> => {
   const file = readJsonFile(raw, ctx);
   if (!file.ok) return z.NEVER;
   const json = file.json;
   if (typeof json !== "object" || json === null || Array.isArray(json)) return invalid(ctx, raw, "must hold a JSON object of gateway options such as { chains, dispenser, settlement }");
-  return json as Record<string, unknown>;
+  const expanded = expandEnvReferences(json, process.env);
+  if (!expanded.ok) {
+    for (const problem of expanded.problems) ctx.issues.push({ code: "custom", message: `${JSON.stringify(raw.trim())}: ${problem}`, input: raw });
+    return z.NEVER;
+  }
+  const options = expanded.value as Record<string, unknown>;
+  if (expanded.references.length > 0) recordSubstitutions(options, expanded);
+  return options;
 });
 
 /** Options of `tollgate serve`. */
@@ -266,7 +279,25 @@ export const serveOptions = {
     schema: proxyCountSchema,
   },
   agents: { flag: "agents", env: "TOLLGATE_AGENTS", value: "<file.json>", description: "JSON agent cards seeding /agents (array or { agents }).", schema: agentsFileSchema },
-  config: { flag: "config", env: "TOLLGATE_CONFIG", value: "<file.json>", description: "JSON file of further gateway options (chains, dispenser, settlement, …); flags win.", schema: gatewayConfigFileSchema },
+  logLevel: { flag: "log-level", env: "TOLLGATE_LOG_LEVEL", value: "<level>", description: "Least severe log level written: trace, debug, info (a line per request), warn, error, fatal or silent.", default: "info", schema: logLevelSchema },
+  logFormat: { flag: "log-format", env: "TOLLGATE_LOG_FORMAT", value: "<json|pretty>", description: "Log lines as JSON (one object per line) or pretty (readable). Default: pretty on a terminal, else json.", schema: logFormatSchema },
+  metricsToken: {
+    flag: "metrics-token",
+    env: "TOLLGATE_METRICS_TOKEN",
+    value: "<token>",
+    description: "Require Authorization: Bearer <token> (16+ characters) on GET /metrics; prefer the env variable (a flag shows in ps). Default: /metrics is open.",
+    schema: secretSchema,
+  },
+  config: { flag: "config", env: "TOLLGATE_CONFIG", value: "<file.json>", description: "JSON file of further gateway options (chains, x402, media, dispenser, settlement, …); ${NAME} in its string values is read from the environment ($${ for a literal ${); flags win.", schema: gatewayConfigFileSchema },
+  devChain: {
+    flag: "dev-chain",
+    env: "TOLLGATE_DEV_CHAIN",
+    value: "<auto|on|off>",
+    description:
+      "A local anvil with test USDC, x402, the dispenser and settlement wired to it (test money only). auto: when no chain is configured, NODE_ENV is not production and the database is a SQLite file; on: always (a usage error with a configured chain or in production); off: never.",
+    default: "auto",
+    schema: devChainModeSchema,
+  },
 } satisfies OptionTable;
 
 /** The validated configuration of `tollgate serve`. */

@@ -51,3 +51,18 @@ export {
   type ParseResult,
   type ServeConfig,
 } from "./config.js";
+export {
+  /** Spawns anvil (from `@foundry-rs/anvil`) on a free loopback port; resolves `{ rpcUrl, chainId, port, pid, accounts, stop() }` once its RPC answers. */
+  startAnvil,
+  /** The anvil executable it runs: `ANVIL_BIN`, else the `@foundry-rs/anvil` platform binary, else `anvil` on the PATH. */
+  anvilBinaryPath,
+  type AnvilAccount,
+  type AnvilNode,
+  type StartAnvilOptions,
+} from "./dev-chain/anvil.js";
+export {
+  /** The dev chain of `tollgate serve`: anvil + TestUSDC + a funded dispenser, and the gateway options (`chains`, `x402`, `dispenser`, `settlement`) that use it. Test money only. */
+  startDevChain,
+  type DevChain,
+  type StartDevChainOptions,
+} from "./dev-chain/dev-chain.js";

@@ -8,9 +8,8 @@
 import { GatewayOptionsError, createGateway } from "@tollgate/core";
 import type { Gateway, GatewayOptions, GatewayServices } from "@tollgate/core";
 import type { ServeConfig } from "./config.js";
+import { redactSecrets, substitutionsOf } from "./config-env.js";
 import { openStore } from "./open-store.js";
-
-const problem = (message: string): void => void process.stderr.write(`tollgate: ${message}\n`);
 
 /**
  * Runs one batch. `options` are the gateway options the serve configuration stands for (the CLI
@@ -19,6 +18,8 @@ const problem = (message: string): void => void process.stderr.write(`tollgate: 
  * twice). A configured `settlement.intervalMs` is ignored here: this command runs exactly one batch.
  */
 export async function runSettle(config: ServeConfig, options: GatewayOptions): Promise<number> {
+  // Values the --config file took from the environment (an RPC URL with its key) never reach stderr.
+  const problem = (message: string): void => void process.stderr.write(`tollgate: ${redactSecrets(message, substitutionsOf(config.config))}\n`);
   const opened = await openStore(config);
   if (!opened.ok) {
     problem(opened.message);

@@ -19,17 +19,47 @@ export interface CliProcess {
   err(): string;
   /** The URL from the "listening on" line; rejects when the process exits first or after `timeoutMs`. */
   url(timeoutMs?: number): Promise<string>;
-  /** SIGTERM, then SIGKILL after 5 s; resolves with the exit code. */
+  /** SIGTERM (SIGINT to the group with `npmStart`), then SIGKILL after 5 s; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
-/** Starts `tollgate <args>` with `env` added to this process's environment. */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args], {
+/** Options of {@link startCli}. */
+export interface StartCliOptions {
+  /**
+   * Run it exactly as `npm start` does (npm → tsx → `cli.ts serve`), in a process group of its
+   * own: `stop()` then sends SIGINT to the whole group, as Ctrl-C in a terminal does. `args` are
+   * the options of `serve` (a leading `"serve"` is dropped). @default false
+   */
+  readonly npmStart?: boolean;
+}
+
+/** The npm CLI script: the one running this process when there is one (`npm test`, `npx vitest`). */
+const npmCommand = (): string[] => (process.env["npm_execpath"] ? [process.execPath, process.env["npm_execpath"]] : ["npm"]);
+
+/**
+ * Starts `tollgate <args>` with `env` added to this process's environment. The dev chain is off
+ * (`TOLLGATE_DEV_CHAIN=off`) unless `env` or `args` ask for it, so a test sees the gateway its
+ * own options describe.
+ */
+export function startCli(args: readonly string[], env: Record<string, string> = {}, options: StartCliOptions = {}): CliProcess {
+  const group = options.npmStart === true;
+  const [command, ...argv] = group
+    ? [...npmCommand(), "start", "--", ...(args[0] === "serve" ? args.slice(1) : args)]
+    : [process.execPath, "--import", "tsx", "--conditions=tollgate-source", "packages/node/src/cli.ts", ...args];
+  const child = spawn(command!, argv, {
     cwd: repoRoot,
-    env: { ...process.env, ...env, NODE_OPTIONS: "" },
+    env: { ...process.env, TOLLGATE_DEV_CHAIN: "off", ...env, NODE_OPTIONS: "" },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: group,
   });
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (group) process.kill(-child.pid!, name);
+      else child.kill(name);
+    } catch {
+      // the group is already gone
+    }
+  };
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (c: string) => (stdout += c));
@@ -51,8 +81,8 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        signal(group ? "SIGINT" : "SIGTERM");
+        const timer = setTimeout(() => signal("SIGKILL"), 5_000);
         await exited;
         clearTimeout(timer);
       }
