@@ -1,10 +1,11 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import "./globals.css";
+import "./dashboard.css";
 
 export const metadata: Metadata = {
   title: "Tollgate dashboard",
-  description: "Keys, budgets, payment intents and spend of a wallet on this Tollgate gateway.",
+  description: "Spend, keys, budgets and payment intents of a wallet on this Tollgate gateway.",
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

@@ -6,7 +6,7 @@ export default function Home() {
       <header className="masthead">
         <h1>Tollgate</h1>
         <p>
-          Keys, budgets and payment intents of your wallet on this gateway. The gateway itself answers beside this page:{" "}
+          Spend, keys, budgets and payment intents of your wallet on this gateway. The gateway itself answers beside this page:{" "}
           <a href="/openapi.json">/openapi.json</a>, <a href="/v1/models">/v1/models</a>.
         </p>
       </header>

@@ -2,8 +2,9 @@
 /**
  * The wallet dashboard: the wallet signs in with Sign-In with Ethereum (an EIP-1193 wallet in the
  * browser signs the gateway's SIWE message; the gateway answers with an HttpOnly session cookie),
- * then the page shows only that wallet's keys, spend and payment intents. No address is typed
- * in: the gateway serves the wallet the cookie proves. "Sign out" ends the session.
+ * then the page shows only that wallet's spend, keys and payment intents, and lets it create and
+ * revoke keys. No address is typed in: the gateway serves the wallet the cookie proves. "Sign
+ * out" ends the session.
  */
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { WalletSession } from "@tollgate/client";
@@ -83,7 +84,7 @@ export function Dashboard() {
           <strong>{session ? "Could not sign out." : "Not signed in."}</strong> {error}
         </div>
       )}
-      {auth.state === "signed-in" && <WalletData key={auth.session.address} client={client} onSessionEnded={onSessionEnded} />}
+      {auth.state === "signed-in" && <WalletData key={auth.session.address} client={client} chainId={auth.session.chainId} onSessionEnded={onSessionEnded} />}
     </>
   );
 }

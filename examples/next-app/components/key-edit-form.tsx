@@ -4,11 +4,12 @@
  * caps. Sends only what changed (`PATCH /api/keys/{keyId}`); a field the page can check is
  * checked before sending, anything the gateway refuses is shown with its own message.
  */
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { actionError } from "../lib/api";
 import { BUDGET_PERIODS, updateKey, type GovernedKey } from "../lib/key-admin";
 import { formOf, keyUpdateOf, updateErrorHint, type KeyForm, type KeyFormField } from "../lib/key-form";
 import { capitalize } from "../lib/format";
+import { controlProps, Field } from "./field";
 
 type Status =
   | { kind: "idle" }
@@ -26,34 +27,6 @@ export interface KeyEditFormProps {
   onSessionEnded: () => void;
 }
 
-interface FieldProps {
-  id: string;
-  label: string;
-  hint: ReactNode;
-  error: string | undefined;
-  children: ReactNode;
-}
-
-/** A label, its control (`children`, which sets `aria-describedby={describedBy(id)}`), a hint and the field's error. */
-function Field({ id, label, hint, error, children }: FieldProps) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      <p className="hint" id={`${id}-hint`}>
-        {hint}
-      </p>
-      {error && (
-        <p className="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      )}
-    </div>
-  );
-}
-
-const describedBy = (id: string, error: string | undefined) => (error ? `${id}-hint ${id}-error` : `${id}-hint`);
-
 /** See the file comment. */
 export function KeyEditForm({ serviceKey, onSaved, onSessionEnded }: KeyEditFormProps) {
   const base = useId();
@@ -70,18 +43,11 @@ export function KeyEditForm({ serviceKey, onSaved, onSessionEnded }: KeyEditForm
   useEffect(() => () => inFlight.current?.abort(), []);
 
   const errorOf = (field: KeyFormField) => (status.kind === "invalid" && status.field === field ? status.message : undefined);
-  const set = (field: KeyFormField) => (event: { target: { value: string } }) => {
-    setForm((f) => ({ ...f, [field]: event.target.value }));
+  const set = (field: KeyFormField) => (value: string) => {
+    setForm((f) => ({ ...f, [field]: value }));
     if (status.kind !== "saving") setStatus({ kind: "idle" });
   };
-  const control = (field: KeyFormField) => ({
-    id: ids[field],
-    name: field,
-    value: form[field],
-    onChange: set(field),
-    "aria-invalid": errorOf(field) ? true : undefined,
-    "aria-describedby": describedBy(ids[field], errorOf(field)),
-  });
+  const control = (field: KeyFormField) => controlProps(ids[field], field, form[field], set(field), errorOf(field));
 
   async function save(event: FormEvent) {
     event.preventDefault();

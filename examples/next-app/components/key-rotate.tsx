@@ -1,7 +1,7 @@
 "use client";
 /**
  * "Rotate token": issues a new token for the key (`POST /api/keys/{keyId}/rotate`) while the old
- * one keeps working for the chosen grace. The new token is shown this once, with a copy button,
+ * one keeps working for the chosen grace. The new token is shown this once ({@link TokenOnce}),
  * and lives only in this component's state: "Hide token", closing the panel or a reload forgets
  * it (the gateway keeps only its hash).
  */
@@ -9,6 +9,7 @@ import { useEffect, useId, useRef, useState } from "react";
 import { actionError } from "../lib/api";
 import { formatInstant } from "../lib/format";
 import { rotateKey, withoutToken, type GovernedKey } from "../lib/key-admin";
+import { TokenOnce } from "./token-once";
 
 /** The grace choices, in seconds (the gateway's default is an hour, its maximum seven days). */
 export const GRACE_OPTIONS: readonly { seconds: number; label: string }[] = [
@@ -38,8 +39,6 @@ export function KeyRotate({ serviceKey, onRotated, onSessionEnded }: KeyRotatePr
   const base = useId();
   const [grace, setGrace] = useState(3600);
   const [status, setStatus] = useState<Status>({ kind: "idle" });
-  const [copy, setCopy] = useState<"idle" | "copied" | "failed">("idle");
-  const tokenInput = useRef<HTMLInputElement>(null);
   const inFlight = useRef<AbortController | null>(null);
   useEffect(() => () => inFlight.current?.abort(), []);
   const revoked = serviceKey.status === "revoked";
@@ -49,7 +48,6 @@ export function KeyRotate({ serviceKey, onRotated, onSessionEnded }: KeyRotatePr
     const controller = new AbortController();
     inFlight.current = controller;
     setStatus({ kind: "rotating" });
-    setCopy("idle");
     try {
       const rotated = await rotateKey(serviceKey.keyId, grace, controller.signal);
       if (controller.signal.aborted) return;
@@ -59,16 +57,6 @@ export function KeyRotate({ serviceKey, onRotated, onSessionEnded }: KeyRotatePr
       if (controller.signal.aborted) return;
       const message = actionError(error, onSessionEnded);
       setStatus(message === undefined ? { kind: "idle" } : { kind: "failed", message });
-    }
-  }
-
-  async function copyToken(token: string) {
-    try {
-      await navigator.clipboard.writeText(token);
-      setCopy("copied");
-    } catch {
-      tokenInput.current?.select();
-      setCopy("failed");
     }
   }
 
@@ -99,33 +87,13 @@ export function KeyRotate({ serviceKey, onRotated, onSessionEnded }: KeyRotatePr
       )}
       <div aria-live="polite">
         {status.kind === "rotated" && (
-          <div className="token-once">
-            <p>
-              <strong>New token, shown only this once.</strong> Copy it now: the gateway keeps only its hash, and this page forgets it when you hide it.
-            </p>
-            <label htmlFor={`${base}-token`}>New token</label>
-            <div className="copy-row">
-              <input id={`${base}-token`} ref={tokenInput} type="text" readOnly value={status.token} spellCheck={false} onFocus={(e) => e.target.select()} />
-              <button type="button" className="secondary" onClick={() => void copyToken(status.token)}>
-                Copy token
-              </button>
-            </div>
-            <p className="status" role="status">
-              {copy === "copied"
-                ? "Copied to the clipboard."
-                : copy === "failed"
-                  ? "The browser did not allow copying: the token is selected, copy it by hand."
-                  : ""}
-            </p>
+          <TokenOnce token={status.token} label="New token" hideLabel="Hide token" onHide={() => setStatus({ kind: "idle" })}>
             <p>
               {status.graceSeconds === 0
                 ? `The old token stopped working at ${formatInstant(status.previousTokenValidUntil)}.`
                 : `The old token keeps working until ${formatInstant(status.previousTokenValidUntil)}, then the gateway refuses it (401 key_rotated).`}
             </p>
-            <button type="button" className="secondary" onClick={() => setStatus({ kind: "idle" })}>
-              Hide token
-            </button>
-          </div>
+          </TokenOnce>
         )}
       </div>
     </section>

@@ -2,14 +2,16 @@
 /**
  * The wallet's service keys with their budgets and state; under a governed key's row, its budget
  * window ("resets …"), allowed models and per-model caps. "Edit" opens the key's panel below the
- * table (one at a time).
+ * table, "Revoke" (live keys only) the confirmation of its revocation; one at a time.
  */
 import { useEffect, useRef, useState } from "react";
 import { capitalize, formatTime } from "../lib/format";
 import type { GovernedKey } from "../lib/key-admin";
 import { formatUsdc } from "../lib/usdc";
 import { DataTable, type Column } from "./data-table";
+import { canRevoke } from "../lib/key-revoke";
 import { KeyPanel } from "./key-panel";
+import { KeyRevoke } from "./key-revoke";
 
 const PURPOSE: Record<GovernedKey["purpose"], string> = { api: "API", session: "Session" };
 
@@ -84,50 +86,66 @@ const COLUMNS: readonly [Column<GovernedKey>, ...Column<GovernedKey>[]] = [
 /** Props of {@link KeysTable}. */
 export interface KeysTableProps {
   keys: readonly GovernedKey[];
-  /** Called with the key as the gateway now has it after an update or a rotation. */
+  /** Called with the key as the gateway now has it after an update, a rotation or a revocation. */
   onKeyChanged: (key: GovernedKey) => void;
   /** Called when the gateway no longer accepts the session. */
   onSessionEnded: () => void;
 }
 
-const editButtonId = (keyId: string) => `edit-${keyId}`;
+type Mode = "edit" | "revoke";
+const buttonId = (mode: Mode, keyId: string) => `${mode}-${keyId}`;
+const PANEL_ID: Record<Mode, string> = { edit: "key-panel", revoke: "key-revoke" };
 
 /** One row per key, newest first; amounts in USDC; see the file comment. */
 export function KeysTable({ keys, onKeyChanged, onSessionEnded }: KeysTableProps) {
-  const [openId, setOpenId] = useState<string | null>(null);
+  const [opened, setOpened] = useState<{ keyId: string; mode: Mode } | null>(null);
   const returnFocusTo = useRef<string | null>(null);
-  const open = keys.find((key) => key.keyId === openId);
+  const open = keys.find((key) => key.keyId === opened?.keyId);
 
-  // Closing the panel puts the focus back on the row's "Edit" button.
+  // Closing a panel puts the focus back on the button that opened it ("Edit" after a revocation).
   useEffect(() => {
-    if (openId !== null || returnFocusTo.current === null) return;
-    document.getElementById(editButtonId(returnFocusTo.current))?.focus();
+    if (opened !== null || returnFocusTo.current === null) return;
+    document.getElementById(returnFocusTo.current)?.focus();
     returnFocusTo.current = null;
-  }, [openId]);
+  }, [opened]);
 
-  const close = () => {
-    returnFocusTo.current = openId;
-    setOpenId(null);
+  const close = (focus: string | null = opened && buttonId(opened.mode, opened.keyId)) => {
+    returnFocusTo.current = focus;
+    setOpened(null);
+  };
+  const toggle = (mode: Mode, keyId: string) => (opened?.keyId === keyId && opened.mode === mode ? close() : setOpened({ keyId, mode }));
+  const manageButton = (mode: Mode, key: GovernedKey, text: string) => {
+    const isOpen = opened?.keyId === key.keyId && opened.mode === mode;
+    return (
+      <button
+        type="button"
+        id={buttonId(mode, key.keyId)}
+        className={`secondary small${mode === "revoke" ? " danger-text" : ""}`}
+        aria-label={`${text} ${keyLabel(key)}`}
+        aria-expanded={isOpen}
+        aria-controls={isOpen ? PANEL_ID[mode] : undefined}
+        onClick={() => toggle(mode, key.keyId)}
+      >
+        {text}
+      </button>
+    );
   };
   const columns: readonly [Column<GovernedKey>, ...Column<GovernedKey>[]] = [
     ...COLUMNS,
     {
       label: "Manage",
       cell: (key) => (
-        <button
-          type="button"
-          id={editButtonId(key.keyId)}
-          className="secondary small"
-          aria-label={`Edit ${keyLabel(key)}`}
-          aria-expanded={openId === key.keyId}
-          aria-controls={openId === key.keyId ? "key-panel" : undefined}
-          onClick={() => (openId === key.keyId ? close() : setOpenId(key.keyId))}
-        >
-          Edit
-        </button>
+        <span className="manage">
+          {manageButton("edit", key, "Edit")}
+          {canRevoke(key) && manageButton("revoke", key, "Revoke")}
+        </span>
       ),
     },
   ];
+  const revoked = (key: GovernedKey) => {
+    onKeyChanged(key);
+    close(buttonId("edit", key.keyId));
+  };
   return (
     <DataTable
       id="keys-heading"
@@ -138,7 +156,12 @@ export function KeysTable({ keys, onKeyChanged, onSessionEnded }: KeysTableProps
       columns={columns}
       detail={(key) => (isGoverned(key) ? <KeyRules serviceKey={key} /> : null)}
     >
-      {open && <KeyPanel key={open.keyId} serviceKey={open} onKeyChanged={onKeyChanged} onSessionEnded={onSessionEnded} onClose={close} />}
+      {open && opened?.mode === "edit" && (
+        <KeyPanel key={open.keyId} serviceKey={open} onKeyChanged={onKeyChanged} onSessionEnded={onSessionEnded} onClose={() => close()} />
+      )}
+      {open && opened?.mode === "revoke" && (
+        <KeyRevoke key={open.keyId} serviceKey={open} onRevoked={revoked} onSessionEnded={onSessionEnded} onCancel={() => close()} />
+      )}
     </DataTable>
   );
 }

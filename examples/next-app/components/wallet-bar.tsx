@@ -30,8 +30,8 @@ export function WalletBar({ session, hasWallet, busy, onSignIn, onSignOut }: Wal
   return (
     <section className="signin" aria-label="Wallet session">
       <p>
-        Sign in with your Ethereum wallet (Sign-In with Ethereum: the wallet signs a one-time message, nothing is sent on-chain) to see its keys, budgets and
-        payment intents.
+        Sign in with your Ethereum wallet (Sign-In with Ethereum: the wallet signs a one-time message, nothing is sent on-chain) to see its spend, keys and
+        payment intents, and to create and revoke keys.
       </p>
       <button type="button" onClick={onSignIn} disabled={busy || !hasWallet}>
         {busy ? "Waiting for the wallet…" : "Sign in with wallet"}

@@ -1,17 +1,19 @@
 "use client";
 /**
- * The signed-in wallet's keys, spend totals and recent payment intents, read from the gateway's
- * HTTP API with the session cookie. Mounted once per session (keyed by address by its parent).
- * A key changed in its panel (update, rotation) replaces its row, so the table and the totals
- * show what the gateway answered.
+ * The signed-in wallet's spend (chart, by model), open reservations, keys and recent payment
+ * intents, read from the gateway's HTTP API with the session cookie. Mounted once per session
+ * (keyed by address by its parent). A key created here is added at the top; a key changed in its
+ * panel (update, rotation) or revoked replaces its row, so the tables and the totals show what
+ * the gateway answered.
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import { AuthenticationError, type IntentListItem, type TollgateClient } from "@tollgate/client";
 import { describeError, fetchAllKeys, fetchIntents } from "../lib/api";
 import type { GovernedKey } from "../lib/key-admin";
 import { IntentsTable } from "./intents-table";
+import { KeyCreate } from "./key-create";
 import { KeysTable } from "./keys-table";
-import { SpendSummary } from "./spend-summary";
+import { UsageSection } from "./usage-section";
 
 type View =
   { state: "loading" } | { state: "error"; message: string } | { state: "ready"; keys: GovernedKey[]; intents: IntentListItem[]; nextCursor: string | null };
@@ -19,12 +21,14 @@ type View =
 /** Props of {@link WalletData}. */
 export interface WalletDataProps {
   client: TollgateClient;
+  /** The chain the wallet signed in with: new keys are made on it. */
+  chainId: number;
   /** Called when the gateway no longer accepts the session (expired or signed out elsewhere). */
   onSessionEnded: () => void;
 }
 
 /** See the file comment. */
-export function WalletData({ client, onSessionEnded }: WalletDataProps) {
+export function WalletData({ client, chainId, onSessionEnded }: WalletDataProps) {
   const [view, setView] = useState<View>({ state: "loading" });
   const [more, setMore] = useState<{ loading: boolean; error?: string }>({ loading: false });
   const controller = useRef<AbortController | null>(null);
@@ -53,6 +57,20 @@ export function WalletData({ client, onSessionEnded }: WalletDataProps) {
   const replaceKey = useCallback((key: GovernedKey) => {
     setView((v) => (v.state === "ready" ? { ...v, keys: v.keys.map((k) => (k.keyId === key.keyId ? key : k)) } : v));
   }, []);
+  // Newest first, as the gateway lists keys. A new session key supersedes the chain's previous one: read the keys again.
+  const addKey = useCallback(
+    (key: GovernedKey) => {
+      setView((v) => (v.state === "ready" ? { ...v, keys: [key, ...v.keys] } : v));
+      if (key.purpose !== "session") return;
+      const signal = controller.current?.signal;
+      if (signal)
+        fetchAllKeys(client, signal).then(
+          (keys) => !signal.aborted && setView((v) => (v.state === "ready" ? { ...v, keys } : v)),
+          (error: unknown) => fail(error, signal),
+        );
+    },
+    [client, fail],
+  );
 
   async function loadMore() {
     const signal = controller.current?.signal;
@@ -83,7 +101,8 @@ export function WalletData({ client, onSessionEnded }: WalletDataProps) {
     );
   return (
     <div className="results" aria-live="polite">
-      <SpendSummary keys={view.keys} />
+      <UsageSection client={client} keys={view.keys} onSessionEnded={onSessionEnded} />
+      <KeyCreate chainId={chainId} onCreated={addKey} onSessionEnded={onSessionEnded} />
       <KeysTable keys={view.keys} onKeyChanged={replaceKey} onSessionEnded={onSessionEnded} />
       <IntentsTable
         intents={view.intents}

@@ -4,23 +4,31 @@
  * account), then headless Debian Chromium (via playwright-core) with a test EIP-1193 wallet
  * injected as `window.ethereum` — backed by the same viem accounts, signing in Node through
  * `page.exposeFunction` — signs in and checks that: nothing of a wallet shows before sign-in;
- * after it, every key, budget, intent and total on the page is exactly the signed-in wallet's
- * seeded data and nothing of the other wallet; the session is an HttpOnly cookie that survives
- * a reload; "Load more"; key governance (e2e/key-governance.ts: edit a key's limit, period, models
- * and caps, the gateway's 409, the change history, token rotation shown once); sign-out clears it
- * all; a declined signature; an empty wallet. Saves e2e/artifacts/signed-out.png, dashboard.png,
- * key-edit.png and key-rotate.png. Exits non-zero on any failure. Run: npm run test:e2e
+ * after it, every key, budget, intent, total, the spend chart, spend by model and the open
+ * reservations are exactly the signed-in wallet's seeded data and nothing of the other wallet
+ * (spend never counts a reservation); the session is an HttpOnly cookie that survives a reload;
+ * "Load more"; key governance (e2e/key-governance.ts: edit a key's limit, period, models and caps,
+ * the gateway's 409, the change history, token rotation shown once); the key lifecycle
+ * (e2e/key-lifecycle.ts: create a key in the page, pay real calls with its token, see the spend
+ * in the chart, by model and the reservation apart, revoke it in the page, its token refused);
+ * sign-out clears it all; a declined signature; an empty wallet. Saves e2e/artifacts/
+ * signed-out.png, key-edit.png, key-rotate.png, key-created.png, dashboard.png,
+ * key-revoke-confirm.png, key-revoked.png and empty-wallet.png. Exits non-zero on any failure.
+ * Run: npm run test:e2e
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { parseSiweMessage } from "viem/siwe";
 import { startApp, stopAllApps, type AppServer } from "./server";
 import { checkKeyGovernance } from "./key-governance";
+import { checkKeyLifecycle, SEEDED_CALLS, SEEDED_RESERVED, SEEDED_SPENT } from "./key-lifecycle";
 import { CHAT_INTENTS, seedOtherWallet, seedWallet, type Seeded } from "./seed";
+import { chartOf, modelTable, reservations, rowsOf, spendTile, today } from "./usage-view";
+import { formatUsdc } from "../lib/usdc";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -42,11 +50,6 @@ const EMPTY_WALLET = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367
 /** The chain the test wallet reports (`eth_chainId`): Base. */
 const WALLET_CHAIN = 8453;
 const EXPIRY = "2031-01-15 12:00 UTC";
-
-interface Row {
-  header: string;
-  cells: string[];
-}
 
 /**
  * The test wallet behind `window.ethereum`: which account it connects with, whether it declines
@@ -93,26 +96,6 @@ async function injectWallet(page: Page, wallet: TestWallet): Promise<void> {
   }, WALLET_CHAIN);
 }
 
-async function rowsOf(table: Locator): Promise<Row[]> {
-  // Not the detail line under a governed key's row (asserted in key-governance.ts).
-  const rows = table.locator("tbody tr:not(.detail-row)");
-  const out: Row[] = [];
-  for (let i = 0, n = await rows.count(); i < n; i++) {
-    const row = rows.nth(i);
-    out.push({ header: (await row.getByRole("rowheader").innerText()).trim(), cells: (await row.getByRole("cell").allInnerTexts()).map((t) => t.trim()) });
-  }
-  return out;
-}
-
-/** The value shown for `label` in the Spend summary (a `<dt>` and the `<dd>` after it). */
-async function total(page: Page, label: string): Promise<string> {
-  const term = page
-    .getByRole("region", { name: "Spend" })
-    .getByRole("term")
-    .filter({ hasText: new RegExp(`^${label}$`) });
-  return (await term.locator("xpath=following-sibling::dd[1]").innerText()).trim();
-}
-
 /** What GET /api/keys answers from inside the page (with the browser's cookies). */
 const keysStatusInPage = (page: Page) => page.evaluate(() => fetch("/api/keys", { cache: "no-store" }).then((r) => r.status));
 
@@ -120,7 +103,8 @@ const keysStatusInPage = (page: Page) => page.evaluate(() => fetch("/api/keys", 
 async function expectSignedOut(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Sign in with wallet" }).waitFor();
   assert.equal(await page.getByRole("table").count(), 0, "no table before sign-in");
-  assert.equal(await page.getByRole("region", { name: "Spend" }).count(), 0, "no totals before sign-in");
+  for (const region of ["Spend", "Spend by model", "Open reservations"])
+    assert.equal(await page.getByRole("region", { name: region, exact: true }).count(), 0, `no ${region} before sign-in`);
   assert.equal(await page.getByText("Signed in as").count(), 0);
   assert.equal(await keysStatusInPage(page), 401, "the gateway serves no wallet to this browser");
   const cookies = await page.context().cookies();
@@ -154,9 +138,12 @@ async function checkSeededWallet(page: Page, base: string, wallet: TestWallet, s
 
   const trialExpiry = `${new Date(seed.trialExpiresAt).toISOString().slice(0, 16).replace("T", " ")} UTC`;
   const expectedKeys = new Map([
-    // No detail line (period, models, caps) until a key is governed; "Edit" opens its panel.
-    [seed.keys.research, { name: "Research agent", cells: ["API", "8453", "25.000000", "1.250000", "0.500000", "23.250000", EXPIRY, "Active", "Edit"] }],
-    [seed.keys.chat, { name: "Chat session", cells: ["Session", "84532", "5.000000", "0.300000", "0.000000", "4.700000", EXPIRY, "Active", "Edit"] }],
+    // No detail line (period, models, caps) until a key is governed; "Edit" opens its panel, "Revoke" (live keys only) its confirmation.
+    [
+      seed.keys.research,
+      { name: "Research agent", cells: ["API", "8453", "25.000000", "1.250000", "0.500000", "23.250000", EXPIRY, "Active", "Edit\nRevoke"] },
+    ],
+    [seed.keys.chat, { name: "Chat session", cells: ["Session", "84532", "5.000000", "0.300000", "0.000000", "4.700000", EXPIRY, "Active", "Edit\nRevoke"] }],
     [seed.keys.old, { name: "Old key", cells: ["API", "8453", "1.000000", "0.000000", "0.000000", "1.000000", EXPIRY, "Revoked", "Edit"] }],
     [seed.keys.trial, { name: "Short trial", cells: ["API", "8453", "3.000000", "0.000000", "0.000000", "3.000000", trialExpiry, "Expired", "Edit"] }],
   ]);
@@ -171,10 +158,7 @@ async function checkSeededWallet(page: Page, base: string, wallet: TestWallet, s
     assert.deepEqual(row.cells, expected.cells, `key ${expected.name}`);
   }
 
-  assert.equal(await total(page, "Settled"), "1.550000 USDC");
-  assert.equal(await total(page, "Reserved"), "0.500000 USDC");
-  assert.equal(await total(page, "Total spend"), "2.050000 USDC");
-  assert.equal(await total(page, "Available"), "27.950000 USDC", "revoked and expired keys are not available budget");
+  await checkSeededSpend(page);
 
   const intentsTable = page.getByRole("table", { name: "Payment intents" });
   const chatRow = ["Chat session", "inference · chat.completions", "Settled", "0.020000", "0.015000", "0.005000"];
@@ -203,9 +187,47 @@ async function checkSeededWallet(page: Page, base: string, wallet: TestWallet, s
   const text = await page.locator("main").innerText();
   for (const hidden of [other.keyId, other.intentId, "Other wallet key", "other.wallet", OTHER_WALLET.address.toLowerCase()])
     assert.ok(!text.includes(hidden), `the other wallet's ${hidden} is not shown`);
+}
 
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, "dashboard.png"), fullPage: true });
+/** The seeded wallet's spend: 1.55 USDC in 21 charges today (no model), 0.5 USDC held apart, 27.95 available. */
+async function checkSeededSpend(page: Page): Promise<void> {
+  const chart = await chartOf(page);
+  const day = today();
+  assert.equal(chart.bars.length, 30, "the last 30 days");
+  assert.equal(chart.bars.at(-1)?.date, day);
+  assert.deepEqual(
+    chart.bars.filter((b) => b.height > 0).map((b) => b.title),
+    [`${day}: 1.550000 USDC, 21 calls`],
+    "one bar: today's settled charges, without the 0.5 USDC reservation",
+  );
+  assert.ok(chart.ticks.length >= 4 && chart.ticks.length <= 9, `day labels: ${chart.ticks.join(", ")}`);
+  assert.match(
+    chart.label,
+    new RegExp(`^Spend per day \\(UTC\\)\\. 1\\.550000 USDC in 21 calls from ${chart.bars[0]?.date} to ${day}; the busiest day was ${day}`),
+  );
+  assert.deepEqual(await spendTile(page, "Spent"), { value: "1.550000 USDC", hint: `21 calls, ${chart.bars[0]?.date} to ${day} (UTC), settled charges only` });
+  assert.deepEqual(
+    await spendTile(page, "Available"),
+    { value: "27.950000 USDC", hint: "budget left across 2 active keys" },
+    "revoked and expired keys are not available budget",
+  );
+  const models = await modelTable(page);
+  assert.deepEqual(models.rows, [{ header: "No model (priced by the caller)", cells: [String(SEEDED_CALLS), formatUsdc(SEEDED_SPENT), "100.0%"] }]);
+  const held = await reservations(page);
+  assert.equal(held.total, `${formatUsdc(SEEDED_RESERVED)} USDC held now`);
+  assert.deepEqual(held.rows, [{ header: "Research agent", cells: ["8453", "0.500000"] }]);
+
+  // Another range reads the usage again: 7 days, every one labelled.
+  const range = page.getByRole("region", { name: "Spend", exact: true }).getByLabel("Range");
+  const bars = (n: number) => page.waitForFunction((count) => document.querySelectorAll("figure.chart rect.bar").length === count, n);
+  await range.selectOption("7");
+  await bars(7);
+  const week = await chartOf(page);
+  assert.equal(week.ticks.length, 7);
+  assert.equal(week.bars[0]?.date, new Date(Date.parse(day) - 6 * 86_400_000).toISOString().slice(0, 10));
+  assert.deepEqual(await spendTile(page, "Spent"), { value: "1.550000 USDC", hint: `21 calls, ${week.bars[0]?.date} to ${day} (UTC), settled charges only` });
+  await range.selectOption("30");
+  await bars(30);
 }
 
 async function checkCookieAndReload(page: Page): Promise<void> {
@@ -244,7 +266,12 @@ async function checkEmptyWallet(page: Page, wallet: TestWallet): Promise<void> {
   await page.getByText("This wallet has no keys yet.").waitFor();
   await page.getByText("No payment intents yet.").waitFor();
   assert.equal((await page.getByRole("region", { name: "Wallet session" }).locator("code").innerText()).trim(), EMPTY_WALLET.address.toLowerCase());
-  for (const label of ["Settled", "Reserved", "Total spend", "Available"]) assert.equal(await total(page, label), "0.000000 USDC", label);
+  for (const label of ["Spent", "Available"]) assert.equal((await spendTile(page, label)).value, "0.000000 USDC", label);
+  const chart = await chartOf(page);
+  assert.deepEqual([chart.bars.filter((b) => b.height > 0).length, chart.caption.endsWith(`No spend from ${chart.bars[0]?.date} to ${today()}.`)], [0, true]);
+  await page.getByRole("region", { name: "Spend by model" }).getByText(`No spend from ${chart.bars[0]?.date} to ${today()}.`).waitFor();
+  assert.deepEqual(await reservations(page), { total: "0.000000 USDC held now", rows: [] });
+  await page.screenshot({ path: join(ARTIFACTS, "empty-wallet.png"), fullPage: true });
   await checkSignOut(page);
 }
 
@@ -280,6 +307,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, Math.max(0, seed.trialExpiresAt + 50 - Date.now())));
     await checkSeededWallet(page, server.url, wallet, seed, other);
     await checkKeyGovernance(page, server.url, seed, WALLET.address.toLowerCase(), EXPIRY, ARTIFACTS);
+    await checkKeyLifecycle(page, server.url, ARTIFACTS);
     await checkCookieAndReload(page);
     await checkSignOut(page);
     await checkDeclined(page, wallet);

@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import type { Seeded } from "./seed";
+import { spendTile } from "./usage-view";
 
 const DAY = 86_400_000;
 const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
@@ -38,14 +39,6 @@ async function keyRules(page: Page, keyId: string): Promise<string[]> {
   for (let i = 0, n = await items.count(); i < n; i++)
     out.push(`${(await items.nth(i).locator("dt").innerText()).trim()}: ${(await items.nth(i).locator("dd").innerText()).trim()}`);
   return out;
-}
-
-async function spendTotal(page: Page, label: string): Promise<string> {
-  const term = page
-    .getByRole("region", { name: "Spend" })
-    .getByRole("term")
-    .filter({ hasText: new RegExp(`^${label}$`) });
-  return (await term.locator("xpath=following-sibling::dd[1]").innerText()).trim();
 }
 
 /** The events of a key as the gateway answers the page (with its session cookie). */
@@ -106,7 +99,7 @@ async function checkEdit(page: Page, panel: Locator, keyId: string, wallet: stri
 
   // A new weekly window starts now: used 0, the reservation carries over.
   const resets = minute(weekEnd(Date.now()));
-  assert.deepEqual(await keyCells(page, keyId), ["API", "8453", "20.000000", "0.000000", "0.500000", "19.500000", expiry, "Active", "Edit"]);
+  assert.deepEqual(await keyCells(page, keyId), ["API", "8453", "20.000000", "0.000000", "0.500000", "19.500000", expiry, "Active", "Edit\nRevoke"]);
   assert.deepEqual(await keyRules(page, keyId), [
     `Period: Weekly, resets ${resets}`,
     "Models: openai/*, claude-sonnet-4-5",
@@ -114,7 +107,7 @@ async function checkEdit(page: Page, panel: Locator, keyId: string, wallet: stri
   ]);
   const overflow = await page.getByRole("table", { name: "Service keys" }).evaluate((table) => table.scrollWidth - table.parentElement!.clientWidth);
   assert.ok(overflow <= 0, `the keys table fits its card at this viewport (${overflow}px too wide)`);
-  assert.equal(await spendTotal(page, "Available"), "24.200000 USDC", "the totals follow the saved key");
+  assert.equal((await spendTile(page, "Available")).value, "24.200000 USDC", "the totals follow the saved key");
 
   await panel.getByText(/^Updated /).waitFor();
   const [event, ...older] = await historyItems(panel);

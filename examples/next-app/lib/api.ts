@@ -1,9 +1,17 @@
 /**
  * What the dashboard needs on top of `@tollgate/client`: a client of the gateway on this origin,
  * the wallet session (Sign-In with Ethereum, carried by the gateway's HttpOnly cookie), every key
- * of the signed-in wallet (all pages), a page of its intents, and one sentence per failure.
+ * of the signed-in wallet (all pages), a page of its intents, its usage, and one sentence per failure.
  */
-import { AuthenticationError, createTollgateClient, TollgateError, type IntentList, type TollgateClient, type WalletSession } from "@tollgate/client";
+import {
+  AuthenticationError,
+  createTollgateClient,
+  TollgateError,
+  type IntentList,
+  type TollgateClient,
+  type WalletSession,
+  type WalletUsage,
+} from "@tollgate/client";
 import type { GovernedKey } from "./key-admin";
 import { connectWallet, isUserRejection, personalSign, type Eip1193Provider } from "./wallet";
 
@@ -73,6 +81,15 @@ export async function fetchAllKeys(client: TollgateClient, signal: AbortSignal):
 /** One page of {@link INTENT_PAGE_SIZE} intents of the signed-in wallet, newest first, after `cursor` when given. */
 export function fetchIntents(client: TollgateClient, cursor: string | null, signal: AbortSignal): Promise<IntentList> {
   return client.payments.list({ limit: INTENT_PAGE_SIZE, cursor: cursor ?? undefined }, { signal });
+}
+
+/**
+ * The signed-in wallet's usage over `range` (UTC days, both included; `client.usage.get`): spend
+ * by day (every day, ascending) and by model (most spent first), and what its open reservations
+ * hold now.
+ */
+export function fetchUsage(client: TollgateClient, range: { from: string; to: string }, signal: AbortSignal): Promise<WalletUsage> {
+  return client.usage.get(range, { signal });
 }
 
 /**

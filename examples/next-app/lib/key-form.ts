@@ -5,7 +5,15 @@
  */
 import { TollgateError } from "@tollgate/client";
 import { BUDGET_PERIODS, type BudgetPeriod, type GovernedKey, type KeyUpdate, type ModelBudget } from "./key-admin";
-import { formatUsdc, parseAtomic, parseUsdc } from "./usdc";
+import { formatUsdc, parseAtomic, parseBudget, parseUsdc } from "./usdc";
+
+/** Longest key name the gateway takes. */
+export const MAX_KEY_NAME_LENGTH = 100;
+
+/** Why a trimmed key name cannot be sent, or undefined when it can (an empty name means none). */
+export function checkKeyName(trimmed: string): string | undefined {
+  return trimmed.length > MAX_KEY_NAME_LENGTH ? `The name is longer than ${MAX_KEY_NAME_LENGTH} characters.` : undefined;
+}
 
 /** The form's fields, as typed. */
 export interface KeyForm {
@@ -95,16 +103,16 @@ const sameCaps = (a: Record<string, string> | null, b: Record<string, string> | 
 export function keyUpdateOf(key: GovernedKey, form: KeyForm): KeyUpdateResult {
   const update: KeyUpdate = {};
   const name = form.name.trim();
-  if (name.length > 100) return { ok: false, field: "name", message: "The name is longer than 100 characters." };
+  const nameError = checkKeyName(name);
+  if (nameError) return { ok: false, field: "name", message: nameError };
   if (name !== (key.name ?? "")) update.name = name === "" ? null : name;
 
   let limit: bigint;
   try {
-    limit = parseUsdc(form.budgetLimit);
+    limit = parseBudget(form.budgetLimit);
   } catch (error) {
     return { ok: false, field: "budgetLimit", message: (error as Error).message };
   }
-  if (limit <= 0n) return { ok: false, field: "budgetLimit", message: "The budget limit must be more than 0 USDC." };
   if (limit !== parseAtomic(key.budgetLimit)) update.budgetLimit = limit.toString();
 
   if (form.budgetPeriod !== "" && !BUDGET_PERIODS.includes(form.budgetPeriod))

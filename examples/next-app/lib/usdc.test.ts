@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatUsdc, parseAtomic, parseUsdc, spendTotals } from "./usdc";
+import { formatUsdc, formatUsdcShort, parseAtomic, parseBudget, parseUsdc, spendTotals } from "./usdc";
 
 describe("formatUsdc", () => {
   it("always shows six decimals and groups thousands", () => {
@@ -44,6 +44,30 @@ describe("parseUsdc", () => {
   });
 });
 
+describe("parseBudget", () => {
+  it("takes a positive USDC amount and refuses zero with a sentence", () => {
+    expect(parseBudget("12.5")).toBe(12_500_000n);
+    expect(parseBudget("0.000001")).toBe(1n);
+    for (const zero of ["0", "0.0", ".000000"]) expect(() => parseBudget(zero), zero).toThrow("The budget limit must be more than 0 USDC.");
+    expect(() => parseBudget("1.0000001")).toThrow(/more than 6 decimals/);
+  });
+});
+
+describe("formatUsdcShort", () => {
+  it("drops trailing zeros beyond two decimals, exactly", () => {
+    expect(["0", "1", "10000", "20000", "1000000", "1250000", "1234567890", "9223372036854775807"].map((v) => formatUsdcShort(v))).toEqual([
+      "0.00",
+      "0.000001",
+      "0.01",
+      "0.02",
+      "1.00",
+      "1.25",
+      "1,234.56789",
+      "9,223,372,036,854.775807",
+    ]);
+  });
+});
+
 describe("spendTotals", () => {
   const key = (used: string, reserved: string, remaining: string, status: string) => ({
     budgetLimit: (BigInt(used) + BigInt(reserved) + BigInt(remaining)).toString(),
@@ -53,13 +77,17 @@ describe("spendTotals", () => {
     status,
   });
 
-  it("sums settled and reserved over every key, available over active keys only", () => {
+  it("sums settled and reserved apart over every key, available over active keys only", () => {
     const totals = spendTotals([key("1250000", "500000", "3250000", "active"), key("9007199254740993", "0", "7", "revoked"), key("10", "0", "0", "exhausted")]);
-    expect(totals).toEqual({ settled: 9007199255991003n, reserved: 500000n, committed: 9007199256491003n, available: 3250000n });
+    expect(totals).toEqual({ settled: 9007199255991003n, reserved: 500000n, available: 3250000n });
+  });
+
+  it("never counts a reservation as spend", () => {
+    expect(spendTotals([key("0", "750000", "250000", "active")])).toEqual({ settled: 0n, reserved: 750000n, available: 250000n });
   });
 
   it("is all zero for a wallet without keys", () => {
-    expect(spendTotals([])).toEqual({ settled: 0n, reserved: 0n, committed: 0n, available: 0n });
+    expect(spendTotals([])).toEqual({ settled: 0n, reserved: 0n, available: 0n });
   });
 
   it("refuses a malformed amount instead of guessing", () => {

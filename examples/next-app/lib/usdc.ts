@@ -62,20 +62,38 @@ export interface KeyBudget {
   status: string;
 }
 
-/** Totals over a wallet's keys, in atomic units. */
+/**
+ * Parses a budget typed by a person ({@link parseUsdc}) that must be more than zero.
+ * @throws RangeError with a sentence for the user when the text is not such an amount.
+ */
+export function parseBudget(text: string): bigint {
+  const atomic = parseUsdc(text);
+  if (atomic <= 0n) throw new RangeError("The budget limit must be more than 0 USDC.");
+  return atomic;
+}
+
+/**
+ * Formats atomic units as USDC without trailing zeros beyond two decimals, for short labels
+ * (chart axes): `"20000"` → `"0.02"`, `"1000000"` → `"1.00"`, `"1"` → `"0.000001"`. Exact, as
+ * {@link formatUsdc}.
+ */
+export function formatUsdcShort(value: string | bigint): string {
+  return formatUsdc(value).replace(/(\.\d\d\d*?)0+$/, "$1");
+}
+
+/** Totals over a wallet's keys, in atomic units. Settled spend and open reservations stay apart. */
 export interface SpendTotals {
-  /** Settled spend: the sum of `budgetUsed`. */
+  /** Settled spend: the sum of `budgetUsed` (each key's current budget window). */
   settled: bigint;
-  /** Held by authorized intents: the sum of `budgetReserved`. */
+  /** Held by open (authorized) payment intents, not spent: the sum of `budgetReserved`. */
   reserved: bigint;
-  /** `settled + reserved`. */
-  committed: bigint;
   /** Budget still spendable: the sum of `budgetRemaining` over `active` keys only. */
   available: bigint;
 }
 
 /**
- * Sums the budgets of all keys (revoked and expired ones included: their spend happened).
+ * Sums the budgets of all keys (revoked and expired ones included: their spend happened). A
+ * reservation is not spend: it is summed apart and never added to `settled`.
  * @throws TypeError when an amount is malformed.
  */
 export function spendTotals(keys: readonly KeyBudget[]): SpendTotals {
@@ -87,5 +105,5 @@ export function spendTotals(keys: readonly KeyBudget[]): SpendTotals {
     reserved += parseAtomic(key.budgetReserved);
     if (key.status === "active") available += parseAtomic(key.budgetRemaining);
   }
-  return { settled, reserved, committed: settled + reserved, available };
+  return { settled, reserved, available };
 }
