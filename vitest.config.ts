@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ["tollgate-source"] },
   ssr: { resolve: { conditions: ["tollgate-source"] } },
   test: {
-    projects: ["packages/*", "examples/*/vitest.config.ts"],
+    projects: ["packages/*", "examples/*/vitest.config.ts", "scripts/vitest.config.ts"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

@@ -9,12 +9,15 @@
  * stdin command `stats` answers `{"served200","cut"}`, `cut` counting the calls whose client left before
  * the answer was written (wrk closes its connections mid-request when its time is up), and
  * `chat200` / `chatCut` count `POST /v1/chat/completions` the same way. Exits (closing the gateway) on SIGTERM or when
- * stdin closes.
+ * stdin closes. With BENCH_LOG_DIR set, the gateway writes its request lines at info level with pino (synchronous
+ * writes, as the CLI's default destination) to a file there (stdout is the parent's channel).
  */
 import { createGateway, createMemoryStore, type Store } from "@tollgate/core";
 import { createUndiciHttpClient, serve } from "@tollgate/node";
 import { createPostgresStore } from "@tollgate/postgres";
 import { createSqliteStore } from "@tollgate/sqlite";
+import { join } from "node:path";
+import pino from "pino";
 import { serveParent } from "./lib.js";
 
 type Config = { stubUrl: string } & ({ store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string });
@@ -37,7 +40,10 @@ async function openStore(): Promise<Store> {
 }
 
 const http = createUndiciHttpClient();
+const logDir = process.env.BENCH_LOG_DIR;
+const logger = logDir ? pino({ level: "info" }, pino.destination({ dest: join(logDir, `gateway-${process.pid}.log`), sync: true })) : undefined;
 const gateway = createGateway({
+  ...(logger ? { logger } : {}),
   store: await openStore(),
   internalSecret: INTERNAL_SECRET,
   http,

@@ -1,5 +1,5 @@
 /**
- * The service-key route suite (CONTRACT.md "Service keys"): every test drives a real store through
+ * The service-key route suite (docs/payments.md "Service keys"): every test drives a real store through
  * `gateway.fetch`. A store's test file runs it in one line:
  *
  * ```ts
@@ -224,7 +224,7 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
     });
 
     describe("inspect and revoke", () => {
-      test("with the key's own token while it is live; once revoked or expired its own token is 401 (CONTRACT.md status table)", async (h) => {
+      test("with the key's own token while it is live; once revoked or expired its own token is 401 (the key status table of docs/api.md)", async (h) => {
         const key = await h.createKey();
         const sibling = await h.createKey({ name: "sibling" });
         expect((await h.inspect(key.token, key.keyId)).status).toBe("active");
@@ -309,6 +309,24 @@ export function runKeyRouteSuite(name: string, options: GatewaySuiteOptions): vo
         const lower = await h.call("GET", `/api/keys/${mine.keyId}`, { headers: { authorization: `bearer ${mine.token}` } });
         expect(lower.status).toBe(200);
         expectError(await h.call("PUT", `/api/keys/${mine.keyId}`, { headers: bearer(mine.token) }), 405, "method_not_allowed");
+      });
+
+      test("the owner's wallet proof revokes without a key; another wallet's proof is 403 and changes nothing", async (h) => {
+        const key = await h.createKey({ name: "by wallet" });
+        const theirs = await h.createKey({}, OTHER);
+        expectError(await h.call("DELETE", `/api/keys/${theirs.keyId}`, { headers: owner() }), 403, "forbidden");
+        expect(await h.inspect(theirs.token, theirs.keyId)).toMatchObject({ status: "active" });
+        expectError(await h.call("DELETE", "/api/keys/key_doesnotexist", { headers: owner() }), 404, "key_not_found");
+        // The header alone (no session, no secret) proves nothing.
+        expectError(await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: { "x-session-user-address": OWNER } }), 401, "wallet_unverified");
+        expect(await h.inspect(key.token, key.keyId)).toMatchObject({ status: "active" });
+        const revokedAt = h.clock.now();
+        const r = await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: owner() });
+        expect(r.status).toBe(200);
+        expect(r.body).toEqual({ success: true, keyId: key.keyId, revokedAt });
+        h.clock.advance(1000);
+        expect((await h.call("DELETE", `/api/keys/${key.keyId}`, { headers: owner() })).body).toEqual(r.body);
+        expectError(await h.prepare(key.token), 401, "key_revoked");
       });
 
       test("a revoked key is refused for prepare (key_revoked), an expired one too (key_expired)", async (h) => {

@@ -22,6 +22,7 @@ import { dispenserTests } from "./store-suite-dispenser.js";
 import { x402Tests } from "./store-suite-x402.js";
 import { videoTests } from "./store-suite-video.js";
 import { authTests } from "./store-suite-auth.js";
+import { usageTests } from "./store-suite-usage.js";
 
 /** The tests, grouped by capability (each group becomes a `describe`). */
 export const storeConformanceGroups = {
@@ -37,6 +38,7 @@ export const storeConformanceGroups = {
   x402: x402Tests,
   video: videoTests,
   auth: authTests,
+  usage: usageTests,
 } as const;
 
 type Groups = typeof storeConformanceGroups;
