@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -131,6 +131,44 @@ describe("background checkpoints", () => {
     const deadline = Date.now() + 5_000;
     while (statSync(filename).size <= before + 100 * 1024 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(statSync(filename).size).toBeGreaterThan(before + 100 * 1024);
+    await store.close();
+  });
+
+  it("under paid calls that never pause, the worker still gets the log started over (the WAL does not grow without end)", async () => {
+    const filename = join(dir, "checkpoint-steady.db");
+    const store = createSqliteStore({ filename, checkpointIntervalMs: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the worker has started
+    const now = Date.now();
+    await store.insertKey({ ...key(0), budgetLimit: 10n ** 15n, expiresAt: now + 3_600_000 });
+    // The WAL header's checkpoint sequence number (bytes 12–15) grows each time a writer starts the log over.
+    const sequence = () => {
+      const fd = openSync(`${filename}-wal`, "r");
+      try {
+        const header = Buffer.alloc(16);
+        readSync(fd, header, 0, 16, 0);
+        return header.readUInt32BE(12);
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const first = sequence();
+    // 32 clients reserving and settling back to back: a group commit every turn, ~10 KiB of WAL per call.
+    let calls = 0;
+    const call = async () => {
+      const intentId = `pi_${String(calls++).padStart(12, "0")}`;
+      const intent = { intentId, keyId: "key_0", maxAmount: 10n, fingerprint: "f", request: null, createdAt: now, expiresAt: now + 3_600_000 };
+      expect((await store.reserve({ intent, now })).ok).toBe(true);
+      expect((await store.settle({ intentId, finalAmount: 1n, result: null, now })).ok).toBe(true);
+    };
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (calls < 20_000) await call();
+      }),
+    );
+    // Without restarts the log would hold every frame of the run (~200 MiB); restarted, a writer cuts it back to 64 MiB.
+    expect(sequence()).toBeGreaterThan(first);
+    expect(statSync(`${filename}-wal`).size).toBeLessThan(80 * 1024 * 1024);
+    expect((await store.getKeyById("key_0"))?.budgetUsed).toBe(20_000n);
     await store.close();
   });
 

@@ -76,6 +76,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("foreign_keys = ON");
+    // When a writer starts the log over, it cuts the file back to this size (64 MiB).
+    db.pragma("journal_size_limit = 67108864");
     migrate(db);
   } catch (error) {
     db.close();
