@@ -22,7 +22,7 @@ function serve(args: string[], env: Record<string, string> = {}): CliProcess {
   return run;
 }
 
-/** The JSON lines of stdout (the start-up lines are plain text). */
+/** The JSON lines of stdout. */
 const jsonLines = (out: string) =>
   out
     .split("\n")
@@ -45,6 +45,17 @@ describe("tollgate serve: logs, health and metrics", () => {
     const url = await run.url();
     expect(run.out()).toContain(`health: ${url}/healthz  readiness: ${url}/readyz  metrics: ${url}/metrics`);
     expect(run.out()).toContain("logs: info and above, json, to stdout");
+    // Every line is JSON, the start-up banner too: one line with the URL and what is enabled.
+    expect(
+      run
+        .out()
+        .trim()
+        .split("\n")
+        .every((l) => l.startsWith("{")),
+    ).toBe(true);
+    const banner = jsonLines(run.out())[0]!;
+    expect(banner).toMatchObject({ level: 30, msg: `Tollgate listening on ${url}`, url });
+    expect(banner.startup).toEqual(expect.arrayContaining([`logs: info and above, json, to stdout`, expect.stringMatching(/^database: /)]));
     const res = await fetch(`${url}/v1/models?limit=1`, { headers: { "x-request-id": "cli-log-test-1" } });
     expect(res.status).toBe(200);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -80,7 +91,8 @@ describe("tollgate serve: logs, health and metrics", () => {
     await fetch(`${quietUrl}/v1/models?limit=1`);
     await fetch(`${quietUrl}/healthz`);
     expect(quiet.out()).toContain("logs: warn and above");
-    expect(jsonLines(quiet.out())).toEqual([]);
+    // Only the start-up line, which is written at every level.
+    expect(jsonLines(quiet.out()).map((l) => l.msg)).toEqual([`Tollgate listening on ${quietUrl}`]);
   });
 
   it("--log-format pretty writes readable lines, not JSON", async () => {

@@ -26,7 +26,11 @@ const command = <T extends OptionTable>(c: Command<T>): Command<T> => c;
 
 const commands: Record<string, Command<OptionTable>> = {
   serve: command({ summary: "Start the gateway HTTP server (the default command).", options: serveOptions, run: runServe }),
-  settle: command({ summary: "Run one settlement batch (same options as serve) and print its result as JSON.", options: serveOptions, run: (c) => runSettle(c, gatewayOptions(c)) }),
+  settle: command({
+    summary: "Run one settlement batch (same options as serve) and print its result as JSON.",
+    options: serveOptions,
+    run: (c) => runSettle(c, gatewayOptions(c)),
+  }),
   migrate: command({ summary: "Apply pending database migrations and exit (serve also applies them at start).", options: migrateOptions, run: runMigrate }),
 };
 
@@ -151,19 +155,25 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     `logs: ${config.logLevel} and above, ${logFormat}, to stdout`,
     `health: ${running.url}/healthz  readiness: ${running.url}/readyz  metrics: ${metricsLine(running.url, dev.options.metrics)}`,
   ];
-  process.stdout.write(redactSecrets(`Tollgate listening on ${running.url}\n${lines.map((line) => `  ${line}\n`).join("")}`, fromEnv));
+  const listening = `Tollgate listening on ${running.url}`;
+  // JSON logs stay JSON lines from the first one: the banner is one info line with its lines as a
+  // field. Start and stop are written whatever the level, as the text banner is.
+  const lifecycle = logger.child({}, { level: "info" });
+  if (logFormat === "json") lifecycle.info({ url: running.url, startup: lines.map((line) => redactSecrets(line, fromEnv)) }, listening);
+  else process.stdout.write(redactSecrets(`${listening}\n${lines.map((line) => `  ${line}\n`).join("")}`, fromEnv));
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
     stopping = true;
-    process.stdout.write(`Tollgate stopping (${signal})\n`);
+    if (logFormat === "json") lifecycle.info({ signal }, `Tollgate stopping (${signal})`);
+    else process.stdout.write(`Tollgate stopping (${signal})\n`);
     running
       .close()
       .then(() => Promise.all([http.close(), dev.stop()]))
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          console.error("tollgate: error while stopping:", error);
+          logger.error({ err: error }, "tollgate: error while stopping");
           process.exit(1);
         },
       );

@@ -73,9 +73,10 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
     async url(timeoutMs = 45_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const m = /listening on (http:\/\/\S+)/.exec(stdout);
+        const m = /listening on (http:\/\/[^\s"]+)/.exec(stdout);
         if (m) return m[1]!;
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`tollgate ${args[0]} did not start (exit ${child.exitCode}): ${stderr || stdout}`);
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`tollgate ${args[0]} did not start (exit ${child.exitCode}): ${stderr || stdout}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },
