@@ -12,39 +12,30 @@
  * checked to be billed exactly once. Env: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2).
  * Run: npm run bench:media  (writes its section of docs/benchmarks.md)
  */
-import { loadavg } from "node:os";
 import { join } from "node:path";
 import { machine, writeSection } from "./lib.js";
-import { canPin, cleanup, fmt, median, pinSelf, spread, tempDir } from "./procs/lib.js";
+import { cleanup, fmt, median, spread } from "./procs/lib.js";
 import {
   checkBilling,
   embeddingsTarget,
   expect200,
   latency,
   MODEL_PATH,
+  prepareRun,
   probe,
   SETTINGS,
   startGateway,
   startRawProxy,
-  startStub,
   throughput,
   warmUp,
   EMBEDDINGS_BODY,
   type Target,
 } from "./procs/targets.js";
-import { loadTool, toolText } from "./wrk.js";
+import { toolText } from "./wrk.js";
 
 const { rounds: ROUNDS, seconds: SECONDS, warmUpSeconds: WARMUP_SECONDS, connections: CONNECTIONS } = SETTINGS;
 const GOALS = { ratio: 0.5, addedP50: 0.3, p99: 3 };
-const loadAtStart = loadavg()[0]!;
-const pin = canPin();
-const SUT_CPU = pin ? 0 : undefined;
-const LOAD_CPU = pin ? 1 : undefined;
-pinSelf(LOAD_CPU);
-const tool = await loadTool();
-const dir = tempDir("tollgate-bench-media-");
-
-const stub = await startStub(LOAD_CPU);
+const { loadAtStart, pin, sutCpu: SUT_CPU, loadCpu: LOAD_CPU, tool, dir, stub } = await prepareRun("tollgate-bench-media-");
 const stubUrl = stub.info.url;
 const [proxy, memory, sqlite] = await Promise.all([
   startRawProxy(stubUrl, SUT_CPU),

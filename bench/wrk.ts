@@ -31,8 +31,10 @@ export interface LoadResult {
 
 const onPath = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 
-type Tool = { name: "wrk" } | { name: "autocannon"; run: (opts: Record<string, unknown>) => Promise<AutocannonResult> };
-interface AutocannonResult {
+/** The load generator in use. */
+export type Tool = { name: "wrk" } | { name: "autocannon"; run: (opts: Record<string, unknown>) => Promise<AutocannonResult> };
+/** What the autocannon API reports of a run (the fields read here). */
+export interface AutocannonResult {
   requests: { total: number; average: number };
   latency: { p50: number; p99: number };
   non2xx: number;

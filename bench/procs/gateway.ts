@@ -6,7 +6,7 @@
  *            { stubUrl, store: "postgres", url, schema }`
  * Creates a service key with a huge budget through `POST /api/keys` and prints
  * `{"url","token","keyId"}`. Counts the 200 answers it served to `POST /v1/embeddings`; the
- * stdin command `stats` answers `{"served200","cut"}`, `cut` counting the calls whose client left before
+ * stdin command `stats` answers `{"served200","cut"}` (`profile-start` / `profile-stop <file>`: profiler.ts), `cut` counting the calls whose client left before
  * the answer was written (wrk closes its connections mid-request when its time is up), and
  * `chat200` / `chatCut` count `POST /v1/chat/completions` the same way. Exits (closing the gateway) on SIGTERM or when
  * stdin closes. With BENCH_LOG_DIR set, the gateway writes its request lines at info level with pino (synchronous
@@ -19,6 +19,7 @@ import { createSqliteStore } from "@tollgate/sqlite";
 import { join } from "node:path";
 import pino from "pino";
 import { serveParent } from "./lib.js";
+import { createProfiler } from "./profiler.js";
 
 type Config = { stubUrl: string } & ({ store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string });
 const config = JSON.parse(process.argv[2] ?? "{}") as Config;
@@ -76,9 +77,10 @@ const created = await fetch(`${running.url}/api/keys`, {
 if (created.status !== 201) throw new Error(`key creation answered ${created.status}: ${await created.text()}`);
 const key = (await created.json()) as { keyId: string; token: string };
 
+const profiler = createProfiler();
 serveParent(
   { url: running.url, token: key.token, keyId: key.keyId },
-  (command) => (command === "stats" ? { served200, cut, chat200, chatCut } : { error: `unknown command ${command}` }),
+  async (command) => (command === "stats" ? { served200, cut, chat200, chatCut } : ((await profiler(command)) ?? { error: `unknown command ${command}` })),
   async () => {
     await running.close({ graceMs: 1_000 });
     await http.close();

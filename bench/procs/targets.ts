@@ -3,8 +3,9 @@
  * measurement of a target (c=N throughput with the server's CPU per call, c=1 latency), and the
  * billing check: every 200 a gateway served to `POST /v1/embeddings` was charged exactly once.
  */
-import { cpuMicros, startProc, type Proc } from "./lib.js";
-import { load, type LoadResult } from "../wrk.js";
+import { loadavg } from "node:os";
+import { canPin, cpuMicros, pinSelf, startProc, tempDir, type Proc } from "./lib.js";
+import { load, loadTool, type LoadResult } from "../wrk.js";
 
 /** Run settings from the environment: rounds, measured and warm-up seconds per run; c=32 load. */
 export const SETTINGS = {
@@ -46,6 +47,23 @@ export interface Target {
   body?: string;
   token?: string;
   meter?: Meter;
+}
+
+/**
+ * The common start of a process-separated benchmark: the load at start, the CPUs (servers on 0,
+ * the load and this script on 1, when pinning is possible; this process pinned now), the load
+ * generator (installed if missing), a temporary directory, and the upstream stub on the load CPU.
+ */
+export async function prepareRun(dirPrefix: string) {
+  const loadAtStart = loadavg()[0]!;
+  const pin = canPin();
+  const sutCpu = pin ? 0 : undefined;
+  const loadCpu = pin ? 1 : undefined;
+  pinSelf(loadCpu);
+  const tool = await loadTool();
+  const dir = tempDir(dirPrefix);
+  const stub = await startStub(loadCpu);
+  return { loadAtStart, pin, sutCpu, loadCpu, tool, dir, stub };
 }
 
 export const startStub = (cpu?: number) => startProc<{ url: string }>("stub.ts", [], cpu);

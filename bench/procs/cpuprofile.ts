@@ -1,0 +1,109 @@
+/**
+ * Reads a V8 `.cpuprofile` (the format `--cpu-prof` and the inspector write): the busy samples
+ * (idle left out) by area of the code and by function, self time and inclusive time.
+ */
+import { readFileSync } from "node:fs";
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+}
+
+/** A share of the busy samples. */
+export interface Share {
+  name: string;
+  share: number;
+}
+
+/** What a profile says. */
+export interface ProfileSummary {
+  busySamples: number;
+  idleSamples: number;
+  /** Self time by area (see {@link areaOf}), largest first. */
+  areas: Share[];
+  /** Self time by function (`name file`), largest first. */
+  functions: Share[];
+  /** Inclusive time by function: the function and everything it called. */
+  inclusive: Share[];
+}
+
+const shortFile = (url: string) => url.split("/").slice(-2).join("/");
+
+/**
+ * The area of a frame with a source file: the store, a core capability folder, the Node adapter's
+ * files, undici or another package, a Node subsystem; V8's own frames (GC, "(program)") by name.
+ */
+export function areaOf({ url, functionName }: CallFrame): string {
+  if (url.includes("/packages/sqlite/") || url.includes("node_modules/better-sqlite3/")) return "SQLite store (statements run inside its steps, commits)";
+  const core = /\/packages\/core\/src\/([^/]+)\//.exec(url) ?? /\/packages\/core\/src\/([^/]+)\.ts/.exec(url);
+  if (core) return `core: ${core[1]}`;
+  const adapter = /\/packages\/node\/src\/([^/]+)\.ts/.exec(url);
+  if (adapter) return `node adapter: ${adapter[1]}.ts`;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg) return pkg[1] === "undici" ? "undici (the upstream HTTP client)" : `package: ${pkg[1]}`;
+  if (/^node:(_http_|net|internal\/(streams|stream_base_commons|http))/.test(url)) return "node: http, sockets, streams";
+  if (/^node:(internal\/)?(timers|process\/task_queues|process\/promises|events|internal\/event_target|internal\/abort_controller)/.test(url))
+    return "node: timers, events, promises, abort signals";
+  if (url.startsWith("node:")) return "node: other";
+  if (functionName === "runMicrotasks") return "node: timers, events, promises, abort signals";
+  return `V8: ${functionName}`;
+}
+
+/** Frames of V8 itself rather than of code: their own area even where they have a caller. */
+const V8_FRAMES = new Set(["(garbage collector)", "(program)", "(root)"]);
+
+const top = (counts: Map<string, number>, busy: number, n: number): Share[] =>
+  [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, count]) => ({ name, share: count / busy }));
+
+/** Summarizes the profile at `file`. */
+export function summarize(file: string, limit = 20): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const label = (f: CallFrame) => `${f.functionName || "(anonymous)"} ${shortFile(f.url)}`.trim();
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+  let idle = 0;
+  for (const id of profile.samples) {
+    const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === "(idle)") {
+      idle++;
+      continue;
+    }
+    // A native function (a SQLite statement's run/get, a socket's writev) counts in the area of
+    // the nearest caller that has a source file.
+    let owner: number | undefined = id;
+    while (owner !== undefined && byId.get(owner)!.callFrame.url === "" && !V8_FRAMES.has(byId.get(owner)!.callFrame.functionName)) owner = parent.get(owner);
+    add(areas, areaOf(byId.get(owner ?? id)!.callFrame));
+    add(functions, label(frame));
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const name = label(byId.get(at)!.callFrame);
+      if (name !== "(root)" && !seen.has(name)) (seen.add(name), add(inclusive, name));
+    }
+  }
+  const busy = profile.samples.length - idle;
+  return {
+    busySamples: busy,
+    idleSamples: idle,
+    areas: top(areas, busy, limit),
+    functions: top(functions, busy, limit),
+    inclusive: top(inclusive, busy, limit),
+  };
+}
