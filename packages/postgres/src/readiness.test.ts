@@ -5,6 +5,7 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import { createGateway } from "@tollgate/core";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations.js";
 import { createPgliteQueryable } from "./pglite.js";
@@ -71,4 +72,48 @@ describe("PostgreSQL readiness when the database is gone", () => {
       await expect(store.ready!()).rejects.toThrow();
     });
   else serverMissing("ready() after the store's own pool ended");
+
+  if (url)
+    it("a database that stops answering: /readyz names the error's code only, the log gets the whole error", async () => {
+      const schema = `readiness_gone_${process.pid}_${Date.now().toString(36)}`;
+      const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 1 });
+      pool.on("error", () => {});
+      const warnings: Array<{ object: Record<string, unknown>; message: string | undefined }> = [];
+      const logger = { debug() {}, info() {}, warn: (object: Record<string, unknown>, message?: string) => warnings.push({ object, message }), error() {} };
+      const gateway = createGateway({
+        store: await createPostgresStore({ pool, schema }),
+        logger,
+        sweepIntervalMs: 0,
+        readiness: { cacheMs: 0 },
+        video: { pollerIntervalMs: 0 },
+      });
+      const get = (path: string) => gateway.fetch(new Request(`http://gateway.test${path}`));
+      try {
+        expect((await get("/readyz")).status).toBe(200);
+        // The idle connection closes; every new one goes to a port where nothing listens.
+        await new Promise((r) => setTimeout(r, 50));
+        const gone = new URL(url);
+        gone.port = "1";
+        pool.options.connectionString = gone.toString();
+        const res = await get("/readyz");
+        const text = await res.text();
+        expect(res.status).toBe(503);
+        const body = JSON.parse(text) as { error: { code: string; details: { checks: Record<string, { ok: boolean; detail: string }> } } };
+        expect(body.error.details.checks.store).toMatchObject({ ok: false, detail: "failed: ECONNREFUSED (the server log has the error)" });
+        // Anyone may call /readyz: the driver's message (address, port, user) stays in the log.
+        expect(text).not.toContain(gone.hostname);
+        expect(text).not.toContain(gone.username || "postgres");
+        const logged = warnings.filter((w) => w.message === "readiness check failed");
+        expect(logged.map((w) => w.object.check)).toEqual(["store"]);
+        expect(String((logged[0]!.object.err as Error).message)).toContain(`ECONNREFUSED ${gone.hostname}:1`);
+      } finally {
+        await gateway.close();
+        await pool.end();
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        await admin.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+        await admin.end();
+      }
+    });
+  else serverMissing("readiness when the database stops answering");
 });

@@ -7,6 +7,7 @@
  * polling `/readyz` cannot multiply the traffic sent to chains and upstreams.
  */
 import type { ChainConfig } from "../chain/options.js";
+import { GatewayError } from "../errors.js";
 import type { Clock } from "../clock.js";
 import { hostOf, type HttpClient, type HttpClientResponse } from "../http/client.js";
 import type { ProviderConfig } from "../media/options.js";
@@ -39,6 +40,8 @@ export interface ReadinessSources {
   readonly timeoutMs: number;
   /** How long a report is reused. */
   readonly cacheMs: number;
+  /** Told the error of a check that threw (the server log); the public detail names only its code. */
+  readonly onError?: (check: string, error: unknown) => void;
 }
 
 /** The readiness probe of a gateway. */
@@ -53,23 +56,40 @@ type Verdict = { readonly ok: boolean; readonly detail: string };
 /** A named check. */
 type Check = readonly [name: string, run: () => Promise<Verdict>];
 
+/** A check that ran out of time; its message is ours and names no address. */
+class CheckTimeout extends Error {}
+
 /** Rejects with `what did not answer within …` after `ms`. */
 function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new CheckTimeout(`${what} did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
-/** Runs one check: its verdict and detail, or `ok: false` with the error's message. */
-async function timed(run: () => Promise<Verdict>): Promise<CheckResult> {
+/**
+ * The public detail of a check that threw. `/readyz` answers anyone, and a driver's message can
+ * name an internal host, address, user or database (`connect ECONNREFUSED 10.0.0.5:5432`), so only
+ * our own messages (a timeout, a GatewayError, which names hosts only) are shown; any other error
+ * shows its code (`ECONNREFUSED`, a SQLSTATE) and goes whole to `onError`.
+ */
+function publicDetail(error: unknown): string {
+  if (error instanceof CheckTimeout || error instanceof GatewayError) return error.message;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const named = typeof code === "string" && /^[A-Z0-9_]{1,40}$/i.test(code) ? `: ${code}` : "";
+  return `failed${named} (the server log has the error)`;
+}
+
+/** Runs one check: its verdict and detail, or `ok: false` with a detail that is safe to publish. */
+async function timed(name: string, run: () => Promise<Verdict>, onError: ReadinessSources["onError"]): Promise<CheckResult> {
   const started = performance.now();
   let verdict: Verdict;
   try {
     verdict = await run();
   } catch (error) {
-    verdict = { ok: false, detail: error instanceof Error ? error.message : String(error) };
+    if (!(error instanceof CheckTimeout || error instanceof GatewayError)) onError?.(name, error);
+    verdict = { ok: false, detail: publicDetail(error) };
   }
   return { ...verdict, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
 }
@@ -125,7 +145,9 @@ export function createReadiness(sources: ReadinessSources): Readiness {
   let running: Promise<ReadinessReport> | undefined;
   const run = async (): Promise<ReadinessReport> => {
     // The deadline also bounds an injected HttpClient or store that ignores its own timeouts.
-    const results = await Promise.all(checks.map(async ([name, check]) => [name, await timed(() => deadline(check(), timeoutMs, name))] as const));
+    const results = await Promise.all(
+      checks.map(async ([name, check]) => [name, await timed(name, () => deadline(check(), timeoutMs, name), sources.onError)] as const),
+    );
     const report = { ready: results.every(([, r]) => r.ok), checks: Object.fromEntries(results) };
     last = { at: sources.clock.now(), report };
     return report;

@@ -47,6 +47,7 @@ export function createObservability(o: ResolvedOptions, deps: { store: Store; ht
     providers: o.media?.providers ?? {},
     timeoutMs: o.readiness?.timeoutMs ?? 2000,
     cacheMs: o.readiness?.cacheMs ?? 2000,
+    onError: (check, err) => logger.warn({ check, err }, "readiness check failed"),
   });
   const metricsToken = o.metrics?.token;
   return {
