@@ -43,7 +43,9 @@ describe("tollgate serve: logs, health and metrics", () => {
   it("writes one JSON line per request to stdout (not for probes at info) and prints the health and metrics URLs", async () => {
     const run = serve(["--log-format", "json"]);
     const url = await run.url();
-    expect(run.out()).toContain(`health: ${url}/healthz  readiness: ${url}/readyz  metrics: ${url}/metrics`);
+    expect(run.out()).toContain(
+      `health: ${url}/healthz  readiness: ${url}/readyz  metrics: ${url}/metrics (open to anyone who can reach this port; set --metrics-token to require a token)`,
+    );
     expect(run.out()).toContain("logs: info and above, json, to stdout");
     // Every line is JSON, the start-up banner too: one line with the URL and what is enabled.
     expect(

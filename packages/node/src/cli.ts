@@ -104,7 +104,8 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
 /** Where the metrics are served, and whether they need the token. */
 function metricsLine(url: string, metrics: GatewayOptions["metrics"]): string {
   if (metrics?.enabled === false) return "off";
-  return `${url}/metrics${metrics?.token ? " (bearer token required)" : ""}`;
+  // The counters include what was charged per model: say so when anyone can read them.
+  return `${url}/metrics ${metrics?.token ? "(bearer token required)" : "(open to anyone who can reach this port; set --metrics-token to require a token)"}`;
 }
 
 /** Opening a store applies its pending migrations (PostgreSQL: under an advisory lock, so it may run beside live instances). */
