@@ -69,13 +69,12 @@ function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /**
- * The public detail of a check that threw. `/readyz` answers anyone, and a driver's message can
- * name an internal host, address, user or database (`connect ECONNREFUSED 10.0.0.5:5432`), so only
- * our own messages (a timeout, a GatewayError, which names hosts only) are shown; any other error
- * shows its code (`ECONNREFUSED`, a SQLSTATE) and goes whole to `onError`.
+ * The public detail of a check that threw an error not of ours. `/readyz` answers anyone, and a
+ * driver's message can name an internal host, address, user or database (`connect ECONNREFUSED
+ * 10.0.0.5:5432`), so only our own messages (a timeout, a GatewayError, which names hosts only)
+ * are shown; any other error shows its code (`ECONNREFUSED`, a SQLSTATE) and goes whole to `onError`.
  */
 function publicDetail(error: unknown): string {
-  if (error instanceof CheckTimeout || error instanceof GatewayError) return error.message;
   const code = (error as { code?: unknown } | undefined)?.code;
   const named = typeof code === "string" && /^[A-Z0-9_]{1,40}$/i.test(code) ? `: ${code}` : "";
   return `failed${named} (the server log has the error)`;
@@ -88,8 +87,9 @@ async function timed(name: string, run: () => Promise<Verdict>, onError: Readine
   try {
     verdict = await run();
   } catch (error) {
-    if (!(error instanceof CheckTimeout || error instanceof GatewayError)) onError?.(name, error);
-    verdict = { ok: false, detail: publicDetail(error) };
+    const ours = error instanceof CheckTimeout || error instanceof GatewayError;
+    if (!ours) onError?.(name, error);
+    verdict = { ok: false, detail: ours ? error.message : publicDetail(error) };
   }
   return { ...verdict, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
 }

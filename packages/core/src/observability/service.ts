@@ -4,10 +4,9 @@
  * `createGateway` from its options.
  */
 import type { Clock } from "../clock.js";
-import type { HttpClient } from "../http/client.js";
 import type { ResolvedOptions } from "../options.js";
 import type { Store } from "../store/types.js";
-import { createReadiness, type Readiness } from "./health.js";
+import { createReadiness, type Readiness, type ReadinessSources } from "./health.js";
 import { gatewayLogger, type GatewayLogger } from "./logger.js";
 import { createGatewayMetrics, disabledMetrics, type GatewayMetrics } from "./metrics.js";
 import { createRequestObserver, type RequestObserver } from "./requests.js";
@@ -29,7 +28,7 @@ export interface Observability {
 }
 
 /** Builds it from validated options. */
-export function createObservability(o: ResolvedOptions, deps: { store: Store; http: HttpClient; clock: Clock }): Observability {
+export function createObservability(o: ResolvedOptions, deps: { store: Store; http: ReadinessSources["http"]; clock: Clock }): Observability {
   const logger = gatewayLogger(o.logger);
   const metricsEnabled = o.metrics?.enabled ?? true;
   const store = deps.store;
