@@ -156,25 +156,27 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     `logs: ${config.logLevel} and above, ${logFormat}, to stdout`,
     `health: ${running.url}/healthz  readiness: ${running.url}/readyz  metrics: ${metricsLine(running.url, dev.options.metrics)}`,
   ];
-  const listening = `Tollgate listening on ${running.url}`;
-  // JSON logs stay JSON lines from the first one: the banner is one info line with its lines as a
-  // field. Start and stop are written whatever the level, as the text banner is.
+  // Start and stop are written whatever the level. JSON logs stay JSON lines from the first one: a
+  // message is one info line with its fields; otherwise it is plain text, `lines` indented below it.
   const lifecycle = logger.child({}, { level: "info" });
-  if (logFormat === "json") lifecycle.info({ url: running.url, startup: lines.map((line) => redactSecrets(line, fromEnv)) }, listening);
-  else process.stdout.write(redactSecrets(`${listening}\n${lines.map((line) => `  ${line}\n`).join("")}`, fromEnv));
+  const announce = (message: string, fields: Record<string, unknown>, lines: readonly string[] = []) => {
+    const safe = lines.map((line) => redactSecrets(line, fromEnv));
+    if (logFormat === "json") lifecycle.info({ ...fields, ...(safe.length > 0 ? { startup: safe } : {}) }, message);
+    else process.stdout.write(`${message}\n${safe.map((line) => `  ${line}\n`).join("")}`);
+  };
+  announce(`Tollgate listening on ${running.url}`, { url: running.url }, lines);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
     stopping = true;
-    if (logFormat === "json") lifecycle.info({ signal }, `Tollgate stopping (${signal})`);
-    else process.stdout.write(`Tollgate stopping (${signal})\n`);
+    announce(`Tollgate stopping (${signal})`, { signal });
     running
       .close()
       .then(() => Promise.all([http.close(), dev.stop()]))
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          logger.error({ err: error }, "tollgate: error while stopping");
+          lifecycle.error({ err: error }, "tollgate: error while stopping");
           process.exit(1);
         },
       );

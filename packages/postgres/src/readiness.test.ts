@@ -90,8 +90,8 @@ describe("PostgreSQL readiness when the database is gone", () => {
       const get = (path: string) => gateway.fetch(new Request(`http://gateway.test${path}`));
       try {
         expect((await get("/readyz")).status).toBe(200);
-        // The idle connection closes; every new one goes to a port where nothing listens.
-        await new Promise((r) => setTimeout(r, 50));
+        // Once the pool has closed its idle connection, every new one goes to a port where nothing listens.
+        while (pool.totalCount > 0) await new Promise((r) => setTimeout(r, 5));
         const gone = new URL(url);
         gone.port = "1";
         pool.options.connectionString = gone.toString();
