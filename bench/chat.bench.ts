@@ -296,7 +296,7 @@ const md = `## Chat streaming overhead (\`npm run bench:chat\`)
 
 Machine: ${machine()}; 1-minute load average ${loadAtStart.toFixed(2)} at start. Run: ${new Date().toISOString().slice(0, 10)}.
 
-Method: every party is its own process (\`node --import tsx\`): the upstream stub (node:http answering OpenAI's
+Method: every party is its own process (bundled from source with esbuild as \`npm run build\` compiles it, run with \`node\`): the upstream stub (node:http answering OpenAI's
 chat-completions SSE: a role chunk, n content chunks of one short word each stamped with the stub's monotonic clock, a
 finish chunk, the usage chunk (${PROMPT_TOKENS} prompt + n completion tokens) and \`[DONE]\`), the load client (undici Pool;
 streamed \`POST /v1/chat/completions\` with \`stream_options.include_usage\` and \`max_completion_tokens: 256\`; it times

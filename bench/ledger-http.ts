@@ -65,7 +65,7 @@ export async function postgresHttp(url: string): Promise<{ markdown: string; bil
     const scale = totalRps.map((v, r) => v / singleRps[r]!);
     const { int, ratio: x3, goal } = fmt;
     const markdown = `Method: PostgreSQL at ${new URL(url).host}, a fresh schema per run (dropped afterwards), the store's default pool of 10 per
-instance. Processes as in the media section (stub, raw proxy, gateway processes with production defaults, each \`node --import tsx\`),
+instance. Processes as in the media section (stub, raw proxy, gateway processes with production defaults, each bundled from source with esbuild as \`npm run build\` compiles it and run with \`node\`),
 load from ${toolText(tool)}; nothing pinned (every process, PostgreSQL included, shares the CPUs: with two CPUs three instances
 cannot each have one). ${WARMUP_SECONDS} s warm-up per row, then ${ROUNDS} round(s) interleaving: the raw proxy and one gateway
 instance with \`wrk -t1 -c${CONNECTIONS} -d${SECONDS}s\`; then ${INSTANCES} instances on the same database and schema, each with its own

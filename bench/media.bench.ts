@@ -109,7 +109,7 @@ Machine: ${machine()}; 1-minute load average ${loadAtStart.toFixed(2)} at start.
 
 Method: every party is its own process: the upstream stub (node:http answering OpenAI embeddings JSON, 9 tokens,
 8 dimensions), the raw proxy and two gateway processes (\`serve()\` of @tollgate/node, production defaults, the undici
-HTTP client, one service key with a huge budget), each \`node --import tsx\`. Load from ${toolText(tool)}:
+HTTP client, one service key with a huge budget), each bundled from source with esbuild as \`npm run build\` compiles it and run with \`node\`. Load from ${toolText(tool)}:
 \`POST /v1/embeddings\` with a ${Buffer.byteLength(EMBEDDINGS_BODY)}-byte JSON body and the key's bearer token (a Lua script), or a plain GET for B.
 ${pinning} Targets: A, the raw proxy (node:http reading the request and forwarding it to the stub with an undici Pool;
 the baseline, 1×); B, the gateway's unmetered catalog route on the SQLite process (HTTP bridge and router cost); C and D,

@@ -1,13 +1,34 @@
 /**
  * Reads a V8 `.cpuprofile` (the format `--cpu-prof` and the inspector write): the busy samples
- * (idle left out) by area of the code and by function, self time and inclusive time.
+ * (idle left out) by area of the code and by function, self time and inclusive time. Frames of a
+ * bundled script (lib.ts `bundle`) are mapped back to their source files through its source map.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
+  columnNumber: number;
+}
+
+const maps = new Map<string, SourceMap | null>();
+
+/** The frame with `url` (and line) of its source file when its script has a source map beside it. */
+function original(frame: CallFrame): CallFrame {
+  if (!frame.url.startsWith("file://")) return frame;
+  const file = fileURLToPath(frame.url);
+  let map = maps.get(file);
+  if (map === undefined) {
+    map = existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8"))) : null;
+    maps.set(file, map);
+  }
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber);
+  if (!entry || !("originalSource" in entry)) return frame;
+  return { ...frame, url: resolve(dirname(file), entry.originalSource), lineNumber: entry.originalLine };
 }
 interface ProfileNode {
   id: number;
@@ -71,6 +92,7 @@ const top = (counts: Map<string, number>, busy: number, n: number): Share[] =>
 /** Summarizes the profile at `file`. */
 export function summarize(file: string, limit = 20): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  for (const n of profile.nodes) n.callFrame = original(n.callFrame);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
