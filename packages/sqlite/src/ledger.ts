@@ -23,7 +23,7 @@ import type {
   ReserveResult,
   VideoJobRecord,
 } from "@tollgate/core";
-import { chargeParams, checkAmount, MAX_INT64, toJson, type IntentRow, type KeyRow } from "./rows.js";
+import { chargeParams, checkAmount, MAX_INT64, objectRows, toJson, type IntentRow, type KeyRow } from "./rows.js";
 import { videoJobInserter } from "./video.js";
 import type { GroupCommit } from "./group-commit.js";
 import { createScopeCounters, ROLL_START, USED_NOW, windowParams } from "./governance.js";
@@ -56,29 +56,39 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     ${RELEASED}`);
   type Windows = ReturnType<typeof windowParams>;
   /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0), in the rolled window. */
-  const unreserve = db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, KeyRow>(`
+  const unreserve = objectRows(
+    db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, KeyRow>(`
     UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = ${USED_NOW} + @final, ${ROLL_START}
-    WHERE key_id = @key_id RETURNING *`);
+    WHERE key_id = @key_id RETURNING *`),
+  );
   // The guard counts a lapsed window's used as 0, and the same statement rolls it forward.
   const GUARD = `key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - ${USED_NOW} - budget_reserved >= @amount`;
-  const reserveOnKey = db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
+  const reserveOnKey = objectRows(
+    db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
     UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now, budget_used = ${USED_NOW}, ${ROLL_START}
-    WHERE ${GUARD} RETURNING *`);
-  const chargeOnKey = db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
+    WHERE ${GUARD} RETURNING *`),
+  );
+  const chargeOnKey = objectRows(
+    db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
     UPDATE keys SET budget_used = ${USED_NOW} + @amount, last_used_at = @now, ${ROLL_START}
-    WHERE ${GUARD} RETURNING *`);
+    WHERE ${GUARD} RETURNING *`),
+  );
   const scopes = createScopeCounters(db);
   const insertIntent = db.prepare<Record<string, unknown>>(`
     INSERT INTO intents (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, budget_scope, fingerprint, request, created_at, expires_at)
     VALUES (@intent_id, @key_id, @owner, @chain_id, 'authorized', @max_amount, @idempotency_key, @budget_scope, @fingerprint, @request, @created_at, @expires_at)`);
-  const settleIntent = db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, IntentRow>(`
+  const settleIntent = objectRows(
+    db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, IntentRow>(`
     UPDATE intents SET status = 'settled', final_amount = @final, released_amount = max_amount - @final, result = @result, finished_at = @now
     WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now AND max_amount >= @final
-    RETURNING *`);
-  const abortIntent = db.prepare<{ intent_id: string; reason: string; result: string | null; now: number }, IntentRow>(`
+    RETURNING *`),
+  );
+  const abortIntent = objectRows(
+    db.prepare<{ intent_id: string; reason: string; result: string | null; now: number }, IntentRow>(`
     UPDATE intents SET status = 'aborted', released_amount = max_amount, reason = @reason, result = @result, finished_at = @now
     WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now
-    RETURNING *`);
+    RETURNING *`),
+  );
   const insertCharge = db.prepare(`
     INSERT INTO charges (charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at)
     VALUES (@charge_id, @intent_id, @key_id, @owner, @chain_id, @amount, @status, @created_at, @tx_hash, @error, @batch_id, @lease_until, @settled_at)`);

@@ -13,6 +13,7 @@
  * reservation or charge above it is a plain guard miss (it cannot fit any budget). Sums across
  * rows that may exceed it (pending charge totals) are added up in JavaScript.
  */
+import type Database from "better-sqlite3";
 import { invalidRequest } from "@tollgate/core";
 import type { ChargeRecord, KeyRecord, SqlChargeRow, SqlIntentRow, SqlKeyRow } from "@tollgate/core";
 
@@ -82,5 +83,30 @@ export function keyParams(k: KeyRecord): Record<string, unknown> {
     model_budgets: budgets ? JSON.stringify(budgets) : null,
     previous_token_hash: k.previousTokenHash ?? null,
     previous_token_valid_until: k.previousTokenValidUntil ?? null,
+  };
+}
+
+/** A statement whose row is read with {@link objectRows}: `get` as better-sqlite3's, the row built here. */
+export interface ObjectRowStatement<P, R> {
+  get(params: P): R | undefined;
+}
+
+/**
+ * Reads the rows of `stmt` as arrays and builds each object here, column by column. Same rows as
+ * `stmt.get`, for about half its cost on a wide row (`RETURNING *` of keys and intents on every
+ * paid call): better-sqlite3 builds an object row property by property through the V8 API, while
+ * a JavaScript loop with the same keys in the same order hits one cached object shape.
+ */
+export function objectRows<P extends unknown[] | Record<string, unknown>, R>(stmt: Database.Statement<P, R>): ObjectRowStatement<P, R> {
+  const names = stmt.columns().map((c) => c.name);
+  const raw = stmt.raw(true) as unknown as { get(params: P): unknown[] | undefined };
+  return {
+    get(params) {
+      const values = raw.get(params);
+      if (values === undefined) return undefined;
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+      return row as R;
+    },
   };
 }
