@@ -36,6 +36,24 @@ export function base64Portable(bytes: Uint8Array): string {
   return ascii.decode(out);
 }
 
+/**
+ * The length in bytes of `text` encoded as UTF-8, as `new TextEncoder().encode(text).length`
+ * (a lone surrogate counts as U+FFFD, 3 bytes), without allocating the encoding.
+ */
+export function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
 /** Standard padded base64 of bytes. */
 export function bytesToBase64(bytes: Uint8Array): string {
   return NodeBuffer ? NodeBuffer.from(bytes).toString("base64") : base64Portable(bytes);

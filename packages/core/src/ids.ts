@@ -24,10 +24,12 @@ export function randomBytes(n: number): Uint8Array {
   return out;
 }
 
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 /** Lower-case hex of bytes. */
 export function toHex(bytes: Uint8Array): string {
   let s = "";
-  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]!]!;
   return s;
 }
 

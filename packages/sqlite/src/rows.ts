@@ -87,8 +87,8 @@ export function keyParams(k: KeyRecord): Record<string, unknown> {
 }
 
 /** A statement whose row is read with {@link objectRows}: `get` as better-sqlite3's, the row built here. */
-export interface ObjectRowStatement<P, R> {
-  get(params: P): R | undefined;
+export interface ObjectRowStatement<P extends unknown[], R> {
+  get(...params: P): R | undefined;
 }
 
 /**
@@ -97,12 +97,12 @@ export interface ObjectRowStatement<P, R> {
  * paid call): better-sqlite3 builds an object row property by property through the V8 API, while
  * a JavaScript loop with the same keys in the same order hits one cached object shape.
  */
-export function objectRows<P extends unknown[] | Record<string, unknown>, R>(stmt: Database.Statement<P, R>): ObjectRowStatement<P, R> {
+export function objectRows<P extends unknown[], R>(stmt: Database.Statement<P, R>): ObjectRowStatement<P, R> {
   const names = stmt.columns().map((c) => c.name);
-  const raw = stmt.raw(true) as unknown as { get(params: P): unknown[] | undefined };
+  const raw = stmt.raw(true) as unknown as { get(...params: P): unknown[] | undefined };
   return {
-    get(params) {
-      const values = raw.get(params);
+    get(...params) {
+      const values = raw.get(...params);
       if (values === undefined) return undefined;
       const row: Record<string, unknown> = {};
       for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];

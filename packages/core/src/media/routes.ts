@@ -12,6 +12,7 @@ import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
+import { utf8Length } from "../encoding.js";
 
 const imageFields = {
   ...modelFields,
@@ -217,7 +218,7 @@ export function mediaRoutes(): AnyRoute[] {
         const embed = method(media.upstreams.inference(card), "embeddings");
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
         // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill.
-        const bound = inputs.reduce((n, s) => n + encoder.encode(s).length, 0);
+        const bound = inputs.reduce((n, s) => n + utf8Length(s), 0);
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },

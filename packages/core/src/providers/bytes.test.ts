@@ -1,6 +1,7 @@
 import { crc32 as nodeCrc32, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { base64Portable, bytesToBase64 } from "../encoding.js";
+import { base64Portable, bytesToBase64, utf8Length } from "../encoding.js";
+import { toHex } from "../ids.js";
 import { base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
 import { zlibStored } from "./png.js";
 import { audioSeconds, encodeWav, parseWav } from "./wav.js";
@@ -13,6 +14,23 @@ describe("provider byte codecs", () => {
       for (let n = 0; n < 20; n++) expect(encode(sample(n))).toBe(Buffer.from(sample(n)).toString("base64"));
       expect(encode(sample(100_003))).toBe(Buffer.from(sample(100_003)).toString("base64"));
     }
+  });
+
+  it("utf8Length counts what TextEncoder writes, lone surrogates as U+FFFD", () => {
+    const encoder = new TextEncoder();
+    const samples = ["", "abc", "é", "€", "😀", "a😀b", "\ud83d", "\ude00", "x\ud83dy", "\ude00\ud83d", "\ud83d\ud83d\ude00", "ß漢字🏳️‍🌈"];
+    // Random strings over every code-unit class: ASCII, 2-byte, 3-byte, high and low surrogates.
+    for (let i = 0; i < 300; i++)
+      samples.push(
+        String.fromCharCode(...Array.from({ length: (i * 7) % 23 }, (_, j) => [0x41, 0x3a9, 0x4e2d, 0xd83d, 0xde00, 0xffff][(i * 31 + j * 17) % 6]!)),
+      );
+    for (const s of samples) expect(utf8Length(s), JSON.stringify(s)).toBe(encoder.encode(s).length);
+  });
+
+  it("toHex writes two lower-case digits per byte", () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(toHex(all)).toBe(Buffer.from(all).toString("hex"));
+    expect(toHex(new Uint8Array(0))).toBe("");
   });
 
   it("crc32 matches node:zlib, and zlibStored inflates back across block boundaries", () => {
