@@ -1,7 +1,8 @@
 /**
  * Reads a V8 `.cpuprofile` (the format `--cpu-prof` and the inspector write): the busy samples
- * (idle left out) by area of the code and by function, self time and inclusive time. Frames of a
- * bundled script (lib.ts `bundle`) are mapped back to their source files through its source map.
+ * (idle left out) by area of the code and by function, self time and inclusive time; and a
+ * sampling `.heapprofile`: the bytes allocated by area and by function. Frames of a bundled
+ * script (lib.ts `bundle`) are mapped back to their source files through its source map.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
@@ -18,7 +19,7 @@ interface CallFrame {
 const maps = new Map<string, SourceMap | null>();
 
 /** The frame with `url` (and line) of its source file when its script has a source map beside it. */
-function original(frame: CallFrame): CallFrame {
+export function original(frame: CallFrame): CallFrame {
   if (!frame.url.startsWith("file://")) return frame;
   const file = fileURLToPath(frame.url);
   let map = maps.get(file);
@@ -65,6 +66,7 @@ const shortFile = (url: string) => url.split("/").slice(-2).join("/");
  * files, undici or another package, a Node subsystem; V8's own frames (GC, "(program)") by name.
  */
 export function areaOf({ url, functionName }: CallFrame): string {
+  if (url.includes("/bench/procs/")) return "benchmark process glue (bench/procs)";
   if (url.includes("/packages/sqlite/") || url.includes("node_modules/better-sqlite3/")) return "SQLite store (statements run inside its steps, commits)";
   const core = /\/packages\/core\/src\/([^/]+)\//.exec(url) ?? /\/packages\/core\/src\/([^/]+)\.ts/.exec(url);
   if (core) return `core: ${core[1]}`;
@@ -128,4 +130,56 @@ export function summarize(file: string, limit = 20): ProfileSummary {
     functions: top(functions, busy, limit),
     inclusive: top(inclusive, busy, limit),
   };
+}
+
+interface HeapNode {
+  id: number;
+  callFrame: CallFrame;
+  children: HeapNode[];
+}
+interface HeapProfile {
+  head: HeapNode;
+  samples: Array<{ nodeId: number; size: number }>;
+}
+
+/** What a sampling heap profile says, per call: bytes allocated in all, by area and by function. */
+export interface HeapSummary {
+  bytesPerCall: number;
+  /** Bytes per call by area ({@link areaOf}), largest first. */
+  areas: Array<{ name: string; bytes: number }>;
+  /** Bytes per call by the function that allocated them, largest first. */
+  functions: Array<{ name: string; bytes: number }>;
+}
+
+/**
+ * Summarizes the heap profile at `file` over `calls` calls. Allocations made by native code
+ * count for the nearest JavaScript caller with a source file, as in {@link summarize}.
+ */
+export function summarizeHeap(file: string, calls: number, limit = 20): HeapSummary {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as HeapProfile;
+  const sizes = new Map<number, number>();
+  for (const s of profile.samples) sizes.set(s.nodeId, (sizes.get(s.nodeId) ?? 0) + s.size);
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapNode, owner: CallFrame | undefined) => {
+    const frame = original(node.callFrame);
+    const at = frame.url !== "" || V8_FRAMES.has(frame.functionName) ? frame : owner;
+    const size = sizes.get(node.id) ?? 0;
+    if (size > 0) {
+      total += size;
+      const who = at ?? frame;
+      areas.set(areaOf(who), (areas.get(areaOf(who)) ?? 0) + size);
+      const name = `${who.functionName || "(anonymous)"} ${shortFile(who.url)}`.trim();
+      functions.set(name, (functions.get(name) ?? 0) + size);
+    }
+    for (const child of node.children) walk(child, at);
+  };
+  walk(profile.head, undefined);
+  const perCall = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([name, bytes]) => ({ name, bytes: bytes / calls }));
+  return { bytesPerCall: total / calls, areas: perCall(areas), functions: perCall(functions) };
 }

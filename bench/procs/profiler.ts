@@ -3,7 +3,9 @@
  * window the parent chooses, taken inside the process under load through `node:inspector` (the
  * same profiler `--cpu-prof` starts, but started and stopped on command, so start-up and warm-up
  * stay out of it). Commands: `profile-start`, then `profile-stop <file>`, which writes the
- * `.cpuprofile` and answers `{ file, gc }`.
+ * `.cpuprofile` and answers `{ file, gc }`; `heap-start`, then `heap-stop <file>`: the sampling
+ * heap profiler (where the allocations of the window were made, one sample per 4 KiB allocated on
+ * average, objects collected meanwhile included), written as a `.heapprofile`.
  */
 import { Session } from "node:inspector";
 import { writeFileSync } from "node:fs";
@@ -57,6 +59,18 @@ export function createProfiler(samplingIntervalUs = 100) {
       observer.disconnect();
       writeFileSync(file, JSON.stringify(profile));
       return { file, gc };
+    }
+    if (command === "heap-start") {
+      await post("HeapProfiler.enable");
+      // Keep the samples of objects a GC has collected: the window's allocations, not what survived it.
+      await post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      return { started: true };
+    }
+    if (command.startsWith("heap-stop ")) {
+      const file = command.slice("heap-stop ".length);
+      const { profile } = await post<{ profile: unknown }>("HeapProfiler.stopSampling");
+      writeFileSync(file, JSON.stringify(profile));
+      return { file };
     }
     return undefined;
   };

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream/promises";
 import { Pool } from "undici";
 import { serveParent } from "./lib.js";
+import { createProfiler } from "./profiler.js";
 
 const stubUrl = process.argv[2];
 const mode = process.argv[3] ?? "buffer";
@@ -41,5 +42,6 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 65_000;
 server.listen(0, "127.0.0.1", () => {
-  serveParent({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, () => ({}));
+  const profiler = createProfiler();
+  serveParent({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, async (command) => (await profiler(command)) ?? {});
 });

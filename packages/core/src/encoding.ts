@@ -61,7 +61,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
 
 /** base64url (no padding) of bytes. */
 export function bytesToBase64Url(bytes: Uint8Array): string {
-  return bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return NodeBuffer ? NodeBuffer.from(bytes).toString("base64url") : base64Portable(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** Decodes standard or url-safe base64 (padding optional); null when malformed. */
@@ -79,7 +79,7 @@ export function base64ToBytes(text: string): Uint8Array | null {
 
 /** base64url (no padding) of a UTF-8 string. */
 export function toBase64Url(text: string): string {
-  return bytesToBase64Url(encoder.encode(text));
+  return NodeBuffer ? NodeBuffer.from(text, "utf8").toString("base64url") : bytesToBase64Url(encoder.encode(text));
 }
 
 /** UTF-8 text of a base64 / base64url string; null when malformed. */

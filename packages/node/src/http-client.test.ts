@@ -17,6 +17,8 @@ beforeAll(async () => {
         res.setHeader("x-multi", ["a", "b"]);
         res.writeHead(201, { "Content-Type": "application/json", "X-Seen-Auth": req.headers.authorization ?? "" });
         res.end(JSON.stringify({ method: req.method, body }));
+      } else if (req.url?.startsWith("/where")) {
+        res.writeHead(200).end(req.url);
       } else if (req.url === "/slow-headers") {
         setTimeout(() => res.end("late"), 1_000);
       } else if (req.url === "/slow-body") {
@@ -38,7 +40,11 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const codeOf = (p: Promise<unknown>) => p.then(() => "resolved", (e: unknown) => (e instanceof GatewayError ? e.code : `other: ${String(e)}`));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "resolved",
+    (e: unknown) => (e instanceof GatewayError ? e.code : `other: ${String(e)}`),
+  );
 
 describe("createUndiciHttpClient", () => {
   it("returns status, lower-case joined headers and the body, read once for text() and bytes()", async () => {
@@ -54,6 +60,13 @@ describe("createUndiciHttpClient", () => {
   it("resolves any HTTP status and sends byte bodies", async () => {
     const res = await client({ method: "PUT", url: `${base}/missing`, body: new TextEncoder().encode("x") });
     expect([res.status, await res.text()]).toEqual([404, "nope"]);
+  });
+
+  it("sends each URL's own path and query (the parsed target is memoized per URL), and refuses what is not http(s)", async () => {
+    for (let round = 0; round < 2; round++)
+      for (const path of ["/where", "/where?x=1", "/where?x=2&y=%20", "/where/%C3%A9"])
+        expect(await (await client({ method: "GET", url: `${base}${path}#fragment` })).text()).toBe(path);
+    for (const url of ["ftp://127.0.0.1/x", "not a url"]) await expect(client({ method: "GET", url })).rejects.toMatchObject({ code: "upstream_error" });
   });
 
   it("rejects with upstream_timeout when headers or the body exceed timeoutMs", async () => {

@@ -29,7 +29,16 @@ export function makeReceipt(id: string, subject: string, priced: Priced, settlem
   };
 }
 
+const texts = new WeakMap<Receipt, string>();
+
+/** The receipt's JSON text, serialized once per receipt (the header and a pass-through body share it). */
+export function receiptJson(receipt: Receipt): string {
+  let text = texts.get(receipt);
+  if (text === undefined) texts.set(receipt, (text = JSON.stringify(receipt)));
+  return text;
+}
+
 /** The `X-Receipt` header value: base64url of the receipt JSON. */
 export function receiptHeader(receipt: Receipt): string {
-  return toBase64Url(JSON.stringify(receipt));
+  return toBase64Url(receiptJson(receipt));
 }

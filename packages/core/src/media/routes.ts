@@ -11,6 +11,7 @@ import { audioSeconds } from "../providers/wav.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { servePaid, withReceipt } from "./serve.js";
+import { receiptJson } from "./receipt.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
 
@@ -239,7 +240,7 @@ export function mediaRoutes(): AnyRoute[] {
           },
           (r, receipt, headers) =>
             r.raw
-              ? bytes(appendMember(r.raw, "receipt", JSON.stringify(receipt)), "application/json", { headers })
+              ? bytes(appendMember(r.raw, "receipt", receiptJson(receipt)), "application/json", { headers })
               : withReceipt(
                   {
                     object: "list",

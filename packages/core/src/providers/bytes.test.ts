@@ -1,6 +1,6 @@
 import { crc32 as nodeCrc32, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { base64Portable, bytesToBase64, utf8Length } from "../encoding.js";
+import { base64Portable, bytesToBase64, bytesToBase64Url, toBase64Url, utf8Length } from "../encoding.js";
 import { toHex } from "../ids.js";
 import { base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
 import { zlibStored } from "./png.js";
@@ -25,6 +25,12 @@ describe("provider byte codecs", () => {
         String.fromCharCode(...Array.from({ length: (i * 7) % 23 }, (_, j) => [0x41, 0x3a9, 0x4e2d, 0xd83d, 0xde00, 0xffff][(i * 31 + j * 17) % 6]!)),
       );
     for (const s of samples) expect(utf8Length(s), JSON.stringify(s)).toBe(encoder.encode(s).length);
+  });
+
+  it("base64url of bytes and of UTF-8 text match Buffer's, unpadded", () => {
+    for (let n = 0; n < 20; n++) expect(bytesToBase64Url(sample(n))).toBe(Buffer.from(sample(n)).toString("base64url"));
+    for (const s of ["", "a", "ab", "abc", "é€😀", "\ud83d lone", JSON.stringify({ receipt: "rcpt_1", amount: "2" })])
+      expect(toBase64Url(s)).toBe(Buffer.from(new TextEncoder().encode(s)).toString("base64url"));
   });
 
   it("toHex writes two lower-case digits per byte", () => {
