@@ -53,7 +53,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
     const current = intentOf(row?.current);
     const finished = intentOf(row?.finished);
     const key = keyOf(row?.key);
-    if (finished && key) return finished.status === "expired" ? { ok: false, reason: "expired", intent: finished } : { ok: true, intent: finished, key };
+    if (finished && key) return finished.status === "expired" ? { ok: false, reason: "expired", intent: finished } : { ok: true, key };
     if (!current) return { ok: false, reason: "not_found" };
     if (current.status !== "authorized") return { ok: false, reason: "invalid_state", intent: current };
     return { ok: false, reason: "exceeds_reservation", intent: current };

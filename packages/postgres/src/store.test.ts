@@ -54,9 +54,9 @@ for (const { name, db, schema: newSchema } of testDatabases("store")) {
       const charge = { chargeId: `ch_${++ids}`, intentId, keyId: a.keyId, owner: OWNER, chainId: 8453, amount: MAX_AMOUNT - 1n, status: "queued" as const, createdAt: T0 };
       expect(await store.settle({ intentId, finalAmount: MAX_AMOUNT - 1n, result: {}, now: T0 + 1, charge })).toMatchObject({
         ok: true,
-        intent: { finalAmount: MAX_AMOUNT - 1n, releasedAmount: 1n },
         key: { budgetUsed: MAX_AMOUNT - 1n, budgetReserved: 0n },
       });
+      expect(await store.getIntent(intentId)).toMatchObject({ finalAmount: MAX_AMOUNT - 1n, releasedAmount: 1n });
       const direct = { ...charge, chargeId: `ch_${++ids}`, keyId: b.keyId, amount: MAX_AMOUNT };
       delete (direct as { intentId?: string }).intentId;
       expect(await store.chargeDirect({ keyId: b.keyId, amount: MAX_AMOUNT, now: T0, charge: direct })).toMatchObject({ ok: true, key: { budgetUsed: MAX_AMOUNT } });
@@ -86,7 +86,8 @@ for (const { name, db, schema: newSchema } of testDatabases("store")) {
         expect(again).toMatchObject({ ok: false, reason: "idempotent_replay", intent: { intentId: first.get(idem), idempotencyKey: idem } });
       }
       const aborted = await store.abort({ intentId: first.get("plain")!, reason: "up\0stream\\", result: { message: "x\0y" }, now: T0 + 1 });
-      expect(aborted).toMatchObject({ ok: true, intent: { reason: "up\0stream\\", result: { message: "x\0y" } } });
+      expect(aborted).toMatchObject({ ok: true });
+      expect(await store.getIntent(first.get("plain")!)).toMatchObject({ reason: "up\0stream\\", result: { message: "x\0y" } });
 
       for (const id of odd) {
         await store.insertFeedback({ feedbackId: `fb_${++ids}`, targetType: "model", targetId: id, category: "general", comment: `c${id}`, labels: [id], verification: "anonymous", createdAt: T0 });

@@ -88,7 +88,7 @@ export interface ScopeCounters {
    */
   reserve(p: { key_id: string; scope: string; amount: bigint; limit: bigint; now: number }): boolean;
   /** Moves `max` out of the scope's reserved and `final` into its used (rolled with the key's window). */
-  finish(key: KeyRow, scope: string, max: bigint, final: bigint, now: number): void;
+  finish(key: Pick<KeyRow, "key_id" | "budget_period">, scope: string, max: bigint, final: bigint, now: number): void;
 }
 
 /** Prepares the statements of {@link ScopeCounters}. */

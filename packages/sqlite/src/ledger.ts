@@ -10,7 +10,7 @@
  * scope's counters in the same step.
  */
 import type Database from "better-sqlite3";
-import { intentFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
+import { intentFromRow, keyBudgetFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
 import type {
   ChargeDirectResult,
   ChargeRecord,
@@ -23,12 +23,16 @@ import type {
   ReserveResult,
   VideoJobRecord,
 } from "@tollgate/core";
-import { chargeParams, checkAmount, MAX_INT64, objectRows, toJson, type IntentRow, type KeyRow } from "./rows.js";
+import { chargeParams, checkAmount, MAX_INT64, objectRows, toJson, type BudgetRow, type IntentRow, type KeyRow } from "./rows.js";
 import { videoJobInserter } from "./video.js";
 import type { GroupCommit } from "./group-commit.js";
 import { createScopeCounters, ROLL_START, USED_NOW, windowParams } from "./governance.js";
 
+/** What releasing a finished intent needs: expiry, settle and abort return only this. */
 type Released = { key_id: string; max_amount: bigint; budget_scope: string | null };
+
+/** The columns of a key's budget a guarded step returns (`keyBudgetFromRow` reads them). */
+const BUDGET_COLS = "key_id, budget_limit, budget_used, budget_reserved, budget_period, period_start";
 
 const EXPIRE = "UPDATE intents SET status = 'expired', released_amount = max_amount, finished_at = @now";
 const RELEASED = "RETURNING key_id, max_amount, budget_scope";
@@ -57,16 +61,16 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   type Windows = ReturnType<typeof windowParams>;
   /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0), in the rolled window. */
   const unreserve = objectRows(
-    db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, KeyRow>(`
+    db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, BudgetRow>(`
     UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = ${USED_NOW} + @final, ${ROLL_START}
-    WHERE key_id = @key_id RETURNING *`),
+    WHERE key_id = @key_id RETURNING ${BUDGET_COLS}`),
   );
   // The guard counts a lapsed window's used as 0, and the same statement rolls it forward.
   const GUARD = `key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - ${USED_NOW} - budget_reserved >= @amount`;
   const reserveOnKey = objectRows(
-    db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
+    db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, BudgetRow & Pick<KeyRow, "owner" | "chain_id">>(`
     UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now, budget_used = ${USED_NOW}, ${ROLL_START}
-    WHERE ${GUARD} RETURNING *`),
+    WHERE ${GUARD} RETURNING owner, chain_id, ${BUDGET_COLS}`),
   );
   const chargeOnKey = objectRows(
     db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
@@ -78,16 +82,16 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     INSERT INTO intents (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, budget_scope, fingerprint, request, created_at, expires_at)
     VALUES (@intent_id, @key_id, @owner, @chain_id, 'authorized', @max_amount, @idempotency_key, @budget_scope, @fingerprint, @request, @created_at, @expires_at)`);
   const settleIntent = objectRows(
-    db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, IntentRow>(`
+    db.prepare<{ intent_id: string; final: bigint; result: string | null; now: number }, Released>(`
     UPDATE intents SET status = 'settled', final_amount = @final, released_amount = max_amount - @final, result = @result, finished_at = @now
     WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now AND max_amount >= @final
-    RETURNING *`),
+    ${RELEASED}`),
   );
   const abortIntent = objectRows(
-    db.prepare<{ intent_id: string; reason: string; result: string | null; now: number }, IntentRow>(`
+    db.prepare<{ intent_id: string; reason: string; result: string | null; now: number }, Released>(`
     UPDATE intents SET status = 'aborted', released_amount = max_amount, reason = @reason, result = @result, finished_at = @now
     WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at > @now
-    RETURNING *`),
+    ${RELEASED}`),
   );
   const insertCharge = db.prepare(`
     INSERT INTO charges (charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at, tx_hash, error, batch_id, lease_until, settled_at)
@@ -104,15 +108,15 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       perKey.set(r.key_id, entry);
     }
     for (const [key_id, { max, scopes: perScope }] of perKey) {
-      const key = unreserve.get({ key_id, max, final: 0n, ...windowParams(now) }) as KeyRow;
+      const key = unreserve.get({ key_id, max, final: 0n, ...windowParams(now) })!;
       for (const [scope, scoped] of perScope) scopes.finish(key, scope, scoped, 0n, now);
     }
     return rows.length;
   }
 
-  /** Unreserves a finished intent on its key and its scope; the key after it. */
-  function finishOnKey(row: IntentRow, final: bigint, now: number): KeyRow {
-    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final, ...windowParams(now) }) as KeyRow;
+  /** Unreserves a finished intent on its key and its scope; the key's budget after it. */
+  function finishOnKey(row: Released, final: bigint, now: number): BudgetRow {
+    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final, ...windowParams(now) })!;
     if (row.budget_scope != null) scopes.finish(key, row.budget_scope, row.max_amount, final, now);
     return key;
   }
@@ -187,12 +191,11 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       created_at: intent.createdAt,
       expires_at: intent.expiresAt,
     });
-    const key = keyFromRow(keyRow);
     const record: IntentRecord = {
       intentId: intent.intentId,
       keyId: intent.keyId,
-      owner: key.owner,
-      chainId: key.chainId,
+      owner: keyRow.owner,
+      chainId: Number(keyRow.chain_id),
       status: "authorized",
       maxAmount: intent.maxAmount,
       fingerprint: intent.fingerprint,
@@ -203,7 +206,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       ...(intent.idempotencyKey === undefined ? {} : { idempotencyKey: intent.idempotencyKey }),
       ...(budgetScope === undefined ? {} : { budgetScope: budgetScope.scope }),
     };
-    return { ok: true, intent: record, key };
+    return { ok: true, intent: record, key: keyBudgetFromRow(keyRow) };
   }
 
   /** A duplicate charge or job id throws, and the step's savepoint rolls back the settle with it. */
@@ -220,14 +223,14 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     const key = finishOnKey(row, final, now);
     queueCharge(charge);
     if (videoJob) insertVideoJob(videoJob);
-    return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
+    return { ok: true, key: keyBudgetFromRow(key) };
   }
 
   function abortStep(intentId: string, reason: string, result: string | null, now: number): FinishResult {
     const row = abortIntent.get({ intent_id: intentId, reason, result, now });
     if (!row) return finishMiss(intentId, now);
     const key = finishOnKey(row, 0n, now);
-    return { ok: true, intent: intentFromRow(row), key: keyFromRow(key) };
+    return { ok: true, key: keyBudgetFromRow(key) };
   }
 
   function chargeStep(keyId: string, amount: bigint, now: number, charge: ChargeRecord | undefined): ChargeDirectResult {

@@ -33,6 +33,8 @@ export function toJson(value: unknown): string | null {
 
 /** Rows as this store reads them: every INTEGER column is a bigint (`defaultSafeIntegers(true)`). */
 export type KeyRow = SqlKeyRow<bigint>;
+/** The budget columns of a key row that the guarded ledger steps return. */
+export type BudgetRow = Pick<KeyRow, "key_id" | "budget_limit" | "budget_used" | "budget_reserved" | "budget_period" | "period_start">;
 export type IntentRow = SqlIntentRow<bigint>;
 export type ChargeRow = SqlChargeRow<bigint>;
 

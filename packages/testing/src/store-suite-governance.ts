@@ -6,7 +6,7 @@
  */
 import { expect } from "vitest";
 import { windowStart } from "@tollgate/core";
-import type { BudgetPeriod, KeyEventRecord, KeyRecord, Store } from "@tollgate/core";
+import type { BudgetPeriod, KeyBudget, KeyEventRecord, KeyRecord, Store } from "@tollgate/core";
 import { addKey, makeCharge, makeIntent, mustGetKey, uniq, type StoreTest } from "./store-fixtures.js";
 
 const utc = (iso: string) => Date.parse(iso);
@@ -17,7 +17,7 @@ const periodKey = (store: Store, period: BudgetPeriod, at: number, limit = 1000n
   addKey(store, { budgetLimit: limit, budgetPeriod: period, periodStart: windowStart(period, at), createdAt: at, expiresAt: at + YEAR, ...extra });
 
 /** Reserves and settles `amount` at `now`; asserts it fits. */
-async function spend(store: Store, keyId: string, amount: bigint, now: number, scope?: { scope: string; limit: bigint }): Promise<KeyRecord> {
+async function spend(store: Store, keyId: string, amount: bigint, now: number, scope?: { scope: string; limit: bigint }): Promise<KeyBudget> {
   const r = await store.reserve({ intent: makeIntent(keyId, amount, { createdAt: now, expiresAt: now + 60_000, ...(scope ? { budgetScope: scope } : {}) }), now });
   expect(r.ok, JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe(true);
   const s = await store.settle({ intentId: r.ok ? r.intent.intentId : "", finalAmount: amount, result: {}, now });

@@ -48,12 +48,14 @@ export const ledgerTests = {
     const key = await addKey(store, { budgetLimit: 100n });
     const input = makeIntent(key.keyId, 60n, { idempotencyKey: "idem-1", request: { service: "s", nested: { a: [1, "2"] } } });
     const r = await store.reserve({ intent: input, now: T0 + 5 });
-    expect(r).toEqual({
+    expect(r).toMatchObject({
       ok: true,
       intent: { ...input, owner: key.owner, chainId: key.chainId, status: "authorized" },
-      key: { ...key, budgetReserved: 60n, lastUsedAt: T0 + 5 },
+      key: { keyId: key.keyId, budgetLimit: 100n, budgetUsed: 0n, budgetReserved: 60n },
     });
+    expect(r.ok && r.intent).toEqual({ ...input, owner: key.owner, chainId: key.chainId, status: "authorized" });
     expect(await store.getIntent(input.intentId)).toEqual(r.ok && r.intent);
+    expect(await store.getKeyById(key.keyId)).toEqual({ ...key, budgetReserved: 60n, lastUsedAt: T0 + 5 });
     // An exact fit succeeds; one more unit does not.
     await reserveOk(store, key.keyId, 40n);
     const over = await store.reserve({ intent: makeIntent(key.keyId, 1n), now: T0 });
@@ -93,13 +95,15 @@ export const ledgerTests = {
     const charge = makeCharge(key, 60n, { intentId: id, createdAt: T0 + 10 });
     const result = { paymentIntentId: id, status: "settled", finalAmountWei: "60" };
     const r = await store.settle({ intentId: id, finalAmount: 60n, result, now: T0 + 10, charge });
-    expect(r).toMatchObject({ ok: true, intent: { status: "settled", maxAmount: 70n, finalAmount: 60n, releasedAmount: 10n, result, finishedAt: T0 + 10 }, key: { budgetUsed: 60n, budgetReserved: 0n } });
+    expect(r).toEqual({ ok: true, key: expect.objectContaining({ keyId: key.keyId, budgetLimit: 100n, budgetUsed: 60n, budgetReserved: 0n }) });
+    expect(await store.getIntent(id)).toMatchObject({ status: "settled", maxAmount: 70n, finalAmount: 60n, releasedAmount: 10n, result, finishedAt: T0 + 10 });
     expect(await store.getCharge(charge.chargeId)).toEqual(charge);
     expect(await store.pendingChargeTotals(key.owner, key.chainId)).toEqual({ amount: 60n, count: 1 });
     // A zero settle queues nothing.
     const zero = await reserveOk(store, key.keyId, 5n);
     const none = makeCharge(key, 0n, { intentId: zero });
-    expect(await store.settle({ intentId: zero, finalAmount: 0n, result: { ok: 1 }, now: T0 + 11, charge: none })).toMatchObject({ ok: true, intent: { finalAmount: 0n, releasedAmount: 5n } });
+    expect(await store.settle({ intentId: zero, finalAmount: 0n, result: { ok: 1 }, now: T0 + 11, charge: none })).toMatchObject({ ok: true });
+    expect(await store.getIntent(zero)).toMatchObject({ finalAmount: 0n, releasedAmount: 5n });
     expect(await store.getCharge(none.chargeId)).toBeNull();
     expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: 60n, budgetReserved: 0n });
   },
@@ -109,7 +113,8 @@ export const ledgerTests = {
     const id = await reserveOk(store, key.keyId, 10n);
     const job = makeVideoJob();
     const charge = makeCharge(key, 5n, { intentId: id });
-    expect(await store.settle({ intentId: id, finalAmount: 5n, result: { job: job.id }, now: T0 + 1, charge, videoJob: job })).toMatchObject({ ok: true, intent: { status: "settled" } });
+    expect(await store.settle({ intentId: id, finalAmount: 5n, result: { job: job.id }, now: T0 + 1, charge, videoJob: job })).toMatchObject({ ok: true });
+    expect(await store.getIntent(id)).toMatchObject({ status: "settled" });
     expect(await store.getVideoJob(job.id)).toEqual(job);
     expect(await store.getCharge(charge.chargeId)).toEqual(charge);
 
@@ -176,14 +181,16 @@ export const ledgerTests = {
     expect(await store.getIntent(id)).toEqual(before);
     expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: 0n, budgetReserved: 50n });
     expect(await store.pendingChargeTotals(key.owner, key.chainId)).toEqual({ amount: 0n, count: 0 });
-    expect(await store.settle({ intentId: id, finalAmount: 50n, result: {}, now: T0 + 2 })).toMatchObject({ ok: true, intent: { releasedAmount: 0n } });
+    expect(await store.settle({ intentId: id, finalAmount: 50n, result: {}, now: T0 + 2 })).toMatchObject({ ok: true });
+    expect(await store.getIntent(id)).toMatchObject({ releasedAmount: 0n });
   },
 
   "abort releases the reservation once; no state move after a finish": async ({ store }) => {
     const key = await addKey(store);
     const id = await reserveOk(store, key.keyId, 40n);
     const r = await store.abort({ intentId: id, reason: "upstream_failed", result: { status: "aborted" }, now: T0 + 3 });
-    expect(r).toMatchObject({ ok: true, intent: { status: "aborted", reason: "upstream_failed", releasedAmount: 40n, result: { status: "aborted" }, finishedAt: T0 + 3 }, key: { budgetUsed: 0n, budgetReserved: 0n } });
+    expect(r).toMatchObject({ ok: true, key: { keyId: key.keyId, budgetUsed: 0n, budgetReserved: 0n } });
+    expect(await store.getIntent(id)).toMatchObject({ status: "aborted", reason: "upstream_failed", releasedAmount: 40n, result: { status: "aborted" }, finishedAt: T0 + 3 });
     expect(await store.abort({ intentId: id, reason: "again", result: {}, now: T0 + 4 })).toMatchObject({ ok: false, reason: "invalid_state", intent: { status: "aborted", reason: "upstream_failed" } });
     expect(await store.settle({ intentId: id, finalAmount: 1n, result: {}, now: T0 + 4 })).toMatchObject({ ok: false, reason: "invalid_state", intent: { status: "aborted" } });
     const settled = await reserveOk(store, key.keyId, 40n);
@@ -302,9 +309,9 @@ export const ledgerTests = {
     const charge = makeCharge(key, big + 11999n, { intentId: id });
     expect(await store.settle({ intentId: id, finalAmount: big + 11999n, result: { finalAmountWei: (big + 11999n).toString() }, now: T0 + 1, charge })).toMatchObject({
       ok: true,
-      intent: { finalAmount: big + 11999n, releasedAmount: 1n },
       key: { budgetUsed: big + 11999n, budgetReserved: 0n },
     });
+    expect(await store.getIntent(id)).toMatchObject({ finalAmount: big + 11999n, releasedAmount: 1n });
     expect(await store.chargeDirect({ keyId: key.keyId, amount: 346n, now: T0 + 2 })).toMatchObject({ ok: true, key: { budgetUsed: big + 12345n } });
     expect(await store.pendingChargeTotals(key.owner, key.chainId)).toEqual({ amount: big + 11999n, count: 1 });
     expect((await store.getCharge(charge.chargeId))?.amount).toBe(big + 11999n);

@@ -60,7 +60,11 @@ export const raceTests = {
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
     expect(results.filter((r) => !r.ok && r.reason === "invalid_state")).toHaveLength(19);
-    const final = winners[0]?.ok ? (winners[0].intent.finalAmount ?? 0n) : -1n;
+    const won = await store.getIntent(id);
+    // The winner's own call: a settle of i stored finalAmount i, an abort stored its reason.
+    const winner = results.indexOf(winners[0]!);
+    expect(won).toMatchObject(winner % 2 === 0 ? { status: "settled", finalAmount: BigInt(winner) } : { status: "aborted", reason: `r${winner}` });
+    const final = won?.finalAmount ?? 0n;
     expect(await mustGetKey(store, key.keyId)).toMatchObject({ budgetUsed: final, budgetReserved: 0n });
   },
 

@@ -10,6 +10,7 @@ import { budgetHeaders, keyView, remainingOf } from "./view.js";
 import { sessionRoutes } from "./session-route.js";
 import { checkGovernanceModels, fullView, governanceFields, governanceRoutes, ownedKey, sendsServiceKey } from "./governance-routes.js";
 import { rolled } from "./period.js";
+import type { KeyBudget } from "../store/types.js";
 
 const createBody = z
   .object({
@@ -89,7 +90,7 @@ export function keyRoutes(): AnyRoute[] {
       security: { accepts: ["serviceKey"], charges: true },
       handle: async ({ request, auth, body, gateway, trace }) => {
         const idempotencyKey = idempotencyKeyHeader(request);
-        let key = auth;
+        let key: KeyBudget = auth;
         let replay = false;
         if (idempotencyKey === undefined) key = await gateway.services.keys.chargeDirect(auth, body.amount, trace);
         else {

@@ -1,12 +1,12 @@
 /** The wire views of keys and the budget headers (docs/payments.md "Service keys"). */
-import type { KeyRecord, ModelSpendRecord } from "../store/types.js";
+import type { KeyBudget, KeyRecord, ModelSpendRecord } from "../store/types.js";
 import { rolled, windowEnd, windowStart } from "./period.js";
 
 /** Derived key status. */
 export type KeyStatus = "active" | "revoked" | "expired" | "exhausted";
 
 /** Remaining budget: limit − used − reserved. */
-export function remainingOf(key: KeyRecord): bigint {
+export function remainingOf(key: Pick<KeyBudget, "budgetLimit" | "budgetUsed" | "budgetReserved">): bigint {
   return key.budgetLimit - key.budgetUsed - key.budgetReserved;
 }
 
@@ -59,7 +59,7 @@ function modelBudgetsView(key: KeyRecord, now: number, spend: readonly ModelSpen
 }
 
 /** `x-key-budget-limit|used|reserved|remaining` for every key-billed response. */
-export function budgetHeaders(key: KeyRecord): Record<string, string> {
+export function budgetHeaders(key: KeyBudget): Record<string, string> {
   return {
     "x-key-budget-limit": key.budgetLimit.toString(),
     "x-key-budget-used": key.budgetUsed.toString(),

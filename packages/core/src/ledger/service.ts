@@ -14,7 +14,7 @@ import { remainingOf } from "../keys/view.js";
 import { sha256Hex } from "../keys/token.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
-import type { IntentRecord, KeyRecord, Store } from "../store/types.js";
+import type { IntentRecord, KeyBudget, KeyRecord, Store } from "../store/types.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import { priceMeter, type MeterInput, type PricedMeter } from "./meter.js";
 import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
@@ -65,7 +65,8 @@ export interface SettleInput {
 /** What a prepare returns. `replay` is true for an idempotent repeat. */
 export interface PrepareResult {
   readonly intent: IntentRecord;
-  readonly key: KeyRecord;
+  /** The key's budget after the reservation (or, on a replay, the key as stored). */
+  readonly key: KeyBudget;
   readonly replay: boolean;
 }
 
@@ -75,7 +76,7 @@ export type FinishView = Record<string, unknown>;
 /** The payment-intent service. */
 export interface LedgerService {
   prepare(input: PrepareInput): Promise<PrepareResult>;
-  settle(input: SettleInput): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
+  settle(input: SettleInput): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /**
    * Settles an intent this process prepared and still holds (the paid-call pipeline): no read
    * before the guarded step, and no answer stored for replays (nobody else settles it; a second
@@ -85,8 +86,8 @@ export interface LedgerService {
     intent: IntentRecord;
     finalAmount: bigint;
     videoJob?: SettleInput["videoJob"];
-  }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
-  abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyRecord; replay: boolean }>;
+  }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
+  abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /** Releases overdue reservations (the sweeper); returns how many intents expired. */
   sweep(limit?: number): Promise<number>;
   /**

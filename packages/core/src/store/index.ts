@@ -13,6 +13,7 @@ export type {
   IntentStatus,
   KeyCursor,
   IntentCursor,
+  KeyBudget,
   KeyGuardReason,
   KeyPurpose,
   KeyRecord,

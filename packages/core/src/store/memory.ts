@@ -228,7 +228,7 @@ export function createMemoryStore(): Store {
       intent.finalAmount = finalAmount;
       if (storedResult !== undefined) intent.result = storedResult;
       if (insertCharge && charge) charges.set(charge.chargeId, copyCharge(charge));
-      return { ok: true, intent: copyIntent(intent), key: keyOf(intent) };
+      return { ok: true, key: keyOf(intent) };
     },
 
     async abort({ intentId, reason, result, now }) {
@@ -239,7 +239,7 @@ export function createMemoryStore(): Store {
       finish(intent, "aborted", now);
       intent.reason = reason;
       if (storedResult !== undefined) intent.result = storedResult;
-      return { ok: true, intent: copyIntent(intent), key: keyOf(intent) };
+      return { ok: true, key: keyOf(intent) };
     },
 
     async chargeDirect({ keyId, amount, now, charge }) {

@@ -20,6 +20,7 @@ import type {
   FeedbackRecord,
   IntentRecord,
   IntentStatus,
+  KeyBudget,
   KeyPurpose,
   KeyRecord,
   PaymentNonceRecord,
@@ -194,6 +195,16 @@ export interface SqlDispenserClaimRow<I extends SqlInt = SqlInt> {
   created_at: I;
   claimed_at: I | null;
   tx_hash: string | null;
+}
+
+/** The budget of a key from the budget columns of a `keys` row (a guarded ledger step returns only these). */
+export function keyBudgetFromRow(
+  r: Pick<SqlKeyRow, "key_id" | "budget_limit" | "budget_used" | "budget_reserved" | "budget_period" | "period_start">,
+): KeyBudget {
+  const key: KeyBudget = { keyId: r.key_id, budgetLimit: BigInt(r.budget_limit), budgetUsed: BigInt(r.budget_used), budgetReserved: BigInt(r.budget_reserved) };
+  if (r.budget_period != null) key.budgetPeriod = r.budget_period as BudgetPeriod;
+  if (r.period_start != null) key.periodStart = Number(r.period_start);
+  return key;
 }
 
 /** The key of a `keys` row. Free text: `name`. */

@@ -204,17 +204,28 @@ export interface IntentCursor {
 /** Why a key cannot be charged. */
 export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted" | "model_budget_exhausted";
 
+/**
+ * A key's budget as a guarded ledger step left it (its window rolled by that step): what the
+ * budget headers and the remaining amount need. A successful reserve, settle or abort returns only
+ * this, so that the paid call's hot statements return a handful of columns instead of the whole
+ * key row (a full {@link KeyRecord} is one too: a store may return it).
+ */
+export type KeyBudget = Pick<KeyRecord, "keyId" | "budgetLimit" | "budgetUsed" | "budgetReserved" | "budgetPeriod" | "periodStart">;
+
 /** Outcome of {@link LedgerStore.reserve}. */
 export type ReserveResult =
-  | { ok: true; intent: IntentRecord; key: KeyRecord }
+  | { ok: true; intent: IntentRecord; key: KeyBudget }
   | { ok: false; reason: "key_not_found" }
   | { ok: false; reason: KeyGuardReason; key: KeyRecord }
   /** An intent with the same (keyId, idempotencyKey) exists: it is returned, nothing reserved. */
   | { ok: false; reason: "idempotent_replay"; intent: IntentRecord; key: KeyRecord };
 
-/** Outcome of {@link LedgerStore.settle} and {@link LedgerStore.abort}. */
+/**
+ * Outcome of {@link LedgerStore.settle} and {@link LedgerStore.abort}. Success returns the key's
+ * budget after the release, not the finished intent (read it with `getIntent` when needed).
+ */
 export type FinishResult =
-  | { ok: true; intent: IntentRecord; key: KeyRecord }
+  | { ok: true; key: KeyBudget }
   | { ok: false; reason: "not_found" }
   /**
    * `invalid_state`: the intent is no longer authorized (its stored `result` can be replayed);
@@ -286,8 +297,8 @@ export interface LedgerStore {
    * `lastUsedAt = now`. A key with a `budgetPeriod` first rolls a lapsed window forward (used 0)
    * within the same operation. With `intent.budgetScope`, the scope's counters (rolled the same
    * way) must also fit `limit - used - reserved >= maxAmount` (else `model_budget_exhausted`, the
-   * key unchanged) and take the reservation too. Single native atomic operation; returns `{ok:false, reason}` when the
-   * guard fails; exactly one concurrent caller wins the last fitting slot, and of N concurrent
+   * key unchanged) and take the reservation too. Single native atomic operation; returns the
+   * intent and the key's {@link KeyBudget} after it, or `{ok:false, reason}` when the guard fails; exactly one concurrent caller wins the last fitting slot, and of N concurrent
    * reserves with one idempotency key exactly one inserts.
    */
   reserve(input: { intent: NewIntent; now: number }): Promise<ReserveResult>;
@@ -297,7 +308,7 @@ export interface LedgerStore {
    * `releasedAmount = maxAmount - finalAmount`, `result` and `finishedAt = now`, and inserts
    * `charge` when given with `amount > 0`, all in one step. The key's window (and the intent's
    * scope's) is rolled forward first, so spend lands in the window it happens in. Single native atomic operation;
-   * returns `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
+   * returns the key's {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
    * expires the intent if it is past `expiresAt`; exactly one concurrent caller wins.
    * `videoJob`, when given, is inserted in the same step (a paid video submission: its charge
    * and its job row land together or not at all); nothing is inserted when the guard fails.
@@ -305,8 +316,8 @@ export interface LedgerStore {
   settle(input: { intentId: string; finalAmount: bigint; result: unknown; now: number; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult>;
   /**
    * Aborts an authorized, unexpired intent: releases its reservation, stores `reason`, `result`,
-   * `releasedAmount = maxAmount`. Single native atomic operation; returns `{ok:false, reason,
-   * intent}` when the guard fails (`invalid_state` or `expired`); exactly one concurrent caller wins.
+   * `releasedAmount = maxAmount`. Single native atomic operation; returns the key's
+   * {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard fails (`invalid_state` or `expired`); exactly one concurrent caller wins.
    */
   abort(input: { intentId: string; reason: string; result: unknown; now: number }): Promise<FinishResult>;
   /**
