@@ -100,6 +100,8 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
 
   /** Gives the reservations of just-expired intents back to their keys (and to their scopes). */
   function release(rows: readonly Released[], now: number): number {
+    // The common case (a reserve's expiry pass finds nothing overdue) builds nothing.
+    if (rows.length === 0) return 0;
     const perKey = new Map<string, { max: bigint; scopes: Map<string, bigint> }>();
     for (const r of rows) {
       const entry = perKey.get(r.key_id) ?? { max: 0n, scopes: new Map<string, bigint>() };
