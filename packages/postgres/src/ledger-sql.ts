@@ -8,14 +8,15 @@
  * lock, so two statements never wait for each other in a cycle.
  */
 import { lapsedSql, rollSet, scopeReleaseCte, scopeReserveCtes, windowPlaceholders, windowSql, type WindowPlaceholders } from "./governance.js";
-import { CHARGE_INSERT_COLUMNS, chargePlaceholders, INTENT_COLS, KEY_COLS, rowJson, type TableName } from "./rows.js";
+import { BUDGET_COLS, CHARGE_INSERT_COLUMNS, chargePlaceholders, INTENT_COLS, KEY_COLS, rowJson, type TableName } from "./rows.js";
 import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders } from "./video.js";
 
 /** The result row of reserve and chargeDirect: JSON of each record, or NULL. */
 export interface StepRow {
   /**
    * The key after this statement changed it, or as locked when it changed nothing (then with the
-   * stored window, which a lapsed one may need rolling); null: unknown key.
+   * stored window, which a lapsed one may need rolling); null: unknown key. A reserve that
+   * inserted its intent gives only the key's budget (BUDGET_COLS).
    */
   key: string | null;
   /** "true" when the guard passed and the amount was reserved or charged. */
@@ -27,7 +28,7 @@ export interface StepRow {
   scoped_due?: string | null;
   /** Scoped reserve: "true" when the key's own guard passed (so a refusal is the per-model cap's). */
   key_fits?: string | null;
-  /** reserve: the inserted intent. */
+  /** reserve: the owner and chain of the inserted intent (the caller has the rest of it). */
   inserted?: string | null;
   /** reserve: the existing intent of the idempotency key. */
   replay?: string | null;
@@ -37,9 +38,11 @@ export interface StepRow {
 export interface FinishRow {
   /** The intent as locked, before this statement (null: unknown, or not needed: it was finished). */
   current: string | null;
-  /** The intent as this statement left it (null: the guard failed, nothing changed). */
+  /** The status this statement left the intent in (null: the guard failed, nothing changed). */
+  status: string | null;
+  /** The intent as this statement left it, only when it expired it (a settle or abort that came too late). */
   finished: string | null;
-  /** Its key after the release. */
+  /** Its key's budget after the release (BUDGET_COLS). */
   key: string | null;
 }
 
@@ -137,8 +140,12 @@ export function ledgerSql(t: TableName) {
   const fw = windowPlaceholders(32);
 
   // COALESCE evaluates the second subquery only when the first is NULL: one key is serialised.
-  const stepResult = (scopes: boolean, fits = "calc") =>
-    `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")}) AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS scoped_due"}`;
+  /** The key column of a step: with `budgetOnFit`, only the budget when the guard passed (a reserve). */
+  const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false) => {
+    const whole = `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")})`;
+    const key = budgetOnFit ? `CASE WHEN (SELECT fits FROM ${fits}) THEN ${rowJson(BUDGET_COLS, "upd")} ELSE ${whole} END` : whole;
+    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS scoped_due"}`;
+  };
 
   /**
    * $1 key id, $2 now, $3 maxAmount, $4 intent id, $5 idempotency key, $6 fingerprint,
@@ -169,7 +176,7 @@ export function ledgerSql(t: TableName) {
         RETURNING *
       ),
       ${scoped ? spendOn("budget_reserved", "sc.fits", "calc, sc") : spendOn("budget_reserved")}
-      SELECT ${stepResult(scopes, ok)}, ${rowJson(INTENT_COLS, "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
+      SELECT ${stepResult(scopes, ok, true)}, ${rowJson("owner, chain_id::text AS chain_id", "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
   };
 
   const chargeDirect = (scopes: boolean) => `
@@ -232,8 +239,8 @@ export function ledgerSql(t: TableName) {
         INSERT INTO ${videoJobs} (${VIDEO_JOB_INSERT_COLUMNS})
         SELECT ${videoJobPlaceholders(20)} FROM fin WHERE fin.status = 'settled' AND $20::text IS NOT NULL
       )
-      SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM fin) THEN ${rowJson(INTENT_COLS, "cur")} END AS current,
-        ${rowJson(INTENT_COLS, "fin")} AS finished, ${rowJson(KEY_COLS, "upd")} AS key`;
+      SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM fin) THEN ${rowJson(INTENT_COLS, "cur")} END AS current, (SELECT status FROM fin) AS status,
+        CASE WHEN (SELECT status FROM fin) = 'expired' THEN ${rowJson(INTENT_COLS, "fin")} END AS finished, ${rowJson(BUDGET_COLS, "upd")} AS key`;
 
   return {
     /** An unscoped reserve (the hot path: no per-model counter is read, locked or written). */

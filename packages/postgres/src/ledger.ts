@@ -7,8 +7,8 @@
  * expire on read: an intent with a scope, left alone), it stops there, a valid step of its own,
  * and the full statement runs.
  */
-import { keysetPage, pageQuerySize, rolled } from "@tollgate/core";
-import type { ChargeRecord, FinishResult, IntentRecord, KeyGuardReason, KeyRecord, LedgerStore, VideoJobRecord } from "@tollgate/core";
+import { authorizedIntent, keyBudgetFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
+import type { ChargeRecord, FinishResult, IntentRecord, KeyBudget, KeyGuardReason, KeyRecord, LedgerStore, VideoJobRecord } from "@tollgate/core";
 import { windowValues } from "./governance.js";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
@@ -21,6 +21,13 @@ function guardReason(key: KeyRecord, now: number): KeyGuardReason {
   if (key.expiresAt <= now) return "key_expired";
   return "budget_exhausted";
 }
+
+/** The budget a successful step returns (BUDGET_COLS); the key row exists whenever the step changed it. */
+const budgetOf = (text: string | null | undefined): KeyBudget => {
+  const row = parseRow<Parameters<typeof keyBudgetFromRow>[0]>(text);
+  if (!row) throw new Error("postgres store: a ledger step changed an intent but returned no key");
+  return keyBudgetFromRow(row);
+};
 
 const keyOf = (text: string | null | undefined) => {
   const row = parseRow<KeyRow>(text);
@@ -49,11 +56,10 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
     const values = [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge), ...videoJobValues(videoJob), ...windowValues(now)];
     let row = (await db.query<FinishRow>(sql.finish, values)).rows[0];
     // Unknown to the hot statement: an unknown intent, or one with a per-model scope (left alone).
-    if (!row?.current && !row?.finished) row = (await db.query<FinishRow>(sql.finishScoped, values)).rows[0];
+    if (!row?.current && !row?.status) row = (await db.query<FinishRow>(sql.finishScoped, values)).rows[0];
+    if (row?.status === "expired") return { ok: false, reason: "expired", intent: intentOf(row.finished)! };
+    if (row?.status) return { ok: true, key: budgetOf(row.key) };
     const current = intentOf(row?.current);
-    const finished = intentOf(row?.finished);
-    const key = keyOf(row?.key);
-    if (finished && key) return finished.status === "expired" ? { ok: false, reason: "expired", intent: finished } : { ok: true, key };
     if (!current) return { ok: false, reason: "not_found" };
     if (current.status !== "authorized") return { ok: false, reason: "invalid_state", intent: current };
     return { ok: false, reason: "exceeds_reservation", intent: current };
@@ -85,10 +91,11 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       const run = async (statement: string) => (await retryOnConflict(conflicts, () => db.query<StepRow>(statement, params))).rows[0];
       let row = await run(scope ? sql.reserveScoped : sql.reserve);
       if (row?.scoped_due === "true") row = await run(sql.reserveFull);
+      const inserted = parseRow<{ owner: string; chain_id: string }>(row?.inserted);
+      // The statement returns what the caller does not know: the owner and chain (from the key), and the budget.
+      if (inserted) return { ok: true, intent: authorizedIntent(intent, inserted.owner, Number(inserted.chain_id)), key: budgetOf(row!.key) };
       const key = stepKey(row, now);
       if (!row || !key) return { ok: false, reason: "key_not_found" };
-      const inserted = intentOf(row.inserted);
-      if (inserted) return { ok: true, intent: inserted, key };
       const replay = intentOf(row.replay);
       if (replay) return { ok: false, reason: "idempotent_replay", intent: replay, key };
       if (row.key_fits === "true") return { ok: false, reason: "model_budget_exhausted", key };

@@ -76,6 +76,8 @@ export const KEY_COLS = selectList(
   "key_id token_hash owner purpose name budget_period previous_token_hash",
   "chain_id budget_limit budget_used budget_reserved created_at expires_at revoked_at last_used_at rate_limit_rpm period_start models model_budgets previous_token_valid_until",
 );
+/** The budget of a key (core `keyBudgetFromRow`): what a successful reserve, settle or abort returns. */
+export const BUDGET_COLS = selectList("key_id budget_period", "budget_limit budget_used budget_reserved period_start");
 export const INTENT_COLS = selectList(
   "intent_id key_id owner status idempotency_key fingerprint reason budget_scope",
   "chain_id max_amount final_amount released_amount request result created_at expires_at finished_at",

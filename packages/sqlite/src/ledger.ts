@@ -10,7 +10,7 @@
  * scope's counters in the same step.
  */
 import type Database from "better-sqlite3";
-import { intentFromRow, keyBudgetFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
+import { authorizedIntent, intentFromRow, keyBudgetFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
 import type {
   ChargeDirectResult,
   ChargeRecord,
@@ -193,22 +193,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       created_at: intent.createdAt,
       expires_at: intent.expiresAt,
     });
-    const record: IntentRecord = {
-      intentId: intent.intentId,
-      keyId: intent.keyId,
-      owner: keyRow.owner,
-      chainId: Number(keyRow.chain_id),
-      status: "authorized",
-      maxAmount: intent.maxAmount,
-      fingerprint: intent.fingerprint,
-      // The caller's own value: the stored copy is the row, which no change to this record touches.
-      request: intent.request ?? null,
-      createdAt: intent.createdAt,
-      expiresAt: intent.expiresAt,
-      ...(intent.idempotencyKey === undefined ? {} : { idempotencyKey: intent.idempotencyKey }),
-      ...(budgetScope === undefined ? {} : { budgetScope: budgetScope.scope }),
-    };
-    return { ok: true, intent: record, key: keyBudgetFromRow(keyRow) };
+    return { ok: true, intent: authorizedIntent(intent, keyRow.owner, Number(keyRow.chain_id)), key: keyBudgetFromRow(keyRow) };
   }
 
   /** A duplicate charge or job id throws, and the step's savepoint rolls back the settle with it. */

@@ -22,6 +22,7 @@ import type {
   IntentStatus,
   KeyBudget,
   KeyPurpose,
+  NewIntent,
   KeyRecord,
   PaymentNonceRecord,
   SessionRecord,
@@ -195,6 +196,27 @@ export interface SqlDispenserClaimRow<I extends SqlInt = SqlInt> {
   created_at: I;
   claimed_at: I | null;
   tx_hash: string | null;
+}
+
+/**
+ * The record of an intent a reserve has just inserted: the caller's `intent` (its own `request`
+ * value, not a copy: the stored copy is the row) with the owner and chain the key gave it.
+ */
+export function authorizedIntent(intent: NewIntent, owner: string, chainId: number): IntentRecord {
+  return {
+    intentId: intent.intentId,
+    keyId: intent.keyId,
+    owner,
+    chainId,
+    status: "authorized",
+    maxAmount: intent.maxAmount,
+    fingerprint: intent.fingerprint,
+    request: intent.request ?? null,
+    createdAt: intent.createdAt,
+    expiresAt: intent.expiresAt,
+    ...(intent.idempotencyKey === undefined ? {} : { idempotencyKey: intent.idempotencyKey }),
+    ...(intent.budgetScope === undefined ? {} : { budgetScope: intent.budgetScope.scope }),
+  };
 }
 
 /** The budget of a key from the budget columns of a `keys` row (a guarded ledger step returns only these). */
