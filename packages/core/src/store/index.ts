@@ -52,4 +52,5 @@ export type {
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";
+export * from "./ledger-records.js";
 export * from "./sql-rows-governance.js";
