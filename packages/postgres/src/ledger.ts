@@ -8,7 +8,7 @@
  * and the full statement runs.
  */
 import { authorizedIntent, keyBudgetFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
-import type { ChargeRecord, FinishResult, IntentRecord, KeyBudget, KeyGuardReason, KeyRecord, LedgerStore, VideoJobRecord } from "@tollgate/core";
+import type { ChargeRecord, FinishResult, IntentRecord, KeyBudget, KeyGuardReason, KeyRecord, LedgerStore, SqlKeyBudgetRow, VideoJobRecord } from "@tollgate/core";
 import { windowValues } from "./governance.js";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
@@ -24,7 +24,7 @@ function guardReason(key: KeyRecord, now: number): KeyGuardReason {
 
 /** The budget a successful step returns (BUDGET_COLS); the key row exists whenever the step changed it. */
 const budgetOf = (text: string | null | undefined): KeyBudget => {
-  const row = parseRow<Parameters<typeof keyBudgetFromRow>[0]>(text);
+  const row = parseRow<SqlKeyBudgetRow>(text);
   if (!row) throw new Error("postgres store: a ledger step changed an intent but returned no key");
   return keyBudgetFromRow(row);
 };

@@ -15,7 +15,7 @@
  */
 import type Database from "better-sqlite3";
 import { invalidRequest } from "@tollgate/core";
-import type { ChargeRecord, KeyRecord, SqlChargeRow, SqlIntentRow, SqlKeyRow } from "@tollgate/core";
+import type { ChargeRecord, KeyRecord, SqlChargeRow, SqlIntentRow, SqlKeyBudgetRow, SqlKeyRow } from "@tollgate/core";
 
 /** The largest amount the SQLite store holds: 2^63 - 1. */
 export const MAX_INT64 = (1n << 63n) - 1n;
@@ -34,7 +34,7 @@ export function toJson(value: unknown): string | null {
 /** Rows as this store reads them: every INTEGER column is a bigint (`defaultSafeIntegers(true)`). */
 export type KeyRow = SqlKeyRow<bigint>;
 /** The budget columns of a key row that the guarded ledger steps return. */
-export type BudgetRow = Pick<KeyRow, "key_id" | "budget_limit" | "budget_used" | "budget_reserved" | "budget_period" | "period_start">;
+export type BudgetRow = SqlKeyBudgetRow<bigint>;
 export type IntentRow = SqlIntentRow<bigint>;
 export type ChargeRow = SqlChargeRow<bigint>;
 

@@ -1,5 +1,5 @@
 /** The records a guarded ledger step hands back, built from what it returns (the SQL stores share them). */
-import type { SqlKeyRow } from "./sql-rows.js";
+import type { SqlInt, SqlKeyRow } from "./sql-rows.js";
 import type { BudgetPeriod, IntentRecord, KeyBudget, NewIntent } from "./types.js";
 
 /**
@@ -23,10 +23,14 @@ export function authorizedIntent(intent: NewIntent, owner: string, chainId: numb
   };
 }
 
-/** The budget of a key from the budget columns of a `keys` row (a guarded ledger step returns only these). */
-export function keyBudgetFromRow(
-  r: Pick<SqlKeyRow, "key_id" | "budget_limit" | "budget_used" | "budget_reserved" | "budget_period" | "period_start">,
-): KeyBudget {
+/** The budget columns of a `keys` row: all that a successful guarded ledger step returns. */
+export type SqlKeyBudgetRow<I extends SqlInt = SqlInt> = Pick<
+  SqlKeyRow<I>,
+  "key_id" | "budget_limit" | "budget_used" | "budget_reserved" | "budget_period" | "period_start"
+>;
+
+/** The budget of a key from the budget columns of a `keys` row. */
+export function keyBudgetFromRow(r: SqlKeyBudgetRow): KeyBudget {
   const key: KeyBudget = { keyId: r.key_id, budgetLimit: BigInt(r.budget_limit), budgetUsed: BigInt(r.budget_used), budgetReserved: BigInt(r.budget_reserved) };
   if (r.budget_period != null) key.budgetPeriod = r.budget_period as BudgetPeriod;
   if (r.period_start != null) key.periodStart = Number(r.period_start);

@@ -262,8 +262,9 @@ export interface LedgerStore {
    * within the same operation. With `intent.budgetScope`, the scope's counters (rolled the same
    * way) must also fit `limit - used - reserved >= maxAmount` (else `model_budget_exhausted`, the
    * key unchanged) and take the reservation too. Single native atomic operation; returns the
-   * intent and the key's {@link KeyBudget} after it, or `{ok:false, reason}` when the guard fails; exactly one concurrent caller wins the last fitting slot, and of N concurrent
-   * reserves with one idempotency key exactly one inserts.
+   * intent and the key's {@link KeyBudget} after it, or `{ok:false, reason}` when the guard fails;
+   * exactly one concurrent caller wins the last fitting slot, and of N concurrent reserves with one
+   * idempotency key exactly one inserts.
    */
   reserve(input: { intent: NewIntent; now: number }): Promise<ReserveResult>;
   /**
@@ -272,8 +273,9 @@ export interface LedgerStore {
    * `releasedAmount = maxAmount - finalAmount`, `result` and `finishedAt = now`, and inserts
    * `charge` when given with `amount > 0`, all in one step. The key's window (and the intent's
    * scope's) is rolled forward first, so spend lands in the window it happens in. Single native atomic operation;
-   * returns the key's {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard fails (see {@link FinishResult}), and
-   * expires the intent if it is past `expiresAt`; exactly one concurrent caller wins.
+   * returns the key's {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard
+   * fails (see {@link FinishResult}), and expires the intent if it is past `expiresAt`; exactly one
+   * concurrent caller wins.
    * `videoJob`, when given, is inserted in the same step (a paid video submission: its charge
    * and its job row land together or not at all); nothing is inserted when the guard fails.
    */
@@ -281,7 +283,8 @@ export interface LedgerStore {
   /**
    * Aborts an authorized, unexpired intent: releases its reservation, stores `reason`, `result`,
    * `releasedAmount = maxAmount`. Single native atomic operation; returns the key's
-   * {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard fails (`invalid_state` or `expired`); exactly one concurrent caller wins.
+   * {@link KeyBudget} after it, or `{ok:false, reason, intent}` when the guard fails
+   * (`invalid_state` or `expired`); exactly one concurrent caller wins.
    */
   abort(input: { intentId: string; reason: string; result: unknown; now: number }): Promise<FinishResult>;
   /**
