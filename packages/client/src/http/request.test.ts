@@ -166,9 +166,8 @@ describe("connections, timeouts and aborts", () => {
     const busy = await scripted({ status: 503, headers: { "retry-after-ms": "30000" }, json: envelope("busy") });
     const waiting = new AbortController();
     setTimeout(() => waiting.abort(), 50);
-    const started = Date.now();
+    // The 30 s wait outlasts the test's timeout: only the abort ends it.
     expect(await thrown(() => client(busy.url).models.list({}, { signal: waiting.signal }))).toBeInstanceOf(UserAbortError);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(busy.requests).toHaveLength(1);
 
     const idle = await scripted(OK);

@@ -286,16 +286,14 @@ describe("chat.completions.create, streamed", () => {
     const before = BigInt((await spent(p)).used);
     const stream = p.client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: words }], stream: true });
     const seen: ChatCompletionChunk[] = [];
-    const started = Date.now();
     for await (const chunk of stream) {
       seen.push(chunk);
       if (seen.length === 3) break;
     }
     expect(text(seen)).toBe("This is");
-    // Left alone, the ~70 words would take ~2.8 s: the reservation ends well before.
+    // Left alone, the ~70 words would take ~2.8 s and be billed in full: billing less proves the stop.
     const after = await settled(p);
     expect(after.reserved).toBe("0");
-    expect(Date.now() - started).toBeLessThan(2_500);
     const charged = BigInt(after.used) - before;
     expect(charged).toBeGreaterThan(0n);
     expect(charged).toBeLessThan(full);

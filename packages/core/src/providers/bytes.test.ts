@@ -2,7 +2,7 @@ import { crc32 as nodeCrc32, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { base64Portable, bytesToBase64, bytesToBase64Url, toBase64Url, utf8Length } from "../encoding.js";
 import { toHex } from "../ids.js";
-import { base64ToFloat32, crc32, float32ToBase64, indexOfBytes } from "./bytes.js";
+import { base64ToFloat32, crc32, float32ToBase64, indexOfBytes, kmpTable } from "./bytes.js";
 import { zlibStored } from "./png.js";
 import { audioSeconds, encodeWav, parseWav } from "./wav.js";
 
@@ -57,6 +57,25 @@ describe("provider byte codecs", () => {
     expect(indexOfBytes(hay, new TextEncoder().encode("ababc"))).toBe(2);
     expect(indexOfBytes(hay, new TextEncoder().encode("abc"), 5)).toBe(7);
     expect(indexOfBytes(hay, new TextEncoder().encode("abd"))).toBe(-1);
+  });
+
+  it("indexOfBytes reads the needle at most twice per haystack byte on adversarial near-matches", () => {
+    // A multipart boundary and a body of partial matches that differ only in the last byte: a
+    // naive search compares ~70 bytes at each of the ~720 k positions; KMP stays linear.
+    const needle = new TextEncoder().encode(`\r\n--${"x".repeat(70)}`);
+    const hay = new TextEncoder().encode(`\r\n--${"x".repeat(69)}y`.repeat(10_000) + `\r\n--${"x".repeat(70)}`);
+    let reads = 0;
+    // Counts every element read of the needle (the failure table is built from it beforehand).
+    const counted = new Proxy(needle, {
+      get: (target, prop) => {
+        if (typeof prop === "string" && /^\d+$/.test(prop)) reads++;
+        const value = target[prop as keyof Uint8Array];
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    expect(indexOfBytes(hay, counted, 0, kmpTable(needle))).toBe(hay.length - needle.length);
+    expect(reads).toBeGreaterThan(hay.length); // the count is real: every position compares at least once
+    expect(reads).toBeLessThanOrEqual(2 * hay.length);
   });
 
   it("parseWav reads a header, clamps a streamed data size, and audioSeconds estimates other audio", () => {

@@ -111,12 +111,12 @@ describe("multipart/form-data", () => {
     expect400(() => parseMultipart(enc.encode(`--bjunk\r\n${ok}\r\n--b--`), "multipart/form-data; boundary=b"));
   });
 
-  it("stays linear on adversarial near-boundaries", () => {
+  it("keeps a file made of adversarial near-boundaries whole", () => {
+    // Its search is linear: bytes.test.ts counts the comparisons of this very pattern.
     const boundary = "x".repeat(70);
     const junk = `\r\n--${"x".repeat(69)}y`.repeat(60_000); // ~4.4 MB of partial matches
     const body = enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="f"\r\n\r\n${junk}\r\n--${boundary}--\r\n`);
-    const started = performance.now();
-    expect(parseMultipart(body, `multipart/form-data; boundary=${boundary}`).files.f!.data.length).toBe(junk.length);
-    expect(performance.now() - started).toBeLessThan(2000);
+    const { files } = parseMultipart(body, `multipart/form-data; boundary=${boundary}`);
+    expect(Buffer.from(files.f!.data).toString("latin1")).toBe(junk);
   });
 });

@@ -23,6 +23,8 @@ let server: http.Server;
 let base: string;
 let seen: Seen[] = [];
 const videoPolls = new Map<string, number>();
+/** The responses of model "hang", left unanswered. */
+const hanging: http.ServerResponse[] = [];
 
 /** Answers like api.openai.com; the `model` selects a misbehaviour. */
 function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): void {
@@ -38,6 +40,7 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
   if (model === "garbage") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
   if (model === "wrong-shape") return void send(200, { data: "nope" });
   if (model === "slow") return void setTimeout(() => send(200, {}), 1_500);
+  if (model === "hang") return void hanging.push(res); // never answers (closed in afterAll)
 
   const url = req.url!;
   if (url === "/v1/embeddings") {
@@ -163,11 +166,14 @@ describe("OpenAI-compatible provider", () => {
     expect([shape.status, shape.message]).toEqual([502, expect.stringMatching(/unexpected shape \(data:/)]);
   });
 
-  it("answers 504 when the upstream is slower than timeoutMs", async () => {
-    const started = performance.now();
-    const e = await failure(provider(200).embeddings!({ model: "slow", input: "x" }));
+  it("answers 504 when the upstream has not answered within timeoutMs, and hangs up on it", async () => {
+    const e = await failure(provider(200).embeddings!({ model: "hang", input: "x" }));
     expect([e.status, e.code]).toEqual([504, "upstream_timeout"]);
-    expect(performance.now() - started).toBeLessThan(1_400);
+    // The upstream never answered, so the 504 is the deadline's; the provider dropped the request.
+    const upstream = hanging.at(-1)!;
+    expect(upstream.headersSent).toBe(false);
+    await new Promise<void>((resolve) => (upstream.socket === null || upstream.socket.destroyed ? resolve() : upstream.once("close", () => resolve())));
+    expect(upstream.writableEnded).toBe(false);
   });
 
   it("rejects with the caller's abort reason mid-request", async () => {

@@ -121,11 +121,10 @@ describe("x402 through an HTTP facilitator", () => {
     const { service, sign } = setup();
     const header = await sign();
     mode = "slow";
-    const started = Date.now();
+    // The slow facilitator would answer (200) after 2 s: a 504 can only be the deadline's.
     const error = await service.verify({ ...input, header, requestId: `req_h${++n}` }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "upstream_timeout", status: 504 });
     expect((error as Error).message).toMatch(/did not answer within 500 ms/);
-    expect(Date.now() - started).toBeLessThan(1_900);
     mode = "ok";
   });
 });
