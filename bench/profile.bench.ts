@@ -4,7 +4,8 @@
  * collections of a measured window taken inside its process (bench/procs/profiler.ts), after
  * warm-up. First c=32 and c=1 runs of both without the profiler (CPU per call, p50/p99), then the
  * profiled runs. Prints the busy time by area for A and D side by side (what the gateway adds, and
- * what even the raw proxy pays), D's functions, the bytes allocated per call, and the GC pauses,
+ * what even the raw proxy pays), D's functions, the bytes allocated per call, the bytes per call
+ * that outlive a young-generation GC (at c=1, for A and D), and the GC pauses,
  * and writes its section of docs/benchmarks.md.
  * Env: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2).
  * Run: npm run bench:profile
@@ -62,11 +63,24 @@ async function allocations(proc: Proc<unknown>, target: Target, name: string) {
   await proc.ask(`heap-stop ${file}`, 60_000);
   return summarizeHeap(file, r.requests, 12);
 }
+/**
+ * One c=1 window of `target` sampling only what outlives a young-generation GC: at c=1 a call is
+ * over long before the next scavenge, so a call's bytes here are what something kept alive past it.
+ */
+async function survivors(proc: Proc<unknown>, target: Target, name: string) {
+  const file = join(dir, `${name}.survivors.heapprofile`);
+  await proc.ask("heap-start survivors");
+  const r = await latency(target, SECONDS, LOAD_CPU);
+  await proc.ask(`heap-stop ${file}`, 60_000);
+  return summarizeHeap(file, r.requests, 8);
+}
 const rawBusy = await profiled(raw, "raw-c32", () => throughput(A, CONNECTIONS, SECONDS, LOAD_CPU));
 const busy = await profiled(gateway, "c32", () => throughput(D, CONNECTIONS, SECONDS, LOAD_CPU));
 const single = await profiled(gateway, "c1", () => latency(D, SECONDS, LOAD_CPU));
 const heapA = await allocations(raw, A, "raw");
 const heapD = await allocations(gateway, D, "gateway");
+const keptA = await survivors(raw, A, "raw");
+const keptD = await survivors(gateway, D, "gateway");
 const billing = await checkBilling(meter);
 await Promise.all([gateway.stop(), raw.stop(), stub.stop()]);
 cleanup();
@@ -147,6 +161,13 @@ Allocated per call at c=${CONNECTIONS}: A **${kb(heapA.bytesPerCall)} KB**, D **
 | area | KB per call |
 |---|---:|
 ${heapRows(heapD)}
+
+Outliving a young-generation GC at c=1 (sampled as above, without what a scavenge collected): A **${kb(keptA.bytesPerCall)} KB**
+per call, D **${kb(keptD.bytesPerCall)} KB**. A scavenge copies these bytes, so they set its pause. D by function:
+
+| function | KB per call |
+|---|---:|
+${keptD.functions.map((s) => `| ${cell(s.name)} | ${kb(s.bytes)} |`).join("\n")}
 
 D's garbage collection at c=${CONNECTIONS}:
 

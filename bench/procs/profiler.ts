@@ -5,7 +5,8 @@
  * stay out of it). Commands: `profile-start`, then `profile-stop <file>`, which writes the
  * `.cpuprofile` and answers `{ file, gc }`; `heap-start`, then `heap-stop <file>`: the sampling
  * heap profiler (where the allocations of the window were made, one sample per 4 KiB allocated on
- * average, objects collected meanwhile included), written as a `.heapprofile`.
+ * average, objects collected meanwhile included), written as a `.heapprofile`; `heap-start survivors`
+ * samples only the objects that outlive a young-generation collection.
  */
 import { Session } from "node:inspector";
 import { writeFileSync } from "node:fs";
@@ -60,10 +61,13 @@ export function createProfiler(samplingIntervalUs = 100) {
       writeFileSync(file, JSON.stringify(profile));
       return { file, gc };
     }
-    if (command === "heap-start") {
+    if (command === "heap-start" || command === "heap-start survivors") {
       await post("HeapProfiler.enable");
-      // Keep the samples of objects a GC has collected: the window's allocations, not what survived it.
-      await post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      // Allocations: keep the samples of objects any GC has collected (the window's allocations, not
+      // what survived it). Survivors: drop those a young-generation GC collected, so what is left
+      // outlived a scavenge (still live, or promoted and left for a full GC): what scavenges copy.
+      const survivors = command === "heap-start survivors";
+      await post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !survivors });
       return { started: true };
     }
     if (command.startsWith("heap-stop ")) {
