@@ -121,7 +121,7 @@ export function createNodeHandler(gateway: Pick<Gateway, "handle">, options: Nod
       return;
     }
     try {
-      const request = toGatewayRequest(req, { ...options, res });
+      const request = toGatewayRequest(req, { res, ...options });
       const response = await gateway.handle(request);
       await writeGatewayResponse(res, response, { onError });
     } catch (error) {
@@ -250,7 +250,7 @@ function disconnectSignal(res: ServerResponse): AbortSignal {
 }
 
 function writeHead(res: ServerResponse, response: GatewayResponse, defaults: Record<string, string>): void {
-  const headers: Record<string, string> = { ...response.headers };
+  const headers: Record<string, string> = Object.assign({}, response.headers);
   for (const [name, value] of Object.entries(defaults)) {
     // Lengths are ours to compute; content types only when the gateway gave none.
     if (name === "content-length" || headers[name] === undefined) headers[name] = value;
@@ -279,7 +279,7 @@ function waitDrainOrClose(res: ServerResponse): Promise<void> {
 }
 
 async function writeSse(res: ServerResponse, response: GatewayResponse, frames: AsyncIterable<string>, onError: ((e: unknown) => void) | undefined): Promise<void> {
-  const headers: Record<string, string> = { ...response.headers, "cache-control": "no-cache", "x-accel-buffering": "no" };
+  const headers: Record<string, string> = Object.assign({}, response.headers, { "cache-control": "no-cache", "x-accel-buffering": "no" });
   headers["content-type"] ??= "text/event-stream; charset=utf-8";
   delete headers["content-length"];
   res.writeHead(response.status, headers);
@@ -330,7 +330,7 @@ function writeFallback(req: IncomingMessage, res: ServerResponse, error: unknown
     const incoming = req.headers["x-request-id"];
     const answer = fallbackResponse(error, typeof incoming === "string" ? incoming : undefined);
     const text = JSON.stringify(answer.body.kind === "json" ? answer.body.value : null);
-    res.writeHead(answer.status, { ...answer.headers, "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) });
+    res.writeHead(answer.status, Object.assign({}, answer.headers, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)) }));
     res.end(text);
   } catch {
     res.destroy();

@@ -85,8 +85,10 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
     let res: Dispatcher.ResponseData;
     const headersWatch = watch();
     try {
+      const target = targetOf(req.url);
       res = await dispatcher.request({
-        ...targetOf(req.url),
+        origin: target.origin,
+        path: target.path,
         method: req.method as Dispatcher.HttpMethod,
         ...(req.headers ? { headers: req.headers } : {}),
         ...(req.body === undefined ? {} : { body: req.body }),

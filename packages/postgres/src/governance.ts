@@ -283,7 +283,7 @@ export function createGovernanceOps(db: Queryable, t: TableName): Pick<KeyStore,
     /** The scope is stored with {@link enc} (free text), so it is decoded after the core mapper. */
     async getModelSpend(keyId) {
       const { rows } = await db.query<SqlModelSpendRow<string>>(`SELECT ${SPEND_COLS} FROM ${spend} x WHERE key_id = $1::text ORDER BY x.scope`, [keyId]);
-      return rows.map((r) => ({ ...modelSpendFromRow(r), scope: dec(r.scope) }));
+      return rows.map((r) => Object.assign(modelSpendFromRow(r), { scope: dec(r.scope) }));
     },
   };
 }

@@ -113,7 +113,7 @@ export function createScopeCounters(db: Database.Database): ScopeCounters {
       budget_reserved = budget_reserved - @max
     WHERE key_id = @key_id AND scope = @scope`);
   return {
-    reserve: (p) => reserve.get({ ...p, limit: p.limit < 0n ? -1n : p.limit > MAX_INT64 ? MAX_INT64 : p.limit, ...windowParams(p.now) }) !== undefined,
+    reserve: (p) => reserve.get(Object.assign({}, p, { limit: p.limit < 0n ? -1n : p.limit > MAX_INT64 ? MAX_INT64 : p.limit }, windowParams(p.now))) !== undefined,
     finish(key, scope, max, final, now) {
       const w = key.budget_period == null ? null : windowStart(key.budget_period as NonNullable<KeyRecord["budgetPeriod"]>, now);
       finish.run({ key_id: key.key_id, scope, max, final, w });
@@ -123,7 +123,7 @@ export function createScopeCounters(db: Database.Database): ScopeCounters {
 
 /** `key` (already rolled to `now`) with `patch` applied; a set or changed period starts a fresh window. */
 function patched(key: KeyRecord, patch: KeyPatch, now: number): { next: KeyRecord; freshWindow: boolean } {
-  const next: KeyRecord = { ...key };
+  const next: KeyRecord = Object.assign({}, key);
   const set = <K extends keyof KeyRecord>(field: K, value: KeyRecord[K] | null | undefined) => {
     if (value === null) delete next[field];
     else if (value !== undefined) next[field] = value;

@@ -34,13 +34,13 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
 
   return {
     async claimPaymentNonce(input) {
-      return claim.run({ ...key(input), request_id: input.requestId, now: input.now, expires_at: input.expiresAt }).changes === 1;
+      return claim.run(Object.assign(key(input), { request_id: input.requestId, now: input.now, expires_at: input.expiresAt })).changes === 1;
     },
     async releasePaymentNonce(input) {
-      return release.run({ ...key(input), request_id: input.requestId }).changes === 1;
+      return release.run(Object.assign(key(input), { request_id: input.requestId })).changes === 1;
     },
     async markPaymentNonceSettled(input) {
-      const params = { ...key(input), request_id: input.requestId, tx_hash: input.txHash, now: input.now };
+      const params = Object.assign(key(input), { request_id: input.requestId, tx_hash: input.txHash, now: input.now });
       return markTx.immediate(params, input.videoJob);
     },
     async getPaymentNonce(k) {

@@ -82,7 +82,7 @@ export async function openChatPayment(
         headers: { "x-payment-intent-id": intent.intentId, ...capHeaders(outputCap, capReason) },
         async settle(metered) {
           const { receipt, key } = await finish(metered);
-          return { receipt, headers: { ...(key ? budgetHeaders(key) : {}), "x-payment-intent-id": intent.intentId } };
+          return { receipt, headers: Object.assign(key ? budgetHeaders(key) : {}, { "x-payment-intent-id": intent.intentId }) };
         },
         settleCut: async (delivered) => (await finish(delivered)).receipt,
         async release(cause) {

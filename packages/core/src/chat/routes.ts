@@ -90,7 +90,7 @@ export function chatRoutes(): AnyRoute[] {
           const usage = started.usage ?? { promptTokens: quote.promptTokens, completionTokens: counter.count(started.outputText) };
           const { receipt, headers } = await payment.settle(price(usage));
           return bytes(appendMember(started.raw, "receipt", JSON.stringify(receipt)), "application/json", {
-            headers: { ...payment.headers, ...headers, "x-receipt": receiptHeader(receipt) },
+            headers: Object.assign({}, payment.headers, headers, { "x-receipt": receiptHeader(receipt) }),
           });
         }
         const frames = relayChat({

@@ -52,10 +52,9 @@ export function corsHeaders(cors: CorsOptions | undefined, req: GatewayRequest):
 export function preflightHeaders(cors: CorsOptions, req: GatewayRequest, allow: readonly string[]): Record<string, string> {
   const base = corsHeaders(cors, req);
   if (!base["access-control-allow-origin"]) return {};
-  return {
-    ...base,
+  return Object.assign({}, base, {
     "access-control-allow-methods": [...allow, "OPTIONS"].join(", "),
     "access-control-allow-headers": req.headers["access-control-request-headers"] ?? ALLOWED_REQUEST_HEADERS,
     "access-control-max-age": String(cors.maxAgeSeconds ?? 600),
-  };
+  });
 }

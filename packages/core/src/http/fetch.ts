@@ -105,14 +105,14 @@ export function toWebResponse(response: GatewayResponse, options: ToWebResponseO
     case "json": {
       const bytes = new TextEncoder().encode(stringifyJson(body.value) ?? "null");
       return new Response(bytes, {
-        ...init,
-        headers: { "content-type": "application/json; charset=utf-8", ...response.headers, "content-length": String(bytes.byteLength) },
+        status: response.status,
+        headers: Object.assign({ "content-type": "application/json; charset=utf-8" }, response.headers, { "content-length": String(bytes.byteLength) }),
       });
     }
     case "bytes":
       return new Response(body.value as Uint8Array<ArrayBuffer>, {
-        ...init,
-        headers: { "content-type": "application/octet-stream", ...response.headers, "content-length": String(body.value.byteLength) },
+        status: response.status,
+        headers: Object.assign({ "content-type": "application/octet-stream" }, response.headers, { "content-length": String(body.value.byteLength) }),
       });
     case "empty":
       return new Response(null, init);

@@ -82,7 +82,7 @@ export function rateLimited(d: RateLimitDecision, now: number, what: string): Ga
   const headers = rateLimitHeaders(d, now);
   const retryAfter = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
   return new GatewayError("rate_limited", `Rate limit of ${d.limit} requests per minute reached for ${what}; retry in ${retryAfter} s.`, {
-    headers: { ...headers, "retry-after": String(retryAfter) },
+    headers: Object.assign({}, headers, { "retry-after": String(retryAfter) }),
     details: { limit: d.limit, retryAfterSeconds: retryAfter },
   });
 }

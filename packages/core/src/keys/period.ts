@@ -42,5 +42,5 @@ export function windowLapsed(key: Pick<KeyRecord, "budgetPeriod" | "periodStart"
 /** `key` as of `now`: with a lapsed window rolled forward (used 0, periodStart the current start). Pure. */
 export function rolled(key: KeyRecord, now: number): KeyRecord {
   if (!key.budgetPeriod || !windowLapsed(key, now)) return key;
-  return { ...key, budgetUsed: 0n, periodStart: windowStart(key.budgetPeriod, now) };
+  return Object.assign({}, key, { budgetUsed: 0n, periodStart: windowStart(key.budgetPeriod, now) });
 }

@@ -108,7 +108,7 @@ export function modelMeterQuote(card: ModelCard, usage: Usage | undefined, media
   const lineItems = wireLineItems(priced.lineItems);
   const meterLines = lineItems.map(({ amountWei: _amount, ...line }): QuoteMeterLine => {
     const names = [...new Set(card.pricing.filter((p) => p.key === line.key).flatMap((p) => Object.keys(p.when ?? {})))].filter((n) => selection[n] !== undefined);
-    return names.length === 0 ? line : { ...line, when: Object.fromEntries(names.map((n) => [n, selection[n]!])) };
+    return names.length === 0 ? line : Object.assign({}, line, { when: Object.fromEntries(names.map((n) => [n, selection[n]!])) });
   });
   return {
     modelId: card.modelId,

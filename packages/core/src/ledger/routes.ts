@@ -165,7 +165,7 @@ export function ledgerRoutes(): AnyRoute[] {
           bearer,
           trace,
         });
-        return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
+        return json(view, { headers: Object.assign(key ? budgetHeaders(key) : {}, replay ? { "x-idempotent-replay": "true" } : undefined) });
       },
     }),
     defineRoute({
@@ -178,7 +178,7 @@ export function ledgerRoutes(): AnyRoute[] {
       security: { accepts: ["serviceKey"], optional: true },
       handle: async ({ auth: bearer, body, gateway }) => {
         const { view, key, replay } = await gateway.services.ledger.abort({ intentId: body.paymentIntentId, reason: body.reason || undefined, bearer });
-        return json(view, { headers: { ...(key ? budgetHeaders(key) : {}), ...(replay ? { "x-idempotent-replay": "true" } : {}) } });
+        return json(view, { headers: Object.assign(key ? budgetHeaders(key) : {}, replay ? { "x-idempotent-replay": "true" } : undefined) });
       },
     }),
     defineRoute({

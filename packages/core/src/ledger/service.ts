@@ -269,7 +269,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       };
       // The stored request also records the catalog model paid for (GET /api/usage groups spend by
       // it); the idempotency fingerprint is still taken over `request` alone, as before.
-      const recorded = model ? { ...request, modelId: model.modelId } : request;
+      const recorded = model ? Object.assign({}, request, { modelId: model.modelId }) : request;
       const reserve = (amount: bigint) =>
         store.reserve({
           intent: {
@@ -278,7 +278,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             maxAmount: amount,
             // Only an intent with an idempotency key can be replayed, so only it needs the hash.
             fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
-            request: amount === maxAmount ? recorded : { ...recorded, maxAmountWei: amount.toString() },
+            request: amount === maxAmount ? recorded : Object.assign({}, recorded, { maxAmountWei: amount.toString() }),
             createdAt: now,
             expiresAt: now + Math.max(options.intentTtlMs, input.ttlMs ?? 0),
             ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),

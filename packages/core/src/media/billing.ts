@@ -98,8 +98,8 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     }
     const c = await x402.challenge({ amount: call.quote.finalAmount, resourceUrl: resourceOf(req), description: `${call.action} with ${call.card.modelId}`, mimeType: call.mimeType, error });
     // The envelope's error object wins over the challenge's error string; x402 clients read the header.
-    const body = extra.envelope ? { ...c.body, ...(extra.envelope as object) } : c.body;
-    return json(body, { status: 402, headers: { ...extra.headers, "payment-required": c.header } });
+    const body = extra.envelope ? Object.assign({}, c.body, extra.envelope) : c.body;
+    return json(body, { status: 402, headers: Object.assign({}, extra.headers, { "payment-required": c.header }) });
   }
 
   /**
@@ -156,7 +156,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const settled = await deps.ledger.settleOwn({ intent: reserved.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
     charged(from, call.card, priced.finalAmount, "key");
     const receipt = receiptOf(settled.view);
-    return { kind: "paid", result, receipt, headers: { ...(settled.key ? budgetHeaders(settled.key) : {}), "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) } };
+    return { kind: "paid", result, receipt, headers: Object.assign(settled.key ? budgetHeaders(settled.key) : {}, { "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) }) };
   }
 
   async function withSignature<T>(from: PaidRequest, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {

@@ -29,16 +29,11 @@ export function makeReceipt(id: string, subject: string, priced: Priced, settlem
   };
 }
 
-const texts = new WeakMap<Receipt, string>();
-
-/** The receipt's JSON text, serialized once per receipt (the header and a pass-through body share it). */
-export function receiptJson(receipt: Receipt): string {
-  let text = texts.get(receipt);
-  if (text === undefined) texts.set(receipt, (text = JSON.stringify(receipt)));
-  return text;
-}
-
-/** The `X-Receipt` header value: base64url of the receipt JSON. */
+/**
+ * The `X-Receipt` header value: base64url of the receipt JSON. (Not memoized for the pass-through
+ * body's copy: a module-level WeakMap keyed by each receipt kept every call's receipt alive through
+ * young-generation collections, which V8 does not clear of WeakMap entries, and doubled their pauses.)
+ */
 export function receiptHeader(receipt: Receipt): string {
-  return toBase64Url(receiptJson(receipt));
+  return toBase64Url(JSON.stringify(receipt));
 }

@@ -11,7 +11,6 @@ import { audioSeconds } from "../providers/wav.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { servePaid, withReceipt } from "./serve.js";
-import { receiptJson } from "./receipt.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
 
@@ -66,7 +65,9 @@ function serveImages(
   run: (common: { n: number; size?: string; quality?: string; signal?: AbortSignal }) => Promise<ImageResult>,
 ): Promise<GatewayResponse> {
   const n = body.n ?? 1;
-  const variant = { ...(body.size ? { size: body.size } : {}), ...(body.quality ? { quality: body.quality } : {}) };
+  const variant: { size?: string; quality?: string } = {};
+  if (body.size) variant.size = body.size;
+  if (body.quality) variant.quality = body.quality;
   const fee = ctx.gateway.services.feeBps;
   return servePaid(
     ctx.gateway,
@@ -98,7 +99,9 @@ export function mediaRoutes(): AnyRoute[] {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "image", "generation");
         const generate = method(media.upstreams.inference(card), "generateImages");
-        const extra = { ...(body.style ? { style: body.style } : {}), ...(body.background ? { background: body.background } : {}) };
+        const extra: { style?: string; background?: string } = {};
+        if (body.style) extra.style = body.style;
+        if (body.background) extra.background = body.background;
         const format = body.response_format ? { responseFormat: body.response_format } : {};
         return serveImages(ctx, card, "images.generations", body, (common) =>
           generate({ model: card.modelId, prompt: body.prompt, ...common, ...format, extra }),
@@ -240,7 +243,7 @@ export function mediaRoutes(): AnyRoute[] {
           },
           (r, receipt, headers) =>
             r.raw
-              ? bytes(appendMember(r.raw, "receipt", receiptJson(receipt)), "application/json", { headers })
+              ? bytes(appendMember(r.raw, "receipt", JSON.stringify(receipt)), "application/json", { headers })
               : withReceipt(
                   {
                     object: "list",

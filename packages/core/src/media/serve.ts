@@ -23,5 +23,5 @@ export async function servePaid<T>(
 
 /** A JSON answer with the receipt as a field and the payment headers. */
 export function withReceipt(body: Record<string, unknown>, receipt: Receipt, headers: Record<string, string>, status = 200): GatewayResponse {
-  return json({ ...body, receipt }, { status, headers });
+  return json(Object.assign({}, body, { receipt }), { status, headers });
 }

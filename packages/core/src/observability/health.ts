@@ -91,7 +91,7 @@ async function timed(name: string, run: () => Promise<Verdict>, onError: Readine
     if (!ours) onError?.(name, error);
     verdict = { ok: false, detail: ours ? error.message : publicDetail(error) };
   }
-  return { ...verdict, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+  return Object.assign({}, verdict, { latencyMs: Math.round((performance.now() - started) * 100) / 100 });
 }
 
 /** Drops a response body unread (releasing the connection). */

@@ -99,7 +99,7 @@ export function createRequestObserver(options: RequestObserverOptions): RequestO
         record(f);
         return f.response;
       }
-      return { ...f.response, body: { kind: "sse", frames: recordedAtEnd(body.frames, () => record(f)) } };
+      return { status: f.response.status, headers: f.response.headers, body: { kind: "sse", frames: recordedAtEnd(body.frames, () => record(f)) } };
     },
   };
 }

@@ -128,7 +128,7 @@ function addPart(form: MultipartForm, headerText: string, data: Uint8Array): voi
   const filename = params.get("filename*") ?? params.get("filename");
   if (filename !== undefined) {
     if (Object.hasOwn(form.files, name)) return;
-    form.files[name] = { ...(filename === "" ? {} : { filename }), ...(partType ? { contentType: partType } : {}), data };
+    form.files[name] = Object.assign(filename === "" ? {} : { filename }, partType ? { contentType: partType } : undefined, { data });
   } else if (!Object.hasOwn(form.fields, name)) {
     form.fields[name] = new TextDecoder().decode(data);
   }

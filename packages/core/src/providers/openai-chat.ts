@@ -53,7 +53,7 @@ export function createOpenAIChat(t: OpenAITransport): {
 } {
   return {
     async chat(req) {
-      const res = await t.send("POST", chatPath, { json: { ...req.body, stream: false } }, req.signal);
+      const res = await t.send("POST", chatPath, { json: Object.assign({}, req.body, { stream: false }) }, req.signal);
       const raw = await t.read(() => res.bytes(), req.signal);
       let value: unknown;
       try {
@@ -70,7 +70,7 @@ export function createOpenAIChat(t: OpenAITransport): {
 
     async chatStream(req) {
       const streamOptions = isObject(req.body.stream_options) ? req.body.stream_options : {};
-      const json = { ...req.body, stream: true, stream_options: { ...streamOptions, include_usage: true } };
+      const json = Object.assign({}, req.body, { stream: true, stream_options: Object.assign({}, streamOptions, { include_usage: true }) });
       const res = await t.send("POST", chatPath, { json }, req.signal, true);
       return chatEvents(t, res, req.signal);
     },

@@ -152,15 +152,14 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     },
 
     async generateImages(req) {
-      const json = {
-        ...req.extra,
+      const json = Object.assign({}, req.extra, {
         model: req.model,
         prompt: req.prompt,
         n: req.n,
         ...(req.size === undefined ? {} : { size: req.size }),
         ...(req.quality === undefined ? {} : { quality: req.quality }),
         ...(req.responseFormat === undefined ? {} : { response_format: req.responseFormat }),
-      };
+      });
       return toImages(await call(imagesSchema, "POST", "/images/generations", { json }, req.signal));
     },
 

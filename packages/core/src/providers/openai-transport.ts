@@ -82,7 +82,7 @@ export function createOpenAITransport(options: OpenAICompatibleProviderOptions):
   if (options.apiKey) fixedHeaders.authorization = `Bearer ${options.apiKey}`;
 
   const fail = (message: string, details?: Record<string, unknown>, cause?: unknown) =>
-    new GatewayError("upstream_error", message, { ...(details ? { details } : {}), ...(cause === undefined ? {} : { cause }) });
+    new GatewayError("upstream_error", message, Object.assign({}, details ? { details } : undefined, cause === undefined ? undefined : { cause }));
   const rethrow = (error: unknown, signal: AbortSignal | undefined): unknown => {
     if (signal?.aborted) return signal.reason;
     if (error instanceof GatewayError) return error;
@@ -108,7 +108,7 @@ export function createOpenAITransport(options: OpenAICompatibleProviderOptions):
     signal: AbortSignal | undefined,
     stream = false,
   ): Promise<HttpClientResponse> {
-    const headers = { ...fixedHeaders };
+    const headers = Object.assign({}, fixedHeaders);
     if (stream) headers.accept = "text/event-stream";
     let payload: string | Uint8Array | undefined;
     if (body && "json" in body) {

@@ -98,7 +98,7 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
     at = body + declared + (declared % 2);
   }
   if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0) return null;
-  return { ...fmt, dataBytes: data.size, dataOffset: data.offset, durationSeconds: data.size / fmt.byteRate, chunks };
+  return Object.assign({}, fmt, { dataBytes: data.size, dataOffset: data.offset, durationSeconds: data.size / fmt.byteRate, chunks });
 }
 
 /** Assumed bitrate of {@link estimateAudioSeconds}: 128 kbit/s. */

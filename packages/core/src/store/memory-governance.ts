@@ -38,7 +38,7 @@ export function createMemoryGovernance(keys: Map<string, KeyRecord>, keyIdByToke
 
   /** Applies a patch to a copy of `key` (the caller checks the limit guard). */
   function patched(key: KeyRecord, patch: KeyPatch, now: number): KeyRecord {
-    const next: KeyRecord = { ...key };
+    const next: KeyRecord = Object.assign({}, key);
     const set = <K extends keyof KeyRecord>(field: K, value: KeyRecord[K] | null | undefined) => {
       if (value === undefined) return;
       if (value === null) delete next[field];

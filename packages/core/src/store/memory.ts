@@ -27,7 +27,7 @@ function cloneJson(value: unknown): unknown {
 }
 
 function copyKey(k: KeyRecord): KeyRecord {
-  const copy: KeyRecord = { ...k };
+  const copy: KeyRecord = Object.assign({}, k);
   if (k.rateLimit) copy.rateLimit = { requestsPerMinute: k.rateLimit.requestsPerMinute };
   if (k.models) copy.models = [...k.models];
   if (k.modelBudgets) copy.modelBudgets = { ...k.modelBudgets };
@@ -35,7 +35,7 @@ function copyKey(k: KeyRecord): KeyRecord {
 }
 const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
 function copyIntent(i: IntentRecord): IntentRecord {
-  const copy: IntentRecord = { ...i, request: cloneJson(i.request) };
+  const copy: IntentRecord = Object.assign({}, i, { request: cloneJson(i.request) });
   if (i.result !== undefined) copy.result = cloneJson(i.result);
   return copy;
 }
@@ -202,7 +202,7 @@ export function createMemoryStore(): Store {
       if (scope && budgetScope.limit - scope.budgetUsed - scope.budgetReserved < input.maxAmount) return { ok: false, reason: "model_budget_exhausted", key: copyKey(key) };
       if (intents.has(input.intentId)) throw new Error(`memory store: duplicate intentId ${input.intentId}`);
       const request = cloneJson(input.request ?? null);
-      const intent: IntentRecord = { ...fields, request, owner: key.owner, chainId: key.chainId, status: "authorized", ...(budgetScope ? { budgetScope: budgetScope.scope } : {}) };
+      const intent: IntentRecord = Object.assign({}, fields, { request, owner: key.owner, chainId: key.chainId, status: "authorized" as const }, budgetScope ? { budgetScope: budgetScope.scope } : undefined);
       if (scope) scope.budgetReserved += input.maxAmount;
       key.budgetReserved += input.maxAmount;
       key.lastUsedAt = now;
