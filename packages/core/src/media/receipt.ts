@@ -30,9 +30,9 @@ export function makeReceipt(id: string, subject: string, priced: Priced, settlem
 }
 
 /**
- * The `X-Receipt` header value: base64url of the receipt JSON. (Not memoized for the pass-through
- * body's copy: a module-level WeakMap keyed by each receipt kept every call's receipt alive through
- * young-generation collections, which V8 does not clear of WeakMap entries, and doubled their pauses.)
+ * The `X-Receipt` header value: base64url of the receipt JSON. Not memoized for the pass-through
+ * body's copy: V8 keeps a WeakMap's entries through young-generation collections, so a WeakMap
+ * keyed by each call's receipt would keep every receipt alive until a full collection.
  */
 export function receiptHeader(receipt: Receipt): string {
   return toBase64Url(JSON.stringify(receipt));
