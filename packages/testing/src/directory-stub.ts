@@ -3,6 +3,7 @@
  * port 0. It records every request and answers what the test set with `respond`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 
 /** One request the stub received. */
@@ -72,11 +73,34 @@ export async function startDirectoryStub(): Promise<DirectoryStub> {
   };
 }
 
-/** A URL on which nothing listens (a port that was just released). */
+/**
+ * A URL on which nothing listens. The port is free when returned and lies below the kernel's
+ * ephemeral range, so a server that another test opens on port 0 meanwhile cannot take it (a port
+ * from that range, just released, can be handed out again while the test still relies on it).
+ */
 export async function closedPortUrl(): Promise<string> {
+  const low = ephemeralLow();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await isFree(port)) return `http://127.0.0.1:${port}`;
+  }
+  throw new Error("closedPortUrl: found no free port below the ephemeral range");
+}
+
+/** The first port the kernel hands out for port 0 (Linux), else the IANA default. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_000 ? low : 49_152;
+  } catch {
+    return 49_152;
+  }
+}
+
+function isFree(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return new Promise((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
