@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The modules a request passes through: adapters, the HTTP core, paid calls, providers, stores. */
+/** The modules a request passes through: adapters, the HTTP core, paid calls, public routes, providers, stores. */
 const HOT = [
   "packages/node/src/bridge.ts",
   "packages/node/src/http-client.ts",
@@ -27,6 +27,12 @@ const HOT = [
   "packages/core/src/providers",
   "packages/core/src/metering",
   "packages/core/src/observability",
+  "packages/core/src/keys",
+  "packages/core/src/auth",
+  "packages/core/src/video",
+  "packages/core/src/catalog",
+  "packages/core/src/agents",
+  "packages/core/src/dispenser",
   "packages/core/src/store/memory.ts",
   "packages/sqlite/src",
   "packages/postgres/src",

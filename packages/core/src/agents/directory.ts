@@ -116,17 +116,17 @@ export function normaliseDirectoryAnswer(body: unknown, query: DirectoryQuery): 
  * only when given, so the directory's own defaults apply otherwise.
  */
 export function directoryRequestBody(query: DirectoryQuery): Record<string, unknown> {
-  return {
-    ...(query.search === undefined ? {} : { search_text: query.search }),
-    filters: {
-      ...(query.category === undefined ? {} : { category: [query.category] }),
-      ...(query.tags === undefined || query.tags.length === 0 ? {} : { tags: query.tags }),
-    },
-    ...(query.sort === undefined ? {} : { sort: query.sort }),
-    ...(query.direction === undefined ? {} : { direction: query.direction }),
-    offset: query.offset,
-    limit: query.limit,
-  };
+  const filters: Record<string, unknown> = {};
+  if (query.category !== undefined) filters.category = [query.category];
+  if (query.tags !== undefined && query.tags.length > 0) filters.tags = query.tags;
+  const body: Record<string, unknown> = {};
+  if (query.search !== undefined) body.search_text = query.search;
+  body.filters = filters;
+  if (query.sort !== undefined) body.sort = query.sort;
+  if (query.direction !== undefined) body.direction = query.direction;
+  body.offset = query.offset;
+  body.limit = query.limit;
+  return body;
 }
 
 /**

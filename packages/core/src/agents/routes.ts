@@ -90,7 +90,7 @@ export function agentsRoutes(): AnyRoute[] {
       handle: async ({ query, gateway }) => {
         const ranked = await gateway.services.agents.search(query.q, { limit: query.limit });
         const view = viewOptions(gateway);
-        return json({ agents: ranked.map(({ score, ...card }) => ({ ...agentCardView(card, view), score })), total: ranked.length });
+        return json({ agents: ranked.map(({ score, ...card }) => Object.assign(agentCardView(card, view), { score })), total: ranked.length });
       },
     }),
     defineRoute({

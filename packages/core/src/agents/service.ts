@@ -83,7 +83,7 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
     async search(query, options = {}) {
       await seeded;
       const limit = options.limit === undefined || !Number.isFinite(options.limit) ? 8 : Math.min(50, Math.max(1, Math.trunc(options.limit)));
-      return rankAgents(await store.listAgents(), query, limit).map(({ card, score }) => ({ ...card, score }));
+      return rankAgents(await store.listAgents(), query, limit).map(({ card, score }) => Object.assign({}, card, { score }));
     },
     async searchDirectory(query, signal) {
       if (!directory)

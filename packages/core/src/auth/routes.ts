@@ -57,7 +57,7 @@ export function authRoutes(): AnyRoute[] {
       handle: async ({ request, body, gateway }) => {
         const host = requestHost(request, gateway.rateLimits.trustedProxies);
         const domains = gateway.signInDomains ?? (host ? [host] : []);
-        const { token, session } = await gateway.services.auth.verify({ ...body, domains });
+        const { token, session } = await gateway.services.auth.verify(Object.assign({}, body, { domains }));
         const maxAge = Math.floor((session.expiresAt - gateway.clock.now()) / 1000);
         return json({ token, ...sessionView(session) }, { headers: { "set-cookie": sessionCookie(gateway, request, token, maxAge), "cache-control": "no-store" } });
       },

@@ -35,7 +35,7 @@ const proxyQuery = z.object({
 
 /** A catalog page with each card in its wire view (OpenAI's `id`/`object`/`created`/`owned_by`, `type`, enriched `operations`). */
 export function pageView(page: CatalogPage, source: CardSource = "native") {
-  return { ...page, data: page.data.map((card) => cardView(card, source)) };
+  return Object.assign({}, page, { data: page.data.map((card) => cardView(card, source)) });
 }
 
 const modelParams = z.object({ model: z.string().min(1).max(200) });
@@ -132,7 +132,7 @@ export function catalogRoutes(): AnyRoute[] {
           for (const [k, v] of request.query) if (!(k in raw)) raw[k] = v;
           const search = parseWith(filters, raw, "query");
           if (raw.limit === undefined) search.limit = Math.max(1, catalog.size);
-          return json({ ...pageView(catalog.search(search)), source: "native" });
+          return json(Object.assign(pageView(catalog.search(search)), { source: "native" }));
         }
         const body = await fetchModelsService(gateway.http, service, request.query, request.signal);
         return json(body, { headers: { "x-models-source": "upstream" } });

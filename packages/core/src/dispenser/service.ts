@@ -127,8 +127,7 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
       isPaused: entry?.paused ?? false,
     };
     if (!wallet || !wallet.chain.account)
-      return {
-        ...base,
+      return Object.assign(base, {
         dispenserAddress: null,
         balance: null,
         dispenserBalance: null,
@@ -136,7 +135,7 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
         maxClaims: null,
         remainingClaims: 0,
         isConfigured: false,
-      };
+      });
     let balance: bigint | null = null;
     let error: string | undefined;
     try {
@@ -147,8 +146,7 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
     const limits: number[] = [];
     if (entry?.maxClaims !== undefined) limits.push(Math.max(0, entry.maxClaims - totalClaims));
     if (balance !== null) limits.push(Number(balance / BigInt(claimAmount)));
-    return {
-      ...base,
+    return Object.assign(base, {
       dispenserAddress: wallet.chain.account,
       balance: balance === null ? null : balance.toString(),
       dispenserBalance: balance === null ? null : balance.toString(),
@@ -157,7 +155,7 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
       remainingClaims: limits.length > 0 ? Math.min(...limits) : null,
       isConfigured: true,
       ...(error === undefined ? {} : { error }),
-    };
+    });
   }
 
   return {

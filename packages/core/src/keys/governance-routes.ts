@@ -110,7 +110,7 @@ export function governanceRoutes(): AnyRoute[] {
         const { key, actor } = await ownedKey(request, gateway, params.keyId);
         const graceMs = body?.graceSeconds === undefined ? DEFAULT_ROTATION_GRACE_MS : body.graceSeconds * 1000;
         const rotated = await gateway.services.keyGovernance.rotate(key, graceMs, actor);
-        return json({ ...(await fullView(gateway, rotated.key)), token: rotated.token, previousTokenValidUntil: rotated.key.previousTokenValidUntil });
+        return json(Object.assign(await fullView(gateway, rotated.key), { token: rotated.token, previousTokenValidUntil: rotated.key.previousTokenValidUntil }));
       },
     }),
     defineRoute({

@@ -61,7 +61,7 @@ export function keyRoutes(): AnyRoute[] {
           modelBudgets: body.modelBudgets,
         });
         const view = keyView(key, gateway.clock.now());
-        return json({ ...view, token }, { status: 201, headers: budgetHeaders(key) });
+        return json(Object.assign(view, { token }), { status: 201, headers: budgetHeaders(key) });
       },
     }),
     defineRoute({
@@ -103,7 +103,7 @@ export function keyRoutes(): AnyRoute[] {
         }
         return json(
           { success: true, keyId: key.keyId, amount: body.amount.toString(), budgetRemaining: remainingOf(key).toString() },
-          { headers: { ...budgetHeaders(key), ...(replay ? { "x-idempotent-replay": "true" } : {}) } },
+          { headers: Object.assign(budgetHeaders(key), replay ? { "x-idempotent-replay": "true" } : undefined) },
         );
       },
     }),

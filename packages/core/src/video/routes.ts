@@ -67,7 +67,10 @@ export function videoRoutes(): AnyRoute[] {
         const upstream = media.upstreams.video(card);
         const image = body.image === undefined ? undefined : decodeFile(body.image, "image");
         const seconds = secondsFor(card, body.seconds);
-        const variant = { ...(body.size ? { size: body.size } : {}), ...(body.resolution ? { resolution: body.resolution } : {}), ...(body.ratio ? { ratio: body.ratio } : {}) };
+        const variant: { size?: string; resolution?: string; ratio?: string } = {};
+        if (body.size) variant.size = body.size;
+        if (body.resolution) variant.resolution = body.resolution;
+        if (body.ratio) variant.ratio = body.ratio;
         const price = priceUsage(card, undefined, { seconds, ...variant }, feeBps);
         const jobId = gateway.ids.next("vid");
         return servePaid(
@@ -125,7 +128,7 @@ export function videoRoutes(): AnyRoute[] {
       handle: async ({ request, params, query, gateway }) => {
         const video = gateway.services.video;
         await video.get(params.id, request.signal); // 404 before the stream starts
-        return sseResponse(sseFrames(video.stream(params.id, { ...query, ...(request.signal ? { signal: request.signal } : {}) }), request.signal));
+        return sseResponse(sseFrames(video.stream(params.id, Object.assign({}, query, request.signal ? { signal: request.signal } : undefined)), request.signal));
       },
     }),
   ];
