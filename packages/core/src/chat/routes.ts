@@ -89,8 +89,9 @@ export function chatRoutes(): AnyRoute[] {
         if ("raw" in started) {
           const usage = started.usage ?? { promptTokens: quote.promptTokens, completionTokens: counter.count(started.outputText) };
           const { receipt, headers } = await payment.settle(price(usage));
-          return bytes(appendMember(started.raw, "receipt", JSON.stringify(receipt)), "application/json", {
-            headers: Object.assign({}, payment.headers, headers, { "x-receipt": receiptHeader(receipt) }),
+          const receiptJson = JSON.stringify(receipt);
+          return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
+            headers: Object.assign({}, payment.headers, headers, { "x-receipt": receiptHeader(receiptJson) }),
           });
         }
         const frames = relayChat({

@@ -48,8 +48,8 @@ export interface PaidRequest {
   readonly trace?: RequestTrace | undefined;
 }
 
-/** The outcome: a payment answer to send as is (402), or the result with its receipt and headers. */
-export type PaidOutcome<T> = { kind: "respond"; response: GatewayResponse } | { kind: "paid"; result: T; receipt: Receipt; headers: Record<string, string> };
+/** The outcome: a payment answer to send as is (402), or the result with its receipt (and its JSON text, serialized once) and headers. */
+export type PaidOutcome<T> = { kind: "respond"; response: GatewayResponse } | { kind: "paid"; result: T; receipt: Receipt; receiptJson: string; headers: Record<string, string> };
 
 /** What a payment is for: the card, the action and the price (the parts of a {@link PaidCall} the payment steps read). */
 export type Offer = Pick<PaidCall<unknown>, "card" | "action" | "mimeType" | "quote">;
@@ -156,7 +156,9 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const settled = await deps.ledger.settleOwn({ intent: reserved.intent, finalAmount: priced.finalAmount, ...(persist ? { videoJob: (view) => persist(result, receiptOf(view)) } : {}) });
     charged(from, call.card, priced.finalAmount, "key");
     const receipt = receiptOf(settled.view);
-    return { kind: "paid", result, receipt, headers: Object.assign(settled.key ? budgetHeaders(settled.key) : {}, { "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receipt) }) };
+    const receiptJson = JSON.stringify(receipt);
+    const headers = Object.assign(settled.key ? budgetHeaders(settled.key) : {}, { "x-payment-intent-id": intentId, "x-receipt": receiptHeader(receiptJson) });
+    return { kind: "paid", result, receipt, receiptJson, headers };
   }
 
   async function withSignature<T>(from: PaidRequest, call: PaidCall<T>, header: string): Promise<PaidOutcome<T>> {
@@ -178,7 +180,8 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
     charged(from, call.card, call.quote.finalAmount, "x402");
     const receipt = receiptOf(settled.response);
-    return { kind: "paid", result, receipt, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receipt) } };
+    const receiptJson = JSON.stringify(receipt);
+    return { kind: "paid", result, receipt, receiptJson, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receiptJson) } };
   }
 
   return {

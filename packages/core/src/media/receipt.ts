@@ -30,10 +30,10 @@ export function makeReceipt(id: string, subject: string, priced: Priced, settlem
 }
 
 /**
- * The `X-Receipt` header value: base64url of the receipt JSON. Not memoized for the pass-through
- * body's copy: V8 keeps a WeakMap's entries through young-generation collections, so a WeakMap
- * keyed by each call's receipt would keep every receipt alive until a full collection.
+ * The `X-Receipt` header value: base64url of the receipt's JSON text. The caller serializes the
+ * receipt once and passes the same text to a pass-through body (a WeakMap memo keyed by each
+ * receipt would keep every call's receipt alive through young-generation collections).
  */
-export function receiptHeader(receipt: Receipt): string {
-  return toBase64Url(JSON.stringify(receipt));
+export function receiptHeader(receiptJson: string): string {
+  return toBase64Url(receiptJson);
 }

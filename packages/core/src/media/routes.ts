@@ -241,9 +241,9 @@ export function mediaRoutes(): AnyRoute[] {
               }),
             meter: (r) => priceUsage(card, { promptTokens: Math.max(1, r.usage.promptTokens) }, undefined, gateway.services.feeBps),
           },
-          (r, receipt, headers) =>
+          (r, receipt, headers, receiptJson) =>
             r.raw
-              ? bytes(appendMember(r.raw, "receipt", JSON.stringify(receipt)), "application/json", { headers })
+              ? bytes(appendMember(r.raw, "receipt", receiptJson), "application/json", { headers })
               : withReceipt(
                   {
                     object: "list",

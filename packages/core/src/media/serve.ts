@@ -6,7 +6,8 @@ import type { PaidCall, PaidRequest } from "./billing.js";
 import type { Receipt } from "./receipt.js";
 
 /**
- * Runs a paid call and builds the answer from its result, receipt and payment headers; a payment
+ * Runs a paid call and builds the answer from its result, receipt, payment headers and the
+ * receipt's JSON text (for a body that passes upstream bytes through); a payment
  * answer (402 challenge) is returned as is. Throws the upstream's GatewayError after the payment
  * was released.
  */
@@ -14,11 +15,11 @@ export async function servePaid<T>(
   gateway: GatewayContext,
   from: PaidRequest,
   call: PaidCall<T>,
-  answer: (result: T, receipt: Receipt, headers: Record<string, string>) => GatewayResponse | Promise<GatewayResponse>,
+  answer: (result: T, receipt: Receipt, headers: Record<string, string>, receiptJson: string) => GatewayResponse | Promise<GatewayResponse>,
 ): Promise<GatewayResponse> {
   const outcome = await gateway.services.media.billing.run(from, call);
   if (outcome.kind === "respond") return outcome.response;
-  return answer(outcome.result, outcome.receipt, outcome.headers);
+  return answer(outcome.result, outcome.receipt, outcome.headers, outcome.receiptJson);
 }
 
 /** A JSON answer with the receipt as a field and the payment headers. */
