@@ -5,7 +5,9 @@
  * warm-up. First c=32 and c=1 runs of both without the profiler (CPU per call, p50/p99), then the
  * profiled runs. Prints the busy time by area for A and D side by side (what the gateway adds, and
  * what even the raw proxy pays), D's functions, the bytes allocated per call, the bytes per call
- * that outlive a young-generation GC (at c=1, for A and D), and the GC pauses,
+ * that outlive a young-generation GC (at c=1, for A and D), the GC pauses, and the system calls
+ * per call of A and D at c=32 and c=1 (strace attached for separate windows, counts only; strace is
+ * installed from Debian's package if missing, and the table is left out if it cannot attach),
  * and writes its section of docs/benchmarks.md.
  * Env: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2).
  * Run: npm run bench:profile
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { machine, writeSection } from "./lib.js";
 import { cleanup, cpuMicros, fmt, type Proc } from "./procs/lib.js";
 import { summarize, summarizeHeap } from "./procs/cpuprofile.js";
+import { canTrace, countSyscalls, type SyscallCount } from "./procs/syscalls.js";
 import type { GcStats } from "./procs/profiler.js";
 import {
   checkBilling,
@@ -81,6 +84,24 @@ const heapA = await allocations(raw, A, "raw");
 const heapD = await allocations(gateway, D, "gateway");
 const keptA = await survivors(raw, A, "raw");
 const keptD = await survivors(gateway, D, "gateway");
+/** System calls per call of A and D at c=32 and c=1 (strace attached: counts only, see syscalls.ts). */
+async function syscalls(): Promise<Array<[string, SyscallCount]> | string> {
+  if (!canTrace()) return "not counted: strace is not installed and could not be installed";
+  const windows: Array<[string, Proc<unknown>, () => Promise<{ requests: number }>]> = [
+    [`A c=${CONNECTIONS}`, raw, () => throughput(A, CONNECTIONS, SECONDS, LOAD_CPU)],
+    [`D c=${CONNECTIONS}`, gateway, () => throughput(D, CONNECTIONS, SECONDS, LOAD_CPU)],
+    ["A c=1", raw, () => latency(A, SECONDS, LOAD_CPU)],
+    ["D c=1", gateway, () => latency(D, SECONDS, LOAD_CPU)],
+  ];
+  const counts: Array<[string, SyscallCount]> = [];
+  try {
+    for (const [label, proc, run] of windows) counts.push([label, await countSyscalls(proc.pid, join(dir, `${label.replace(/\W/g, "")}.strace`), run)]);
+  } catch (error) {
+    return `not counted: ${(error as Error).message}`;
+  }
+  return counts;
+}
+const traced = await syscalls();
 const billing = await checkBilling(meter);
 await Promise.all([gateway.stop(), raw.stop(), stub.stop()]);
 cleanup();
@@ -112,6 +133,20 @@ const gcRows = (gc: GcStats, seconds: number) =>
         `| ${kind} | ${(k.count / seconds).toFixed(1)} | ${(k.totalMs / k.count).toFixed(2)} | ${k.maxMs.toFixed(1)} | ${k.over1ms} | ${k.over3ms} | ${((k.totalMs / (seconds * 1000)) * 100).toFixed(1)} % |`,
     )
     .join("\n");
+/** Rows of the system calls made at least 0.05 times per call in some window, most frequent in the last window first. */
+function syscallRows(counts: Array<[string, SyscallCount]>): string {
+  const names = [...new Set(counts.flatMap(([, c]) => [...c.perCall].filter(([, n]) => n >= 0.05).map(([name]) => name)))];
+  const last = counts.at(-1)![1].perCall;
+  names.sort((x, y) => (last.get(y) ?? 0) - (last.get(x) ?? 0));
+  const n = (v: number | undefined) => (v === undefined || v < 0.005 ? "–" : v.toFixed(2));
+  return [
+    `| system call | ${counts.map(([label]) => label).join(" | ")} |`,
+    `|---|${counts.map(() => "---:").join("|")}|`,
+    ...names.map((name) => `| ${name} | ${counts.map(([, c]) => n(c.perCall.get(name))).join(" | ")} |`),
+    `| **all** | ${counts.map(([, c]) => `**${c.totalPerCall.toFixed(1)}**`).join(" | ")} |`,
+    `| calls answered under strace | ${counts.map(([, c]) => fmt.int(c.requests)).join(" | ")} |`,
+  ].join("\n");
+}
 const GC_HEAD = "| kind | per second | mean pause ms | longest ms | over 1 ms | over 3 ms | share of wall time |\n|---|---:|---:|---:|---:|---:|---:|";
 
 const md = `## Where a metered call's time goes (\`npm run bench:profile\`)
@@ -183,6 +218,12 @@ A's garbage collection at c=${CONNECTIONS}, for comparison:
 
 ${GC_HEAD}
 ${gcRows(rawBusy.gc, SECONDS)}
+
+System calls per answered call, all threads of each process (\`strace -c -f\` attached for a separate ${SECONDS} s window of each;
+strace stops the process at every system call, so these windows count and never time: they serve far fewer calls than
+the runs above, and D's commits group fewer steps, so D's c=${CONNECTIONS} counts of its database writes are an upper bound):
+
+${typeof traced === "string" ? traced : syscallRows(traced)}
 
 Billing check: ${billing.ok ? "**passed**" : "**FAILED**"}: ${billing.text}.`;
 console.log(md);

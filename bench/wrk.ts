@@ -31,6 +31,20 @@ export interface LoadResult {
 
 const onPath = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 
+/**
+ * Whether `cmd` is on PATH, after trying `apt-get install -y <debianPackage>` when it is not (a
+ * benchmark tool from Debian: wrk, strace). Never throws; the caller decides what a miss means.
+ */
+export function ensureCommand(cmd: string, debianPackage = cmd): boolean {
+  if (onPath(cmd)) return true;
+  console.error(`${cmd} is not on PATH: trying \`apt-get install -y ${debianPackage}\` …`);
+  spawnSync("sh", ["-c", `apt-get install -y ${debianPackage} || (apt-get update && apt-get install -y ${debianPackage})`], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
+  return onPath(cmd);
+}
+
 /** The load generator in use. */
 export type Tool = { name: "wrk" } | { name: "autocannon"; run: (opts: Record<string, unknown>) => Promise<AutocannonResult> };
 /** What the autocannon API reports of a run (the fields read here). */
@@ -47,14 +61,7 @@ let tool: Tool | undefined;
 /** Finds (or installs) the load generator; its name is part of the method text. */
 export async function loadTool(): Promise<Tool> {
   if (tool) return tool;
-  if (!onPath("wrk")) {
-    console.error("wrk is not on PATH: trying `apt-get install -y wrk` …");
-    spawnSync("sh", ["-c", "apt-get install -y wrk || (apt-get update && apt-get install -y wrk)"], {
-      stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
-  }
-  if (onPath("wrk")) return (tool = { name: "wrk" });
+  if (ensureCommand("wrk")) return (tool = { name: "wrk" });
   const name = "autocannon";
   const mod = (await import(name).catch(() => undefined)) as { default: Extract<Tool, { name: "autocannon" }>["run"] } | undefined;
   if (mod) return (tool = { name: "autocannon", run: mod.default });
