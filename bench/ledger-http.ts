@@ -29,30 +29,44 @@ export async function postgresHttp(url: string): Promise<{ markdown: string; bil
     const proxy = await startRawProxy(stubUrl);
     procs.push(proxy);
     const first = await startGateway(config); // migrates the fresh schema
+    const table = `"${schema}".floor_key`;
+    await withClient(url, (c) =>
+      c.query(`CREATE TABLE ${table} (id text PRIMARY KEY, lim bigint NOT NULL, used bigint NOT NULL, reserved bigint NOT NULL);
+        INSERT INTO ${table} VALUES ('k', 9000000000000000000, 0, 0)`),
+    );
+    const floorProxy = await startRawProxy(stubUrl, undefined, { url, table });
+    procs.push(floorProxy);
     const others = await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startGateway(config)));
     const gateways = [first, ...others];
     procs.push(...gateways);
     const meters = await Promise.all(gateways.map((g) => probe(g)));
     const raw = embeddingsTarget("A. raw proxy: node:http + undici Pool", proxy.pid, proxy.info.url);
+    const floor = embeddingsTarget("F. floor: the raw proxy + 2 guarded UPDATEs of one key row per call", floorProxy.pid, floorProxy.info.url);
     const single = embeddingsTarget("D′. Tollgate metered POST /v1/embeddings, PostgreSQL, 1 instance", first.pid, first.info.url, meters[0]);
     const instances: Target[] = gateways.map((g, i) => embeddingsTarget(`instance ${i + 1}`, g.pid, g.info.url, meters[i]));
     const all = (seconds: number) => Promise.all(instances.map((t) => throughput(t, PER_INSTANCE, seconds)));
 
     await warmUp(raw, CONNECTIONS, WARMUP_SECONDS);
+    await warmUp(floor, CONNECTIONS, WARMUP_SECONDS);
     await warmUp(single, CONNECTIONS, WARMUP_SECONDS);
     await all(WARMUP_SECONDS);
     const rawRps: number[] = [];
+    const floorRps: number[] = [];
+    const floorCpu: number[] = [];
     const singleRps: number[] = [];
     const singleCpu: number[] = [];
     const totalRps: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       rawRps.push((await throughput(raw, CONNECTIONS, SECONDS)).perSecond);
+      const atFloor = await throughput(floor, CONNECTIONS, SECONDS);
+      floorRps.push(atFloor.perSecond);
+      floorCpu.push(atFloor.cpuPerCall);
       const one = await throughput(single, CONNECTIONS, SECONDS);
       singleRps.push(one.perSecond);
       singleCpu.push(one.cpuPerCall);
       totalRps.push((await all(SECONDS)).reduce((sum, r) => sum + r.perSecond, 0));
       console.error(
-        `postgres round ${round + 1}/${ROUNDS}: raw ${Math.round(rawRps[round]!)}, 1 instance ${Math.round(one.perSecond)}, ${INSTANCES} instances ${Math.round(totalRps[round]!)} req/s`,
+        `postgres round ${round + 1}/${ROUNDS}: raw ${Math.round(rawRps[round]!)}, floor ${Math.round(floorRps[round]!)}, 1 instance ${Math.round(one.perSecond)}, ${INSTANCES} instances ${Math.round(totalRps[round]!)} req/s`,
       );
     }
     const billing = [];
@@ -62,6 +76,8 @@ export async function postgresHttp(url: string): Promise<{ markdown: string; bil
     const served = billing.reduce((sum, b) => sum + b.served, 0);
 
     const ratios = singleRps.map((v, r) => v / rawRps[r]!);
+    const floorRatios = floorRps.map((v, r) => v / rawRps[r]!);
+    const ofFloor = singleRps.map((v, r) => v / floorRps[r]!);
     const scale = totalRps.map((v, r) => v / singleRps[r]!);
     const { int, ratio: x3, goal } = fmt;
     const markdown = `Method: PostgreSQL at ${new URL(url).host}, a fresh schema per run (dropped afterwards), the store's default pool of 10 per
@@ -70,12 +86,16 @@ load from ${toolText(tool)}; nothing pinned (every process, PostgreSQL included,
 cannot each have one). ${WARMUP_SECONDS} s warm-up per row, then ${ROUNDS} round(s) interleaving: the raw proxy and one gateway
 instance with \`wrk -t1 -c${CONNECTIONS} -d${SECONDS}s\`; then ${INSTANCES} instances on the same database and schema, each with its own
 service key (one key's row lock would serialize them), under ${INSTANCES} concurrent \`wrk -t1 -c${PER_INSTANCE} -d${SECONDS}s\`, one per instance,
-summed. Medians with min–max; ratios are medians of per-round ratios. CPU per call is the gateway process's own (PostgreSQL's
-backends not included).
+summed. Medians with min–max; ratios are medians of per-round ratios. CPU per call is the server process's own (PostgreSQL's
+backends not included). F, measured in the same rounds, is the least a design that reserves before the upstream call and
+settles after can do on PostgreSQL: the raw proxy plus, per call, the two guarded UPDATEs of one key row (\`reserved +\`
+guarded by the limit, then \`reserved −, used +\`), each its own statement and commit on a pg Pool of 10, with no intent,
+charge, expiry, idempotency, authentication or receipt. The gateway reaches ${x3(median(ofFloor))} of F.
 
 | row | req/s | ratio | CPU per call µs |
 |---|---:|---:|---:|
 | ${raw.label} | ${spread(rawRps, int)} | 1× | |
+| ${floor.label} | ${spread(floorRps, int)} | ${spread(floorRatios, x3)} vs raw proxy | ${spread(floorCpu, int)} |
 | ${single.label} | ${spread(singleRps, int)} | ${spread(ratios, x3)} vs raw proxy | ${spread(singleCpu, int)} |
 | D′ × ${INSTANCES} instances, one key each, total | ${spread(totalRps, int)} | ${spread(scale, x3)} vs 1 instance | |
 
@@ -84,13 +104,22 @@ ${billing.map((b, i) => `- instance ${i + 1}: ${b.ok ? "passed" : "FAILED"}: ${b
 
 Goals:
 - One PostgreSQL instance vs the raw proxy at c=${CONNECTIONS}: ${x3(median(ratios))} (goal ≥ ${GOALS.ratio}×): ${goal(median(ratios) >= GOALS.ratio)}
-- ${INSTANCES} instances vs one: ${x3(median(scale))} (goal ≥ ${GOALS.scale}×): ${goal(median(scale) >= GOALS.scale)}`;
+- ${INSTANCES} instances vs one: ${x3(median(scale))} (goal ≥ ${GOALS.scale}×): ${goal(median(scale) >= GOALS.scale)}
+- The floor F vs the raw proxy: ${x3(median(floorRatios))}${median(floorRatios) < GOALS.ratio ? ": below the first goal, so no gateway that runs its reserve and its settle as one statement each on one key row meets it on this machine" : ""}`;
     return { markdown, billingOk };
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await withClient(url, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  }
+}
+
+/** Runs `fn` on a fresh client of `url`, closed afterwards. */
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
     await client.end();
   }
 }

@@ -4,10 +4,17 @@
  * default; the media benchmarks) reads the whole answer and writes it back with its length;
  * `stream` (the chat benchmark) pipes the answer's bytes to the client as they arrive, with no
  * parsing and no billing. Prints `{"url"}`; exits when its stdin closes.
+ *
+ * With argv[4], JSON `{ url, table }` of a PostgreSQL table `(id, lim, used, reserved)` holding
+ * the row `id = 'k'` (bench/ledger-http.ts makes it), the proxy is the PostgreSQL floor of the
+ * ledger benchmark: around each forwarded call it runs the two guarded UPDATEs of one key row
+ * that a reserve-before, settle-after design needs at the least (each its own statement and
+ * commit, on a pg Pool of 10 like the store's), and nothing else.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream/promises";
+import pg from "pg";
 import { Pool } from "undici";
 import { serveParent } from "./lib.js";
 import { createProfiler } from "./profiler.js";
@@ -16,28 +23,48 @@ const stubUrl = process.argv[2];
 const mode = process.argv[3] ?? "buffer";
 if (!stubUrl || (mode !== "buffer" && mode !== "stream")) throw new Error("usage: raw-proxy.ts <stub url> [buffer|stream]");
 const upstream = new Pool(stubUrl, { connections: 128, keepAliveTimeout: 30_000 });
+const floor = process.argv[4] ? (JSON.parse(process.argv[4]) as { url: string; table: string }) : undefined;
+const ledger = floor && new pg.Pool({ connectionString: floor.url, max: 10 });
+const PRICE = 2;
+/** The floor's reserve (a guarded UPDATE: it must change the row) and settle, as named prepared statements. */
+const step = async (name: "reserve" | "settle") => {
+  if (!ledger || !floor) throw new Error("no floor table");
+  const text =
+    name === "reserve"
+      ? `UPDATE ${floor.table} SET reserved = reserved + $1 WHERE id = 'k' AND lim - used - reserved >= $1`
+      : `UPDATE ${floor.table} SET reserved = reserved - $1, used = used + $1 WHERE id = 'k'`;
+  const r = await ledger.query({ name: `floor_${name}`, text, values: [PRICE] });
+  if (r.rowCount !== 1) throw new Error(`floor ${name} changed no row`);
+};
+/** Forwards one request's body to the stub and answers with what it returned (the baseline's whole work). */
+function forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): Promise<void> {
+  return upstream
+    .request({
+      path: req.url ?? "/",
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
+      body,
+    })
+    .then(async (up) => {
+      if (mode === "stream") {
+        res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "text/event-stream"), "cache-control": "no-cache" });
+        res.flushHeaders();
+        await pipeline(up.body, res);
+        return;
+      }
+      const answer = Buffer.from(await up.body.arrayBuffer());
+      if (ledger) await step("settle");
+      res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "application/json"), "content-length": answer.length }).end(answer);
+    });
+}
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
-    upstream
-      .request({
-        path: req.url ?? "/",
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
-        body: Buffer.concat(chunks),
-      })
-      .then(async (up) => {
-        if (mode === "stream") {
-          res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "text/event-stream"), "cache-control": "no-cache" });
-          res.flushHeaders();
-          await pipeline(up.body, res);
-          return;
-        }
-        const body = Buffer.from(await up.body.arrayBuffer());
-        res.writeHead(up.statusCode, { "content-type": String(up.headers["content-type"] ?? "application/json"), "content-length": body.length }).end(body);
-      })
-      .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+    const body = Buffer.concat(chunks);
+    (ledger ? step("reserve").then(() => forward(req, res, body)) : forward(req, res, body)).catch(() =>
+      res.headersSent ? res.destroy() : res.writeHead(502).end(),
+    );
   });
 });
 server.keepAliveTimeout = 65_000;

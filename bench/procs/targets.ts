@@ -67,7 +67,9 @@ export async function prepareRun(dirPrefix: string) {
 }
 
 export const startStub = (cpu?: number) => startProc<{ url: string }>("stub.ts", [], cpu);
-export const startRawProxy = (stubUrl: string, cpu?: number) => startProc<{ url: string }>("raw-proxy.ts", [stubUrl], cpu);
+/** The raw proxy; with `floor`, the PostgreSQL floor (two guarded UPDATEs of one row per call: raw-proxy.ts). */
+export const startRawProxy = (stubUrl: string, cpu?: number, floor?: { url: string; table: string }) =>
+  startProc<{ url: string }>("raw-proxy.ts", floor ? [stubUrl, "buffer", JSON.stringify(floor)] : [stubUrl], cpu);
 export const startGateway = (config: GatewayConfig, cpu?: number) => startProc<GatewayInfo>("gateway.ts", [JSON.stringify(config)], cpu);
 
 /** One probe call of the metered route; its receipt (JSON body or `x-receipt` header, base64url JSON) gives the price. */
