@@ -63,13 +63,19 @@ export function ledgerSql(t: TableName) {
    * there, a valid step of its own), the statement reports it ({@link StepRow.scoped_due}), and
    * the caller runs the statement with `scopes` (ledger.ts). (`x` has OFFSET 0 so that its
    * EXISTS runs once: a subquery the planner inlines is evaluated at each use of its columns.)
+   *
+   * `expired`'s UPDATE repeats the conditions of the rows its array locked (they hold on those rows
+   * anyway: locked, re-checked on their latest version) so that its own scan can use
+   * intents_due_by_key. With `intent_id = ANY (…)` alone, a generic plan made while the table was
+   * small and unanalyzed read every intent on every reserve, and kept doing so as the table grew
+   * (plans.test.ts).
    */
   const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }) => {
     const due = `EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND budget_scope IS NOT NULL)`;
     return `
     expired AS (
       UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
-      WHERE intent_id = ANY (ARRAY(
+      WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND intent_id = ANY (ARRAY(
         SELECT intent_id FROM ${intents}
         WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint${scopes ? "" : " AND budget_scope IS NULL"}
         ORDER BY expires_at, intent_id FOR NO KEY UPDATE))

@@ -1,0 +1,102 @@
+/**
+ * The generic plans of the ledger's statements never read the whole intents table. A prepared
+ * statement keeps the plan it was given, and one planned while the table was small and never
+ * analyzed (a fresh deployment, the first minute before autovacuum) would keep a sequential scan
+ * as the table grows: before the expiry CTE of reserve repeated its conditions, every reserve
+ * scanned all intents, ~6,000 rows per reserve after 12,000 calls. Checked on PGlite always and
+ * on the real server with DATABASE_URL, on a table of a few hundred intents that was never
+ * analyzed, with `plan_cache_mode = force_generic_plan`.
+ */
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { windowValues } from "./governance.js";
+import { ledgerSql } from "./ledger-sql.js";
+import type { Queryable } from "./queryable.js";
+import { tablesIn } from "./rows.js";
+import { createPostgresStore } from "./store.js";
+import { testDatabases } from "./test-databases.js";
+
+const OWNER = "0x00000000000000000000000000000000000000a1";
+const CHARGE_NULLS = 13;
+const JOB_NULLS = 12;
+
+/** A literal of a value for EXECUTE's argument list (strings quoted, NULL as is). */
+const literal = (v: unknown) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+/** The scans of `table` in the generic plan of `text` executed with `values`. */
+async function scansOf(session: Queryable, name: string, text: string, values: unknown[], table: string): Promise<string[]> {
+  await session.query(`PREPARE ${name} AS ${text}`);
+  const { rows } = await session.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${values.map(literal).join(", ")})`);
+  await session.query(`DEALLOCATE ${name}`);
+  const raw = rows[0]!["QUERY PLAN"];
+  const [plan] = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
+  return nodes(plan.Plan)
+    .filter((n) => n["Relation Name"] === table)
+    .map((n) => n["Node Type"]);
+}
+
+for (const database of testDatabases("plans")) {
+  describe(`PostgreSQL ledger plans (${database.name})`, () => {
+    it("reserve, settle, the sweeper and release-on-read use indexes on an unanalyzed intents table of hundreds of rows", async () => {
+      const schema = database.schema();
+      const store = await createPostgresStore({ pool: database.db, schema });
+      const now = Date.now();
+      await store.insertKey({
+        keyId: "key_p",
+        tokenHash: "p".repeat(64),
+        owner: OWNER,
+        chainId: 8453,
+        purpose: "api",
+        budgetLimit: 10n ** 12n,
+        budgetUsed: 0n,
+        budgetReserved: 0n,
+        createdAt: now,
+        expiresAt: now + 86_400_000,
+      });
+      for (let i = 0; i < 400; i++) {
+        const intentId = `pi_${String(i).padStart(6, "0")}`;
+        const r = await store.reserve({
+          intent: { intentId, keyId: "key_p", maxAmount: 10n, fingerprint: "f", request: null, createdAt: now, expiresAt: now + 60_000 },
+          now,
+        });
+        expect(r.ok).toBe(true);
+        // Every other one stays authorized (and overdue for the plans below, at now + 120 s).
+        if (i % 2 === 0) expect((await store.settle({ intentId, finalAmount: 5n, result: null, now })).ok).toBe(true);
+      }
+
+      const session: Queryable & { end?: () => Promise<void> } =
+        database.name === "server" ? new pg.Client({ connectionString: process.env.DATABASE_URL }) : database.db;
+      if (session instanceof pg.Client) await session.connect();
+      try {
+        await session.query("SET plan_cache_mode = force_generic_plan");
+        const sql = ledgerSql(tablesIn(schema));
+        const later = now + 120_000;
+        const w = windowValues(later);
+        const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w];
+        const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...Array(CHARGE_NULLS).fill(null), ...Array(JOB_NULLS).fill(null), ...w];
+        const found = {
+          reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),
+          finish: await scansOf(session, "tg_plan_finish", sql.finish, finishArgs, "intents"),
+          sweep: await scansOf(session, "tg_plan_sweep", sql.sweep, [later, 100, ...windowValues(later)], "intents"),
+          releaseKeys: await scansOf(session, "tg_plan_release", sql.releaseKeys, [JSON.stringify(["key_p"]), later, ...windowValues(later)], "intents"),
+        };
+        for (const [statement, scans] of Object.entries(found)) {
+          expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);
+          expect(
+            scans.filter((s) => s === "Seq Scan"),
+            `${statement}: ${scans.join(", ")}`,
+          ).toEqual([]);
+        }
+      } finally {
+        if (session instanceof pg.Client) await session.end();
+      }
+    });
+  });
+}
