@@ -71,9 +71,10 @@ for (const database of testDatabases("plans")) {
         if (i % 2 === 0) expect((await store.settle({ intentId, finalAmount: 5n, result: null, now })).ok).toBe(true);
       }
 
-      const session: Queryable & { end?: () => Promise<void> } =
-        database.name === "server" ? new pg.Client({ connectionString: process.env.DATABASE_URL }) : database.db;
-      if (session instanceof pg.Client) await session.connect();
+      // SET and PREPARE belong to a session: one client of the server (PGlite has one session).
+      const client = database.name === "server" ? new pg.Client({ connectionString: process.env.DATABASE_URL }) : undefined;
+      await client?.connect();
+      const session: Queryable = client ? { query: <R>(text: string) => client.query(text) as Promise<unknown> as Promise<{ rows: R[] }> } : database.db;
       try {
         await session.query("SET plan_cache_mode = force_generic_plan");
         const sql = ledgerSql(tablesIn(schema));
@@ -95,7 +96,7 @@ for (const database of testDatabases("plans")) {
           ).toEqual([]);
         }
       } finally {
-        if (session instanceof pg.Client) await session.end();
+        await client?.end();
       }
     });
   });
