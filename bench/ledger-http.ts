@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { floorSql } from "./procs/floor-sql.js";
 import { fmt, median, spread } from "./procs/lib.js";
 import { checkBilling, embeddingsTarget, probe, SETTINGS, startGateway, startRawProxy, startStub, throughput, warmUp, type Target } from "./procs/targets.js";
 import { loadTool, toolText } from "./wrk.js";
@@ -30,10 +31,11 @@ export async function postgresHttp(url: string): Promise<{ markdown: string; bil
     procs.push(proxy);
     const first = await startGateway(config); // migrates the fresh schema
     const table = `"${schema}".floor_key`;
-    await withClient(url, (c) =>
-      c.query(`CREATE TABLE ${table} (id text PRIMARY KEY, lim bigint NOT NULL, used bigint NOT NULL, reserved bigint NOT NULL);
-        INSERT INTO ${table} VALUES ('k', 9000000000000000000, 0, 0)`),
-    );
+    const floorTable = floorSql(table);
+    await withClient(url, async (c) => {
+      await c.query(floorTable.create);
+      await c.query(floorTable.insert);
+    });
     const floorProxy = await startRawProxy(stubUrl, undefined, { url, table });
     procs.push(floorProxy);
     const others = await Promise.all(Array.from({ length: INSTANCES - 1 }, () => startGateway(config)));

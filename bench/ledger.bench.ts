@@ -22,6 +22,7 @@ import { createGateway, type Store } from "@tollgate/core";
 import { createPostgresStore } from "@tollgate/postgres";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { postgresHttp } from "./ledger-http.js";
+import { floorSql } from "./procs/floor-sql.js";
 import { machine, now, writeSection } from "./lib.js";
 import { tempDir } from "./procs/lib.js";
 
@@ -119,10 +120,11 @@ function sqliteBaseline(): Promise<Result> {
 
 async function postgresBaseline(client: pg.Client, schema: string): Promise<Result> {
   await client.query(`SET search_path TO "${schema}"`);
-  await client.query("CREATE TABLE k (id text PRIMARY KEY, lim bigint, used bigint, reserved bigint)");
-  await client.query("INSERT INTO k VALUES ('k', 1000000000000000, 0, 0)");
-  const reserve = { name: "reserve", text: "UPDATE k SET reserved = reserved + $1 WHERE id = 'k' AND lim - used - reserved >= $1" };
-  const settle = { name: "settle", text: "UPDATE k SET reserved = reserved - $1, used = used + $2 WHERE id = 'k'" };
+  const sql = floorSql("k");
+  await client.query(sql.create);
+  await client.query(sql.insert);
+  const reserve = { name: "reserve", text: sql.reserve };
+  const settle = { name: "settle", text: sql.settle };
   return timed(async () => {
     if ((await client.query({ ...reserve, values: [1000] })).rowCount !== 1) throw new Error("reserve failed");
     await client.query({ ...settle, values: [1000, 700] });

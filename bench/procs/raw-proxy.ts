@@ -5,17 +5,18 @@
  * `stream` (the chat benchmark) pipes the answer's bytes to the client as they arrive, with no
  * parsing and no billing. Prints `{"url"}`; exits when its stdin closes.
  *
- * With argv[4], JSON `{ url, table }` of a PostgreSQL table `(id, lim, used, reserved)` holding
- * the row `id = 'k'` (bench/ledger-http.ts makes it), the proxy is the PostgreSQL floor of the
- * ledger benchmark: around each forwarded call it runs the two guarded UPDATEs of one key row
- * that a reserve-before, settle-after design needs at the least (each its own statement and
- * commit, on a pg Pool of 10 like the store's), and nothing else.
+ * With argv[4], JSON `{ url, table }` of a PostgreSQL table made with floor-sql.ts (by
+ * bench/ledger-http.ts), the proxy is the PostgreSQL floor of the ledger benchmark: around each
+ * forwarded call it runs the two guarded UPDATEs of one key row that a reserve-before,
+ * settle-after design needs at the least (each its own statement and commit, on a pg Pool of 10
+ * like the store's), and nothing else.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { Pool } from "undici";
+import { floorSql } from "./floor-sql.js";
 import { serveParent } from "./lib.js";
 import { createProfiler } from "./profiler.js";
 
@@ -26,14 +27,15 @@ const upstream = new Pool(stubUrl, { connections: 128, keepAliveTimeout: 30_000 
 const floor = process.argv[4] ? (JSON.parse(process.argv[4]) as { url: string; table: string }) : undefined;
 const ledger = floor && new pg.Pool({ connectionString: floor.url, max: 10 });
 const PRICE = 2;
+const sql = floor && floorSql(floor.table);
 /** The floor's reserve (a guarded UPDATE: it must change the row) and settle, as named prepared statements. */
+const steps = sql && {
+  reserve: { name: "floor_reserve", text: sql.reserve, values: [PRICE] },
+  settle: { name: "floor_settle", text: sql.settle, values: [PRICE, PRICE] },
+};
 const step = async (name: "reserve" | "settle") => {
-  if (!ledger || !floor) throw new Error("no floor table");
-  const text =
-    name === "reserve"
-      ? `UPDATE ${floor.table} SET reserved = reserved + $1 WHERE id = 'k' AND lim - used - reserved >= $1`
-      : `UPDATE ${floor.table} SET reserved = reserved - $1, used = used + $1 WHERE id = 'k'`;
-  const r = await ledger.query({ name: `floor_${name}`, text, values: [PRICE] });
+  if (!ledger || !steps) throw new Error("no floor table");
+  const r = await ledger.query(steps[name]);
   if (r.rowCount !== 1) throw new Error(`floor ${name} changed no row`);
 };
 /** Forwards one request's body to the stub and answers with what it returned (the baseline's whole work). */

@@ -12,13 +12,12 @@ import { describe, expect, it } from "vitest";
 import { windowValues } from "./governance.js";
 import { ledgerSql } from "./ledger-sql.js";
 import type { Queryable } from "./queryable.js";
-import { tablesIn } from "./rows.js";
+import { chargeValues, tablesIn } from "./rows.js";
 import { createPostgresStore } from "./store.js";
 import { testDatabases } from "./test-databases.js";
+import { videoJobValues } from "./video.js";
 
 const OWNER = "0x00000000000000000000000000000000000000a1";
-const CHARGE_NULLS = 13;
-const JOB_NULLS = 12;
 
 /** A literal of a value for EXECUTE's argument list (strings quoted, NULL as is). */
 const literal = (v: unknown) => (v === null ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
@@ -81,7 +80,7 @@ for (const database of testDatabases("plans")) {
         const later = now + 120_000;
         const w = windowValues(later);
         const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w];
-        const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...Array(CHARGE_NULLS).fill(null), ...Array(JOB_NULLS).fill(null), ...w];
+        const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...chargeValues(undefined), ...videoJobValues(undefined), ...w];
         const found = {
           reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),
           finish: await scansOf(session, "tg_plan_finish", sql.finish, finishArgs, "intents"),
