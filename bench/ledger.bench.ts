@@ -185,8 +185,8 @@ Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute l
 
 Method: one key with a huge budget; each pair reserves 1000 atoms and settles 700, for ${SECONDS} s after 200
 warm-up pairs, one pair at a time unless the row says otherwise. The store rows are \`reserve\` + \`settle\` (each
-one atomic store operation: expire-overdue check, guarded UPDATE, intent INSERT/UPDATE, charge INSERT; on SQLite
-the operations of one event-loop turn share one transaction, the group commit, which the in-flight row exercises). The
+one atomic store operation: expire-overdue check, guarded UPDATE, intent INSERT/UPDATE, charge INSERT; on both
+stores the operations of one event-loop turn share one transaction, the group commit, which the in-flight row exercises). The
 gateway row adds routing, JSON, zod, token hashing and key lookup, and budget headers, through \`gateway.fetch\`
 with Web Request/Response objects. The baseline is the raw driver (better-sqlite3, or pg on one connection with
 prepared statements) running only the two guarded UPDATEs, each its own implicit transaction; each column's
@@ -194,10 +194,10 @@ ratios are against its own baseline, measured in the same run.
 ${columns.map((c) => `\n- ${c.title}: ${c.note}.`).join("")}${urls.length === 0 ? "\n- PostgreSQL: skipped (DATABASE_URL was not set)." : ""}
 ${urls.length === 0 ? "" : `
 PostgreSQL runs on the same machine (loopback TCP) and shares its cores with the benchmark. Every store operation is
-one statement, i.e. one commit: with \`fsync=off\` (the throwaway CI/dev cluster of \`.ci/postgres-start\`) a commit never
+one statement; alone it is one commit, and the group of one turn is one commit: with \`fsync=off\` (the throwaway CI/dev cluster of \`.ci/postgres-start\`) a commit never
 waits for the disk, and a power cut or OS crash can corrupt the whole cluster, so use it for tests only; with \`fsync=on\` (the default) each
-commit waits for one WAL flush. The sequential rows use one pooled connection at a time; the in-flight row uses the
-pool of ${POOL}, all on one key, whose row lock serialises the reservations (several keys would spread across connections).
+commit waits for one WAL flush. The sequential rows run each statement alone; the in-flight row's groups hold one
+connection of the pool of ${POOL} at a time, all on one key.
 `}
 | path | ${columns.map((c) => `${c.title} pairs/s | vs baseline`).join(" | ")} |
 |---|${columns.map(() => "---:|---:|").join("")}

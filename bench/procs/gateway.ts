@@ -3,7 +3,7 @@
  * on its default interval) behind `serve()` of @tollgate/node, the undici HTTP client, and one
  * openai-compatible provider pointing at the stub.
  *   argv[2]: JSON `{ stubUrl, store: "memory" } | { stubUrl, store: "sqlite", filename } |
- *            { stubUrl, store: "postgres", url, schema }`
+ *            { stubUrl, store: "postgres", url, schema, groupCommit? }`
  * Creates a service key with a huge budget through `POST /api/keys` and prints
  * `{"url","token","keyId"}`. Counts the 200 answers it served to `POST /v1/embeddings`; the
  * stdin command `stats` answers `{"served200","cut"}` (`profile-start` / `profile-stop <file>`: profiler.ts), `cut` counting the calls whose client left before
@@ -21,7 +21,7 @@ import pino from "pino";
 import { serveParent } from "./lib.js";
 import { createProfiler } from "./profiler.js";
 
-type Config = { stubUrl: string } & ({ store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string });
+type Config = { stubUrl: string } & ({ store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string; groupCommit?: boolean });
 const config = JSON.parse(process.argv[2] ?? "{}") as Config;
 const OWNER = "0x00000000000000000000000000000000000000b1";
 /** The host app's secret: it proves the owner wallet of the key creation. */
@@ -34,7 +34,7 @@ async function openStore(): Promise<Store> {
     case "sqlite":
       return createSqliteStore({ filename: config.filename });
     case "postgres":
-      return createPostgresStore({ connectionString: config.url, schema: config.schema });
+      return createPostgresStore({ connectionString: config.url, schema: config.schema, ...(config.groupCommit === undefined ? {} : { groupCommit: config.groupCommit }) });
     default:
       throw new Error(`gateway.ts: unknown store in ${process.argv[2]}`);
   }

@@ -7,7 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { build } from "esbuild";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -181,10 +181,39 @@ const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim
 
 /** User + system CPU time of a process (all its threads) in microseconds, from /proc/<pid>/stat. */
 export function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return cpuMicrosFromStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+}
+
+function cpuMicrosFromStat(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // After "(comm) ": state is field 3, utime 14 and stime 15 (1-based) → indexes 11 and 12 here.
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLK_TCK;
+}
+
+/** User + system CPU time of each process named `name` (e.g. PostgreSQL's), in microseconds by pid. */
+export function cpuMicrosByPid(name: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) === name) out.set(Number(entry), cpuMicrosFromStat(stat));
+  }
+  return out;
+}
+
+/**
+ * CPU the processes named `name` spent since `before` ({@link cpuMicrosByPid}): those alive now, a
+ * new one counted whole. A process that exited meanwhile is not counted (its time is gone from /proc).
+ */
+export function cpuMicrosSince(name: string, before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, micros] of cpuMicrosByPid(name)) total += micros - (before.get(pid) ?? 0);
+  return total;
 }
 
 /**

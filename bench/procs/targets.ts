@@ -24,7 +24,7 @@ export interface GatewayInfo {
   keyId: string;
 }
 export type GatewayConfig = { stubUrl: string } & (
-  { store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string }
+  { store: "memory" } | { store: "sqlite"; filename: string } | { store: "postgres"; url: string; schema: string; groupCommit?: boolean }
 );
 
 /** A gateway process and what the benchmark sent to its metered route, for the billing check. */

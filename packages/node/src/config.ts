@@ -244,6 +244,13 @@ export const serveOptions = {
     description: "PostgreSQL only: apply pending migrations at start (default on); off only checks that `tollgate migrate` applied them.",
     schema: switchSchema,
   },
+  dbGroupCommit: {
+    flag: "db-group-commit",
+    env: "TOLLGATE_DB_GROUP_COMMIT",
+    value: "<on|off>",
+    description: "PostgreSQL only: commit the ledger writes of one event-loop turn together (default on); off behind PgBouncer in transaction mode.",
+    schema: switchSchema,
+  },
   catalog: { flag: "catalog", env: "TOLLGATE_CATALOG", value: "<file>", description: "JSON model catalog (array of cards or { cards }) replacing the bundled one.", schema: catalogFileSchema },
   extendedCatalog: { flag: "extended-catalog", env: "TOLLGATE_EXTENDED_CATALOG", value: "<file>", description: "JSON catalog served by /v1/models/all.", schema: catalogFileSchema },
   modelsServiceUrl: { flag: "models-service-url", env: "TOLLGATE_MODELS_SERVICE_URL", value: "<url>", description: "Models service proxied by /api/models.", schema: httpUrlSchema },

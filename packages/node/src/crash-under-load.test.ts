@@ -1,6 +1,7 @@
 /**
- * Crash safety of the money path: the real `tollgate serve` process on a SQLite file is killed with
- * SIGKILL under load, several times over the same file. Every call the server acknowledged (a 200
+ * Crash safety of the money path: the real `tollgate serve` process on a SQLite file (and on
+ * PostgreSQL with DATABASE_URL set, whose ledger writes commit in groups) is killed with SIGKILL
+ * under load, several times over the same database. Every call the server acknowledged (a 200
  * with its receipt) must be in the ledger exactly once at the receipt's amount, nothing may be
  * charged twice, and the reservations of the calls cut mid-flight must come back once their TTL
  * passes. The ledger is read after the last kill through the store's public methods only.
@@ -11,8 +12,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ChargeRecord, IntentCursor, IntentRecord } from "@tollgate/core";
+import type { ChargeRecord, IntentCursor, IntentRecord, Store } from "@tollgate/core";
+import { createPostgresStore } from "@tollgate/postgres";
 import { createSqliteStore } from "@tollgate/sqlite";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { startCli, type CliProcess } from "./testing/cli-process.js";
 
@@ -99,7 +102,7 @@ function embed(url: string, token: string, agent: Agent | false): Promise<Outcom
 }
 
 /** Every intent of the key, through the paged public listing. */
-async function allIntents(store: ReturnType<typeof createSqliteStore>, keyId: string): Promise<IntentRecord[]> {
+async function allIntents(store: Store, keyId: string): Promise<IntentRecord[]> {
   const out: IntentRecord[] = [];
   let cursor: IntentCursor | undefined;
   for (;;) {
@@ -113,9 +116,37 @@ async function allIntents(store: ReturnType<typeof createSqliteStore>, keyId: st
 const sum = (xs: readonly bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const show = (o: Outcome) => JSON.stringify(o, (_, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
 
-describe("SIGKILL under load (real server process, SQLite file)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "tollgate-crash-"));
-  const db = join(dir, "crash.db");
+/** A database the server runs on: its `--db` arguments, and the store that reads the ledger afterwards. */
+interface Backend {
+  name: string;
+  args: string[];
+  open(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "tollgate-crash-"));
+const backends: Backend[] = [{ name: "SQLite file", args: ["--db", join(dir, "crash.db")], open: async () => createSqliteStore({ filename: join(dir, "crash.db") }), drop: async () => {} }];
+const pgUrl = process.env.DATABASE_URL;
+if (pgUrl) {
+  const schema = `crash_${process.pid}_${Date.now().toString(36)}`;
+  backends.push({
+    name: "PostgreSQL, group commit",
+    args: ["--db", pgUrl, "--db-schema", schema],
+    open: () => createPostgresStore({ connectionString: pgUrl, schema }),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: pgUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => client.end());
+    },
+  });
+} else if (process.env.CI) {
+  it("SIGKILL under load on PostgreSQL needs a server", () => {
+    throw new Error("DATABASE_URL is not set, and CI must run the PostgreSQL tests: export DATABASE_URL=$(.ci/postgres-start)");
+  });
+}
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+for (const backend of backends) describe(`SIGKILL under load (real server process, ${backend.name})`, () => {
   const children: CliProcess[] = [];
   let stub: Awaited<ReturnType<typeof startStub>> | undefined;
 
@@ -125,18 +156,18 @@ describe("SIGKILL under load (real server process, SQLite file)", () => {
       await child.exited;
     }
     await new Promise((r) => (stub ? stub.server.close(r) : r(undefined)));
-    rmSync(dir, { recursive: true, force: true });
+    await backend.drop();
   });
 
   const startServer = async (configFile: string) => {
-    const server = startCli(["serve", "--port", "0", "--db", db, "--config", configFile], { TOLLGATE_INTERNAL_SECRET: SECRET });
+    const server = startCli(["serve", "--port", "0", ...backend.args, "--config", configFile], { TOLLGATE_INTERNAL_SECRET: SECRET });
     children.push(server);
     return { server, url: await server.url() };
   };
 
   it(`${ROUNDS} kills with ${CONCURRENCY} calls in flight: no acknowledged charge lost or doubled, reservations come back`, async () => {
     stub = await startStub();
-    const configFile = join(dir, "gateway.json");
+    const configFile = join(dir, `gateway-${backends.indexOf(backend)}.json`);
     writeFileSync(configFile, JSON.stringify({ media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stub.url}/v1`, apiKey: "sk-test" } } } }));
 
     const acks = new Map<string, bigint>();
@@ -209,7 +240,7 @@ describe("SIGKILL under load (real server process, SQLite file)", () => {
     expect(rounds.some((r) => r.cut > 0 && r.failed > 0), "some kill cut calls in flight").toBe(true);
 
     // The ledger after the last kill, read without restarting the server.
-    const store = createSqliteStore({ filename: db });
+    const store = await backend.open();
     let usedAfterCrashes: bigint;
     try {
       const charges: ChargeRecord[] = await store.listQueuedCharges({ limit: 1_000_000 });
@@ -269,7 +300,7 @@ describe("SIGKILL under load (real server process, SQLite file)", () => {
     const last = await embed(url, token, false);
     expect(last, `after the crashes: ${show(last)}\n${server.err()}`).toMatchObject({ kind: "ack" });
     expect(await server.stop()).toBe(0);
-    const reopened = createSqliteStore({ filename: db });
+    const reopened = await backend.open();
     try {
       const { intentId, amount } = last as Extract<Outcome, { kind: "ack" }>;
       expect(await reopened.getIntent(intentId)).toMatchObject({ status: "settled", finalAmount: amount });

@@ -9,6 +9,7 @@
  */
 import { lapsedSql, rollSet, scopeReleaseCte, scopeReserveCtes, windowPlaceholders, windowSql, type WindowPlaceholders } from "./governance.js";
 import { BUDGET_COLS, CHARGE_INSERT_COLUMNS, chargePlaceholders, INTENT_COLS, KEY_COLS, rowJson, type TableName } from "./rows.js";
+import type { LockHint, Value } from "./group-commit.js";
 import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders } from "./video.js";
 
 /** The result row of reserve and chargeDirect: JSON of each record, or NULL. */
@@ -294,5 +295,30 @@ export function ledgerSql(t: TableName) {
         AND ($4::bigint IS NULL OR created_at < $4::bigint OR (created_at = $4::bigint AND intent_id < $5::text))
       ORDER BY x.created_at DESC, x.intent_id DESC
       LIMIT $6::int`,
+  };
+}
+
+/**
+ * The statements that open a group of ledger statements (group-commit.ts): they lock, in the
+ * order every single statement keeps (intents in (expires_at, intent_id) order, then keys in
+ * key_id order), the intents the group finishes, the intents of its keys overdue at the latest
+ * `now`, and the keys of both. The group's statements then find those rows locked by their own
+ * transaction, so two groups (of two instances) never wait for each other in a cycle, whatever
+ * order their statements came in. Literal SQL: planned for the arrays of this group.
+ */
+export function groupLocks(t: TableName) {
+  const [keys, intents] = [t("keys"), t("intents")];
+  return (hints: readonly LockHint[], literal: (v: Value) => string): string[] => {
+    const array = (items: readonly string[]) => `ARRAY[${[...new Set(items)].map(literal).join(", ")}]::text[]`;
+    const finishes = array(hints.flatMap((h) => (h.intent === undefined ? [] : [h.intent])));
+    const spends = array(hints.flatMap((h) => (h.key === undefined ? [] : [h.key])));
+    const now = hints.reduce((max, h) => Math.max(max, h.now ?? Number.MIN_SAFE_INTEGER), Number.MIN_SAFE_INTEGER);
+    return [
+      `SELECT intent_id FROM ${intents} WHERE intent_id = ANY (${finishes})
+         OR (key_id = ANY (${spends}) AND status = 'authorized' AND expires_at <= ${literal(now)}::bigint)
+       ORDER BY expires_at, intent_id FOR NO KEY UPDATE`,
+      `SELECT key_id FROM ${keys} WHERE key_id = ANY (${spends}) OR key_id IN (SELECT key_id FROM ${intents} WHERE intent_id = ANY (${finishes}))
+       ORDER BY key_id FOR NO KEY UPDATE`,
+    ];
   };
 }

@@ -10,6 +10,7 @@
 import { authorizedIntent, keyBudgetFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
 import type { ChargeRecord, FinishResult, IntentRecord, KeyBudget, KeyGuardReason, KeyRecord, LedgerStore, SqlKeyBudgetRow, VideoJobRecord } from "@tollgate/core";
 import { windowValues } from "./governance.js";
+import type { GroupCommit, LockHint } from "./group-commit.js";
 import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
@@ -47,16 +48,24 @@ const intentOf = (text: string | null | undefined) => {
   return row ? toIntent(row) : null;
 };
 
-export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
+/**
+ * The ledger on `db`. With `group`, reserve, settle, abort and chargeDirect join its group commit
+ * (one transaction per event-loop turn), and the other writes run alone through it (a deadlock
+ * victim is re-run).
+ */
+export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit): LedgerStore {
   const sql = ledgerSql(t);
+  const single: Queryable = group ? { query: group.alone } : db;
+  /** A guarded step: in the next group, or alone without one. */
+  const step = <R>(text: string, values: unknown[], hint: LockHint) => (group ? group.query<R>(text, values, hint) : db.query<R>(text, values));
 
   /** Runs the finishing statement (settle, abort, or expire-on-read) and classifies its outcome. */
   async function finish(params: { intentId: string; now: number; status: "settled" | "aborted" | "expired"; final?: string; result?: unknown; reason?: string; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult> {
     const { intentId, now, status, final, result, reason, charge, videoJob } = params;
     const values = [intentId, now, status, final ?? null, toJson(result), enc(reason), ...chargeValues(charge), ...videoJobValues(videoJob), ...windowValues(now)];
-    let row = (await db.query<FinishRow>(sql.finish, values)).rows[0];
+    let row = (await step<FinishRow>(sql.finish, values, { intent: intentId })).rows[0];
     // Unknown to the hot statement: an unknown intent, or one with a per-model scope (left alone).
-    if (!row?.current && !row?.status) row = (await db.query<FinishRow>(sql.finishScoped, values)).rows[0];
+    if (!row?.current && !row?.status) row = (await step<FinishRow>(sql.finishScoped, values, { intent: intentId })).rows[0];
     if (row?.status === "expired") return { ok: false, reason: "expired", intent: intentOf(row.finished)! };
     if (row?.status) return { ok: true, key: budgetOf(row.key) };
     const current = intentOf(row?.current);
@@ -88,7 +97,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
         ...(scope ? [enc(scope.scope), checkAmount(scope.limit, "budgetScope.limit")] : []),
       ];
       const conflicts = scope ? ["intents_idempotency", "key_model_spend_pkey"] : ["intents_idempotency"];
-      const run = async (statement: string) => (await retryOnConflict(conflicts, () => db.query<StepRow>(statement, params))).rows[0];
+      const run = async (statement: string) => (await retryOnConflict(conflicts, () => step<StepRow>(statement, params, { key: intent.keyId, now }))).rows[0];
       let row = await run(scope ? sql.reserveScoped : sql.reserve);
       if (row?.scoped_due === "true") row = await run(sql.reserveFull);
       const inserted = parseRow<{ owner: string; chain_id: string }>(row?.inserted);
@@ -122,8 +131,8 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
      */
     async chargeDirect({ keyId, amount, now, charge }) {
       const params = [keyId, now, checkAmount(amount, "amount"), ...chargeValues(charge), ...windowValues(now)];
-      let row = (await db.query<StepRow>(sql.chargeDirect, params)).rows[0];
-      if (row?.scoped_due === "true") row = (await db.query<StepRow>(sql.chargeDirectFull, params)).rows[0];
+      let row = (await step<StepRow>(sql.chargeDirect, params, { key: keyId, now })).rows[0];
+      if (row?.scoped_due === "true") row = (await step<StepRow>(sql.chargeDirectFull, params, { key: keyId, now })).rows[0];
       const key = stepKey(row, now);
       if (!row || !key) return { ok: false, reason: "key_not_found" };
       if (row.fits === "true") return { ok: true, key };
@@ -132,7 +141,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
 
     /** One statement (ledger-sql.ts `sweep`): SKIP LOCKED gives each overdue intent to one sweeper. */
     async expireIntents(now, limit) {
-      const { rows } = await db.query<{ n: string }>(sql.sweep, [now, Math.max(0, Math.floor(limit)), ...windowValues(now)]);
+      const { rows } = await single.query<{ n: string }>(sql.sweep, [now, Math.max(0, Math.floor(limit)), ...windowValues(now)]);
       return Number(rows[0]?.n ?? 0);
     },
 
@@ -142,7 +151,7 @@ export function createLedgerOps(db: Queryable, t: TableName): LedgerStore {
       if (ids.length === 0) return 0;
       const { rows: due } = await db.query<{ n: string }>(sql.dueOfKeys, [JSON.stringify(ids), now]);
       if (Number(due[0]?.n ?? 0) === 0) return 0;
-      const { rows } = await db.query<{ n: string }>(sql.releaseKeys, [JSON.stringify(ids), now, ...windowValues(now)]);
+      const { rows } = await single.query<{ n: string }>(sql.releaseKeys, [JSON.stringify(ids), now, ...windowValues(now)]);
       return Number(rows[0]?.n ?? 0);
     },
 

@@ -19,12 +19,13 @@ export interface Queryable {
 }
 
 /** A `pg.Pool` (or anything shaped like one): `connect()` checks out a client to `release()`. */
-interface PoolLike extends Queryable {
+export interface PoolLike extends Queryable {
   connect(): Promise<Queryable & { release(error?: Error | boolean): void }>;
   totalCount: number;
 }
 
-function isPool(db: Queryable): db is PoolLike {
+/** Whether `db` is a `pg.Pool` (or shaped like one). */
+export function isPool(db: Queryable): db is PoolLike {
   return typeof (db as Partial<PoolLike>).connect === "function" && typeof (db as Partial<PoolLike>).totalCount === "number";
 }
 
