@@ -135,6 +135,8 @@ interface Column {
   title: string;
   note: string;
   rows: [Result, Result, Result, Result];
+  /** PostgreSQL: the in-flight row with `groupCommit: false`. */
+  ungrouped?: Result;
 }
 
 async function sqliteColumn(): Promise<Column> {
@@ -161,11 +163,14 @@ async function postgresColumn(url: string): Promise<Column> {
     const one = await viaStore(store, 1);
     const many = await viaStore(store, IN_FLIGHT);
     await store.close();
+    const plainStore = await createPostgresStore({ connectionString: url, schema: `${schema}_plain`, poolSize: POOL, groupCommit: false });
+    const ungrouped = await viaStore(plainStore, IN_FLIGHT);
+    await plainStore.close();
     const fetched = await viaFetch(await open("fetch"));
     const host = new URL(url).host;
-    return { title: `PostgreSQL (fsync=${fsync})`, note: `PostgreSQL ${version} at ${host}, \`fsync=${fsync}\`, \`synchronous_commit=${syncCommit}\`, a fresh schema, pool of ${POOL}`, rows: [fetched, one, many, baseline] };
+    return { title: `PostgreSQL (fsync=${fsync})`, note: `PostgreSQL ${version} at ${host}, \`fsync=${fsync}\`, \`synchronous_commit=${syncCommit}\`, a fresh schema, pool of ${POOL}`, rows: [fetched, one, many, baseline], ungrouped };
   } finally {
-    for (const s of [schema, `${schema}_store`, `${schema}_fetch`]) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+    for (const s of [schema, `${schema}_store`, `${schema}_plain`, `${schema}_fetch`]) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
     await client.end();
   }
 }
@@ -201,7 +206,8 @@ connection of the pool of ${POOL} at a time, all on one key.
 `}
 | path | ${columns.map((c) => `${c.title} pairs/s | vs baseline`).join(" | ")} |
 |---|${columns.map(() => "---:|---:|").join("")}
-${labels.map((label, i) => `| ${label} | ${columns.map((c) => cell(c.rows[i]!, c.rows[3])).join(" | ")} |`).join("\n")}`;
+${labels.map((label, i) => `| ${label} | ${columns.map((c) => cell(c.rows[i]!, c.rows[3])).join(" | ")} |`).join("\n")}
+| store: ${IN_FLIGHT} pairs in flight, \`groupCommit: false\` (PostgreSQL: each statement alone) | ${columns.map((c) => (c.ungrouped ? cell(c.ungrouped, c.rows[3]) : "– | –")).join(" | ")} |`;
   console.log(md);
   writeSection("ledger", md);
 }

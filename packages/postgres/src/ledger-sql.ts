@@ -299,12 +299,14 @@ export function ledgerSql(t: TableName) {
 }
 
 /**
- * The statements that open a group of ledger statements (group-commit.ts): they lock, in the
- * order every single statement keeps (intents in (expires_at, intent_id) order, then keys in
- * key_id order), the intents the group finishes, the intents of its keys overdue at the latest
- * `now`, and the keys of both. The group's statements then find those rows locked by their own
- * transaction, so two groups (of two instances) never wait for each other in a cycle, whatever
- * order their statements came in. Literal SQL: planned for the arrays of this group.
+ * The statement that opens a group of ledger statements (group-commit.ts): it locks, in the order
+ * every single statement keeps (intents in (expires_at, intent_id) order, then keys in key_id
+ * order), the intents the group finishes, the intents of its keys overdue at the latest `now`, and
+ * the keys of both. The group's statements then find those rows locked by their own transaction,
+ * so two groups (of two instances) never wait for each other in a cycle, whatever order their
+ * statements came in. `i` is materialized, and every key row passes the sort (or the semi-join's
+ * hash of `i`) before it is locked, so the intents are all locked first. Literal SQL: planned for
+ * the arrays of this group.
  */
 export function groupLocks(t: TableName) {
   const [keys, intents] = [t("keys"), t("intents")];
@@ -314,10 +316,11 @@ export function groupLocks(t: TableName) {
     const spends = array(hints.flatMap((h) => (h.key === undefined ? [] : [h.key])));
     const now = hints.reduce((max, h) => Math.max(max, h.now ?? Number.MIN_SAFE_INTEGER), Number.MIN_SAFE_INTEGER);
     return [
-      `SELECT intent_id FROM ${intents} WHERE intent_id = ANY (${finishes})
-         OR (key_id = ANY (${spends}) AND status = 'authorized' AND expires_at <= ${literal(now)}::bigint)
-       ORDER BY expires_at, intent_id FOR NO KEY UPDATE`,
-      `SELECT key_id FROM ${keys} WHERE key_id = ANY (${spends}) OR key_id IN (SELECT key_id FROM ${intents} WHERE intent_id = ANY (${finishes}))
+      `WITH i AS MATERIALIZED (
+         SELECT key_id FROM ${intents} WHERE intent_id = ANY (${finishes})
+           OR (key_id = ANY (${spends}) AND status = 'authorized' AND expires_at <= ${literal(now)}::bigint)
+         ORDER BY expires_at, intent_id FOR NO KEY UPDATE)
+       SELECT key_id FROM ${keys} WHERE key_id IN (SELECT unnest(${spends}) UNION SELECT key_id FROM i)
        ORDER BY key_id FOR NO KEY UPDATE`,
     ];
   };
