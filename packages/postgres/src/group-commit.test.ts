@@ -111,6 +111,53 @@ for (const { db, connect, schema: newSchema } of databases) {
       expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 24n });
     });
 
+    it("close() answers the ledger calls already issued before it ends the pool", async () => {
+      const { store, schema } = await open();
+      const key = await newKey(store, 1000n);
+      const own = await createPostgresStore({ connectionString: process.env.DATABASE_URL!, schema });
+      const calls = Array.from({ length: 8 }, () => own.reserve({ intent: intent(key.keyId, 10n), now: T0 }));
+      await own.close();
+      expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
+      expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 80n });
+    });
+
+    it("a group whose backend is terminated (a server restart) rolled back: its statements run alone on a new connection", async () => {
+      const { store, ledger, group, schema } = await open();
+      const key = await newKey(store, 1000n);
+      const blocker = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await blocker.connect();
+      try {
+        // Hold the key's row so that the group waits in its leading lock statement.
+        await blocker.query("BEGIN");
+        await blocker.query(`SELECT 1 FROM ${tablesIn(schema)("keys")} WHERE key_id = $1 FOR UPDATE`, [key.keyId]);
+        const calls = Array.from({ length: 3 }, () => ledger.reserve({ intent: intent(key.keyId, 10n), now: T0 }));
+        // Another session watches (outside a transaction, each query sees pg_stat_activity afresh).
+        const watcher = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await watcher.connect();
+        let pid: number | undefined;
+        try {
+          for (const started = Date.now(); pid === undefined && Date.now() - started < 20_000;) {
+            const { rows } = await watcher.query<{ pid: number }>(
+              `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+              [`%${tablesIn(schema)("intents")}%FOR NO KEY UPDATE%`],
+            );
+            pid = rows[0]?.pid;
+            if (pid === undefined) await new Promise((r) => setTimeout(r, 10));
+          }
+        } finally {
+          await watcher.end();
+        }
+        expect(pid, "the group waits for the key").toBeDefined();
+        await blocker.query("SELECT pg_terminate_backend($1)", [pid]);
+        await blocker.query("ROLLBACK");
+        expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
+        expect(group.stats.refused).toBe(1);
+        expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 30n });
+      } finally {
+        await blocker.end();
+      }
+    }, 30_000);
+
     it("a prepared statement dropped under the store: that group runs alone, and the next ones prepare it again", async () => {
       const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
       try {

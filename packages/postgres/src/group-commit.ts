@@ -76,6 +76,8 @@ export interface GroupCommit {
   query<R = any>(text: string, params: unknown[], hint: LockHint): Promise<{ rows: R[] }>;
   /** Runs one statement on its own, as a pg named prepared statement (a deadlock victim is re-run). */
   alone: Queryable["query"];
+  /** Resolves once every statement queued or in flight when called has been answered. */
+  drain(): Promise<void>;
   /** Counters since creation (live): groups of two or more sent, the statements in them, groups the server refused, deadlocks seen. */
   readonly stats: { groups: number; grouped: number; refused: number; deadlocks: number };
 }
@@ -123,6 +125,8 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
   const preparedOn = new WeakMap<object, Set<string>>();
   let queue: Pending[] = [];
   let busy = false;
+  /** Called when nothing is queued or in flight. */
+  const idle: (() => void)[] = [];
   const stats = { groups: 0, grouped: 0, refused: 0, deadlocks: 0 };
 
   const alone = async (text: string, values?: unknown[]): Promise<{ rows: unknown[] }> => {
@@ -184,6 +188,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
   }
 
   function flush(): void {
+    if (!busy && queue.length === 0) for (const done of idle.splice(0)) done();
     if (busy || queue.length === 0) return;
     const steps = queue.length <= maxGroup ? queue : queue.slice(0, maxGroup);
     queue = queue.length <= maxGroup ? [] : queue.slice(maxGroup);
@@ -204,6 +209,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       });
     }) as GroupCommit["query"],
     alone: alone as Queryable["query"],
+    drain: () => (busy || queue.length > 0 ? new Promise<void>((resolve) => idle.push(resolve)) : Promise.resolve()),
     stats,
   };
 }

@@ -121,7 +121,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createUsageOps(ops, t),
     ...createHealthOps(ops, t),
     async close() {
-      closing ??= end?.() ?? Promise.resolve();
+      // The ledger calls already issued are answered first (their group commits), then the pool ends.
+      closing ??= (group?.drain() ?? Promise.resolve()).then(() => end?.());
       await closing;
     },
   };
