@@ -60,7 +60,7 @@ for (const { db, connect, schema: newSchema } of databases) {
       const key = await newKey(store, 100n);
       // 12 reserves of 10 against a budget of 100: exactly 10 fit, in one group.
       const results = await Promise.all(Array.from({ length: 12 }, () => ledger.reserve({ intent: intent(key.keyId, 10n), now: T0 })));
-      expect(group.stats).toMatchObject({ groups: 1, grouped: 12, refused: 0 });
+      expect(group.stats).toMatchObject({ groups: 1, grouped: 12, retried: 0 });
       expect(results.filter((r) => r.ok)).toHaveLength(10);
       expect(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason)).toEqual(["budget_exhausted", "budget_exhausted"]);
       expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 100n, budgetUsed: 0n });
@@ -91,7 +91,7 @@ for (const { db, connect, schema: newSchema } of databases) {
         ),
       );
       expect(settled.every((s) => s.ok)).toBe(true);
-      expect(group.stats).toMatchObject({ groups: 2, grouped: 22, refused: 0 });
+      expect(group.stats).toMatchObject({ groups: 2, grouped: 22, retried: 0 });
       expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 70n });
     });
 
@@ -106,7 +106,7 @@ for (const { db, connect, schema: newSchema } of databases) {
       );
       expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
       expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/intents_pkey|duplicate key/);
-      expect(group.stats.refused).toBe(1);
+      expect(group.stats.retried).toBe(1);
       // 5 + 5 + 6 + 8: the failed 7 reserved nothing, and nothing was reserved twice.
       expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 24n });
     });
@@ -151,7 +151,7 @@ for (const { db, connect, schema: newSchema } of databases) {
         await blocker.query("SELECT pg_terminate_backend($1)", [pid]);
         await blocker.query("ROLLBACK");
         expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
-        expect(group.stats.refused).toBe(1);
+        expect(group.stats.retried).toBe(1);
         expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 30n });
       } finally {
         await blocker.end();
@@ -186,7 +186,7 @@ for (const { db, connect, schema: newSchema } of databases) {
         }
         await round(T0 + 1); // EXECUTE fails (26000): the group runs alone; the settles' group re-prepares (42P05 for the one kept)
         await round(T0 + 2);
-        expect(group.stats).toMatchObject({ groups: 6, refused: 1 });
+        expect(group.stats).toMatchObject({ groups: 6, retried: 1 });
         expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 48n });
       } finally {
         await pool.end();
@@ -241,7 +241,7 @@ for (const { db, connect, schema: newSchema } of databases) {
       expect(calls).toBe(2 * rounds * keys.length);
       expect(a.group.stats.groups + b.group.stats.groups).toBeGreaterThanOrEqual(4 * rounds - 4);
       expect(a.group.stats.deadlocks + b.group.stats.deadlocks).toBe(0);
-      expect(a.group.stats.refused + b.group.stats.refused).toBe(0);
+      expect(a.group.stats.retried + b.group.stats.retried).toBe(0);
       for (const k of keys) expect(await a.store.getKeyById(k.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: BigInt(2 * rounds * 30) });
       const { rows } = await db.query<{ n: string; total: string }>(`SELECT count(*)::text AS n, sum(amount)::text AS total FROM "${schema}".charges`);
       expect(rows[0]).toEqual({ n: String(calls), total: String(calls * 30) });

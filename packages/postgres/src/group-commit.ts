@@ -18,6 +18,7 @@
  * pass `groupCommit: false` to the store.
  */
 import pg from "pg";
+import type { GroupCommitStats } from "@tollgate/core";
 import type { PoolLike, Queryable } from "./queryable.js";
 
 /** Statement names are unique in the process, so stores sharing one pool never collide. */
@@ -78,8 +79,8 @@ export interface GroupCommit {
   alone: Queryable["query"];
   /** Resolves once every statement queued or in flight when called has been answered. */
   drain(): Promise<void>;
-  /** Counters since creation (live): groups of two or more sent, the statements in them, groups the server refused, deadlocks seen. */
-  readonly stats: { groups: number; grouped: number; refused: number; deadlocks: number };
+  /** Counters since creation (live): groups of two or more sent, the statements in them, groups the server refused (re-run alone), deadlocks seen. */
+  readonly stats: GroupCommitStats;
 }
 
 export type Value = string | number | bigint | boolean | null;
@@ -127,7 +128,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
   let busy = false;
   /** Called when nothing is queued or in flight. */
   const idle: (() => void)[] = [];
-  const stats = { groups: 0, grouped: 0, refused: 0, deadlocks: 0 };
+  const stats = { groups: 0, grouped: 0, retried: 0, deadlocks: 0 };
 
   const alone = async (text: string, values?: unknown[]): Promise<{ rows: unknown[] }> => {
     for (let attempt = 1; ; attempt++) {
@@ -176,7 +177,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
         return;
       }
       // The server refused the group, so its implicit transaction rolled back: each runs alone.
-      stats.refused++;
+      stats.retried++;
       if (error.code === DEADLOCK) stats.deadlocks++;
       if (error.code === UNKNOWN_PREPARED) preparedOn.delete(client); // deallocated under us: prepare again
       client.release(error.severity === "FATAL" || error.severity === "PANIC" ? (error as unknown as Error) : undefined);

@@ -46,6 +46,38 @@ for (const database of testDatabases("readiness")) {
   });
 }
 
+const servers = testDatabases("metrics", ["server"]);
+if (servers.length === 0) serverMissing("the group-commit metrics");
+for (const database of servers)
+  it("server: the store's group commit is on /metrics; a store that does not group (PGlite) has no such families", async () => {
+    const store = await createPostgresStore({ pool: database.db, schema: database.schema() });
+    const gateway = createGateway({ store, sweepIntervalMs: 0 });
+    const { key } = await gateway.services.keys.create({
+      owner: OWNER,
+      chainId: 8453,
+      purpose: "api",
+      budgetLimit: 1_000n,
+      expiresAt: Date.now() + 86_400_000,
+    });
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount: 10n }),
+      ),
+    );
+    const text = await (await gateway.fetch(new Request("http://gateway.test/metrics"))).text();
+    expect(text).toMatch(/^tollgate_store_commit_groups_total 1$/m);
+    expect(text).toMatch(/^tollgate_store_grouped_writes_total 8$/m);
+    expect(text).toMatch(/^tollgate_store_group_retries_total 0$/m);
+    expect(text).toMatch(/^tollgate_store_deadlocks_total 0$/m);
+    await gateway.close();
+
+    const lite = new PGlite();
+    const plain = createGateway({ store: await createPostgresStore({ pool: createPgliteQueryable(lite) }), sweepIntervalMs: 0 });
+    expect(await (await plain.fetch(new Request("http://gateway.test/metrics"))).text()).not.toMatch(/tollgate_store_commit_groups_total/);
+    await plain.close();
+    await lite.close();
+  });
+
 describe("PostgreSQL readiness when the database is gone", () => {
   it("a closed PGlite: /readyz answers 503 with the store check failed", async () => {
     const pglite = new PGlite();

@@ -120,6 +120,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createAuthOps(ops, t),
     ...createUsageOps(ops, t),
     ...createHealthOps(ops, t),
+    ...(group ? { groupCommitStats: () => ({ ...group.stats }) } : {}),
     async close() {
       // The ledger calls already issued are answered first (their group commits), then the pool ends.
       closing ??= (group?.drain() ?? Promise.resolve()).then(() => end?.());

@@ -13,6 +13,7 @@
  * grouped, once. Across processes nothing changes: the batch holds the write lock for its whole
  * transaction, exactly as one write did.
  */
+import type { GroupCommitStats } from "@tollgate/core";
 import type Database from "better-sqlite3";
 
 interface Pending {
@@ -31,12 +32,15 @@ export interface GroupCommit {
   run<T>(step: () => T): Promise<T>;
   /** Commits what is queued now (close calls it before closing the connection). */
   flush(): void;
+  /** Counters since creation (live). SQLite reports no deadlocks: its writers queue for one lock. */
+  readonly stats: GroupCommitStats;
 }
 
 /** Creates the group commit of a connection. `maxGroup` bounds one transaction's size. */
 export function createGroupCommit(db: Database.Database, maxGroup = 256): GroupCommit {
   let queue: Pending[] = [];
   let scheduled = false;
+  const stats = { groups: 0, grouped: 0, retried: 0, deadlocks: 0 };
 
   const single = db.transaction((step: () => unknown) => step());
   /** Every step in one transaction; the first throw rolls the whole group back and is rethrown. */
@@ -55,7 +59,10 @@ export function createGroupCommit(db: Database.Database, maxGroup = 256): GroupC
     let values: unknown[];
     try {
       values = together.immediate(steps);
+      stats.groups++;
+      stats.grouped += steps.length;
     } catch {
+      stats.retried++;
       // Some step threw (or BEGIN/COMMIT failed): nothing of the group was written. Each step is
       // re-run in its own transaction, so only the failing one fails. Steps are pure functions of
       // the database (no effect outside it), so running one again after the rollback is safe.
@@ -84,5 +91,6 @@ export function createGroupCommit(db: Database.Database, maxGroup = 256): GroupC
       });
     },
     flush,
+    stats,
   };
 }

@@ -65,6 +65,30 @@ describe("SQLite readiness", () => {
     await gateway.close();
   });
 
+  it("reports its group commit on /metrics: the prepares of one turn commit as one group", async () => {
+    const { gateway, get, clock } = setup();
+    const { key } = await gateway.services.keys.create({
+      owner: "0x00000000000000000000000000000000000000a1",
+      chainId: 8453,
+      purpose: "api",
+      budgetLimit: 1_000n,
+      expiresAt: clock.now() + 86_400_000,
+    });
+    const before = await (await get("/metrics")).text();
+    expect(before).toMatch(/^tollgate_store_commit_groups_total 0$/m);
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount: 10n }),
+      ),
+    );
+    const text = await (await get("/metrics")).text();
+    expect(text).toMatch(/^tollgate_store_commit_groups_total 1$/m);
+    expect(text).toMatch(/^tollgate_store_grouped_writes_total 8$/m);
+    expect(text).toMatch(/^tollgate_store_group_retries_total 0$/m);
+    expect(text).toMatch(/^tollgate_store_deadlocks_total 0$/m);
+    await gateway.close();
+  });
+
   it("counts the intents holding a reservation at the store's clock: an overdue one no longer counts, before any sweep", async () => {
     const { store, gateway, clock } = setup();
     const { key } = await gateway.services.keys.create({

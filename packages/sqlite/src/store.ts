@@ -101,6 +101,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createAuthOps(db),
     ...createUsageOps(db),
     ...createHealthOps(db),
+    groupCommitStats: () => ({ ...group.stats }),
     async close() {
       if (!db.open) return;
       group.flush();

@@ -3,6 +3,7 @@
  * two gateways in one process keep separate counts). docs/operations.md lists every family.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { GroupCommitStats } from "../store/health-types.js";
 import type { Telemetry } from "./telemetry.js";
 
 /** Seconds; from a cached catalog answer (~1 ms) to a long model call. */
@@ -15,6 +16,8 @@ export interface MetricsSources {
    * scrape time; absent when the store cannot count them cheaply.
    */
   readonly openReservations?: (() => Promise<number>) | undefined;
+  /** The store's group-commit counters (since it opened), read at scrape time; absent when it does not group writes. */
+  readonly groupCommit?: (() => GroupCommitStats) | undefined;
   /** Also collect prom-client's process metrics (CPU, memory, event loop lag, GC). */
   readonly processMetrics?: boolean | undefined;
 }
@@ -97,6 +100,28 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
         }
       },
     });
+  const stats = sources.groupCommit;
+  if (stats) {
+    /** A counter whose total is the store's own count, copied at each scrape. */
+    const mirror = (name: string, help: string, field: keyof GroupCommitStats) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(stats()[field]);
+        },
+      });
+    mirror(
+      "tollgate_store_commit_groups_total",
+      "Store transactions that committed two or more ledger writes of one event-loop turn together (group commit).",
+      "groups",
+    );
+    mirror("tollgate_store_grouped_writes_total", "Ledger writes committed in those transactions (divided by the groups: the mean group size).", "grouped");
+    mirror("tollgate_store_group_retries_total", "Groups rolled back and re-run one write at a time because one write or the database refused.", "retried");
+    mirror("tollgate_store_deadlocks_total", "Deadlocks the database reported (PostgreSQL); each victim was re-run.", "deadlocks");
+  }
   if (sources.processMetrics) collectDefaultMetrics({ register: registry });
 
   return {

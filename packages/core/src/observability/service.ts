@@ -35,6 +35,7 @@ export function createObservability(o: ResolvedOptions, deps: { store: Store; ht
   const metrics = metricsEnabled
     ? createGatewayMetrics({
         ...(store.countOpenIntents ? { openReservations: () => store.countOpenIntents!(deps.clock.now()) } : {}),
+        ...(store.groupCommitStats ? { groupCommit: () => store.groupCommitStats!() } : {}),
         processMetrics: o.metrics?.processMetrics ?? false,
       })
     : disabledMetrics(noopTelemetry);

@@ -7,6 +7,21 @@ export interface StoreReadiness {
   readonly detail: string;
 }
 
+/**
+ * Counters of a store's group commit since it opened (the ledger writes of one event-loop turn
+ * committed together): read at each metrics scrape, so reading them must cost nothing.
+ */
+export interface GroupCommitStats {
+  /** Transactions that carried two or more ledger writes. */
+  readonly groups: number;
+  /** The ledger writes in those transactions. */
+  readonly grouped: number;
+  /** Groups rolled back and re-run one write at a time because one write (or the database) refused. */
+  readonly retried: number;
+  /** Deadlocks the database reported (PostgreSQL), each resolved by re-running its victim. */
+  readonly deadlocks: number;
+}
+
 /** Probes a store may offer; a store without them is taken as ready and leaves the gauge out. */
 export interface HealthStore {
   /**
@@ -21,4 +36,6 @@ export interface HealthStore {
    * SQL stores).
    */
   countOpenIntents?(now: number): Promise<number>;
+  /** The group commit's counters; absent when the store does not group its writes. */
+  groupCommitStats?(): GroupCommitStats;
 }

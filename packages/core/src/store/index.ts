@@ -23,6 +23,7 @@ export type {
   ReserveResult,
   Store,
   StoreReadiness,
+  GroupCommitStats,
   HealthStore,
   FeedbackStore,
   FeedbackAggregates,

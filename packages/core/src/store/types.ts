@@ -26,7 +26,7 @@ export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.j
 export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
 export type { AuthNonceRecord, AuthStore, SessionRecord } from "./auth-types.js";
 export type { UsageCell, UsageStore, WalletUsageRecord } from "./usage-types.js";
-export type { HealthStore, StoreReadiness } from "./health-types.js";
+export type { GroupCommitStats, HealthStore, StoreReadiness } from "./health-types.js";
 
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";
