@@ -22,7 +22,13 @@ function setup(clock = createManualClock(Date.now())) {
   const store = createSqliteStore({ filename });
   const gateway = createGateway({ store, clock, sweepIntervalMs: 0, readiness: { cacheMs: 0 } });
   const get = (path: string) => gateway.fetch(new Request(`http://gateway.test${path}`));
-  return { filename, store, gateway, get, clock };
+  /** A key of a budget of 1000, and `prepare(maxAmount)` of an intent on it. */
+  const withKey = async () => {
+    const owner = "0x00000000000000000000000000000000000000a1";
+    const { key } = await gateway.services.keys.create({ owner, chainId: 8453, purpose: "api", budgetLimit: 1_000n, expiresAt: clock.now() + 86_400_000 });
+    return (maxAmount: bigint) => gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount });
+  };
+  return { filename, store, gateway, get, clock, withKey };
 }
 
 type Checks = Record<string, { ok: boolean; detail: string }>;
@@ -66,21 +72,11 @@ describe("SQLite readiness", () => {
   });
 
   it("reports its group commit on /metrics: the prepares of one turn commit as one group", async () => {
-    const { gateway, get, clock } = setup();
-    const { key } = await gateway.services.keys.create({
-      owner: "0x00000000000000000000000000000000000000a1",
-      chainId: 8453,
-      purpose: "api",
-      budgetLimit: 1_000n,
-      expiresAt: clock.now() + 86_400_000,
-    });
+    const { gateway, get, withKey } = setup();
+    const prepare = await withKey();
     const before = await (await get("/metrics")).text();
     expect(before).toMatch(/^tollgate_store_commit_groups_total 0$/m);
-    await Promise.all(
-      Array.from({ length: 8 }, () =>
-        gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount: 10n }),
-      ),
-    );
+    await Promise.all(Array.from({ length: 8 }, () => prepare(10n)));
     const text = await (await get("/metrics")).text();
     expect(text).toMatch(/^tollgate_store_commit_groups_total 1$/m);
     expect(text).toMatch(/^tollgate_store_grouped_writes_total 8$/m);
@@ -90,16 +86,8 @@ describe("SQLite readiness", () => {
   });
 
   it("counts the intents holding a reservation at the store's clock: an overdue one no longer counts, before any sweep", async () => {
-    const { store, gateway, clock } = setup();
-    const { key } = await gateway.services.keys.create({
-      owner: "0x00000000000000000000000000000000000000a1",
-      chainId: 8453,
-      purpose: "api",
-      budgetLimit: 1_000n,
-      expiresAt: clock.now() + 86_400_000,
-    });
-    const prepare = (maxAmount: bigint) =>
-      gateway.services.ledger.prepare({ key, chainId: 8453, service: "s", action: "a", resource: "r", method: "POST", maxAmount });
+    const { store, gateway, clock, withKey } = setup();
+    const prepare = await withKey();
     const count = (s: Store) => s.countOpenIntents!(clock.now());
     expect(await count(store)).toBe(0);
     const first = await prepare(10n);
