@@ -97,7 +97,8 @@ interface Pending {
 /** SQL literal of a parameter, coerced by `EXECUTE` to the type the statement inferred for it. */
 export const literal = (v: Value): string => (v === null ? "NULL" : pg.escapeLiteral(String(v)));
 
-const isValue = (v: unknown): v is Value => v === null || ["string", "number", "bigint", "boolean"].includes(typeof v);
+const VALUE_TYPES = new Set(["string", "number", "bigint", "boolean"]);
+const isValue = (v: unknown): v is Value => v === null || VALUE_TYPES.has(typeof v);
 
 /**
  * An error the server reported (pg's DatabaseError, told by its fields rather than `instanceof`: a
