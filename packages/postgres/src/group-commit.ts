@@ -19,7 +19,7 @@
  */
 import pg from "pg";
 import type { GroupCommitStats } from "@tollgate/core";
-import type { PoolLike, Queryable } from "./queryable.js";
+import { retryWhile, type PoolLike, type Queryable } from "./queryable.js";
 
 /** Statement names are unique in the process, so stores sharing one pool never collide. */
 let stores = 0;
@@ -131,16 +131,13 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
   const idle: (() => void)[] = [];
   const stats = { groups: 0, grouped: 0, retried: 0, deadlocks: 0 };
 
-  const alone = async (text: string, values?: unknown[]): Promise<{ rows: unknown[] }> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await single.query(text, values);
-      } catch (error) {
-        if (!(serverError(error) && error.code === DEADLOCK) || attempt >= MAX_ATTEMPTS) throw error;
-        stats.deadlocks++;
-      }
-    }
+  /** A deadlock victim, counted as it is re-run. */
+  const deadlocked = (error: unknown) => {
+    if (!(serverError(error) && error.code === DEADLOCK)) return false;
+    stats.deadlocks++;
+    return true;
   };
+  const alone = (text: string, values?: unknown[]): Promise<{ rows: unknown[] }> => retryWhile(deadlocked, () => single.query(text, values), MAX_ATTEMPTS);
 
   async function together(steps: readonly Pending[]): Promise<void> {
     let client: Awaited<ReturnType<PoolLike["connect"]>>;

@@ -74,21 +74,32 @@ interface PgError {
 }
 
 /**
+ * Runs `run`, and again after an error for which `retryable` answers true (asked only while
+ * another attempt remains), at most `attempts` times in all; the last error is thrown.
+ */
+export async function retryWhile<T>(retryable: (error: unknown) => boolean, run: () => Promise<T>, attempts: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= attempts || !retryable(error)) throw error;
+    }
+  }
+}
+
+/**
  * A single statement cannot see rows that concurrent transactions committed after it started,
  * except through a unique index. Where a guard depends on such a row (an idempotency key, the one
  * current session key, a dispenser claim), the index makes the later statement fail with a
  * unique violation: the statement changed nothing, and `run` is called again so that its new
  * snapshot sees the winner. Each retry follows a commit by another caller, so this ends.
  */
-export async function retryOnConflict<T>(constraints: readonly string[], run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      const { code, constraint } = error as PgError;
-      if (code !== "23505" || constraint === undefined || !constraints.includes(constraint) || attempt >= MAX_ATTEMPTS) throw error;
-    }
-  }
+export function retryOnConflict<T>(constraints: readonly string[], run: () => Promise<T>): Promise<T> {
+  const conflict = (error: unknown) => {
+    const { code, constraint } = error as PgError;
+    return code === "23505" && constraint !== undefined && constraints.includes(constraint);
+  };
+  return retryWhile(conflict, run, MAX_ATTEMPTS);
 }
 
 const MAX_ATTEMPTS = 50;
