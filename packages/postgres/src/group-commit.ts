@@ -50,8 +50,9 @@ export function preparedStatements(pool: Queryable, nameOf = statementNames()): 
 export interface LockHint {
   /** The intent the statement finishes (locked first, then its key). */
   intent?: string;
-  /** The key the statement charges or reserves on, at `now`; its intents overdue at `now` are locked too. */
+  /** The key the statement charges or reserves on. */
   key?: string;
+  /** Set when the statement expires the key's overdue intents: those overdue at `now` are locked too. */
   now?: number;
 }
 

@@ -23,10 +23,11 @@ export interface StepRow {
   /** "true" when the guard passed and the amount was reserved or charged. */
   fits?: string | null;
   /**
-   * The hot statements only: "true" when the key has overdue intents with a per-model scope; the
-   * statement then only expired the others (see `keyStep`).
+   * The unscoped statements only: "true" when the key has overdue intents this statement left
+   * alone, so the caller runs the fuller one. The lean reserve expires none, and tells only when
+   * its guard missed; the others expire the unscoped ones, and tell of scoped ones (see `keyStep`).
    */
-  scoped_due?: string | null;
+  due?: string | null;
   /** Scoped reserve: "true" when the key's own guard passed (so a refusal is the per-model cap's). */
   key_fits?: string | null;
   /** reserve: the owner and chain of the inserted intent (the caller has the rest of it). */
@@ -61,7 +62,7 @@ export function ledgerSql(t: TableName) {
    * of `scopes.except`, which the caller writes itself). Without (the hot path: the counter table
    * is not in the plan), only intents without a scope are expired, and `calc.due` tells whether
    * scoped ones are overdue too: the guard then fails (the step expires the others and stops
-   * there, a valid step of its own), the statement reports it ({@link StepRow.scoped_due}), and
+   * there, a valid step of its own), the statement reports it ({@link StepRow.due}), and
    * the caller runs the statement with `scopes` (ledger.ts). (`x` has OFFSET 0 so that its
    * EXISTS runs once: a subquery the planner inlines is evaluated at each use of its columns.)
    *
@@ -71,16 +72,23 @@ export function ledgerSql(t: TableName) {
    * small and unanalyzed read every intent on every reserve, and kept doing so as the table grew
    * (plans.test.ts).
    */
-  const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }) => {
-    const due = `EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND budget_scope IS NOT NULL)`;
-    return `
-    expired AS (
-      UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
+  const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }, expire = true) => {
+    const due =
+      expire && !scopes
+        ? `EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND budget_scope IS NOT NULL)`
+        : "false";
+    // Without `expire` (the lean reserve) nothing is expired: `expired` is empty, `rel` 0.
+    const expired = expire
+      ? `UPDATE ${intents} SET status = 'expired', released_amount = max_amount, finished_at = $2::bigint
       WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND intent_id = ANY (ARRAY(
         SELECT intent_id FROM ${intents}
         WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint${scopes ? "" : " AND budget_scope IS NULL"}
         ORDER BY expires_at, intent_id FOR NO KEY UPDATE))
-      RETURNING *
+      RETURNING *`
+      : `SELECT * FROM ${intents} WHERE false`;
+    return `
+    expired AS (
+      ${expired}
     ),
     rel AS (SELECT COALESCE(sum(max_amount), 0) AS amount FROM expired),
     k AS MATERIALIZED (
@@ -92,7 +100,7 @@ export function ledgerSql(t: TableName) {
         rel.amount AS released, k.budget_period AS period, x.lapsed, x.win, x.due,
         NOT EXISTS (SELECT 1 FROM idem) AND NOT x.due AND k.revoked_at IS NULL AND k.expires_at > $2::bigint
           AND k.budget_limit - CASE WHEN x.lapsed THEN 0 ELSE k.budget_used END - (k.budget_reserved - rel.amount) >= $3::numeric AS fits
-      FROM k, rel, LATERAL (SELECT ${lapsedSql("k.budget_period", "k.period_start", w)} AS lapsed, ${windowSql("k.budget_period", w)} AS win, ${scopes ? "false" : due} AS due OFFSET 0) x
+      FROM k, rel, LATERAL (SELECT ${lapsedSql("k.budget_period", "k.period_start", w)} AS lapsed, ${windowSql("k.budget_period", w)} AS win, ${due} AS due OFFSET 0) x
     )${scopes ? `,${scopeReleaseCte(spend, "k", w, scopes.except)}` : ""}`;
   };
 
@@ -148,10 +156,18 @@ export function ledgerSql(t: TableName) {
 
   // COALESCE evaluates the second subquery only when the first is NULL: one key is serialised.
   /** The key column of a step: with `budgetOnFit`, only the budget when the guard passed (a reserve). */
-  const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false) => {
+  /**
+   * The result columns of a reserve or direct charge. `due` ({@link StepRow.due}): with `lean`
+   * (which expired nothing), whether the key has any overdue intent, looked up only when the guard
+   * missed (CASE evaluates its branch lazily); else whether scoped ones are overdue (`calc.due`).
+   */
+  const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false, lean = false) => {
     const whole = `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")})`;
     const key = budgetOnFit ? `CASE WHEN (SELECT fits FROM ${fits}) THEN ${rowJson(BUDGET_COLS, "upd")} ELSE ${whole} END` : whole;
-    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS scoped_due"}`;
+    const due = lean
+      ? `(SELECT CASE WHEN fits THEN 'false' ELSE EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint)::text END FROM calc)`
+      : "(SELECT due::text FROM calc)";
+    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : `, ${due} AS due`}`;
   };
 
   /**
@@ -163,19 +179,18 @@ export function ledgerSql(t: TableName) {
    * idempotency key that committed after this statement began is invisible to `idem` but not to
    * the unique index intents_idempotency.
    */
-  const reserve = (scoped: boolean, scopes: boolean) => {
+  const reserve = (scoped: boolean, scopes: boolean, expire = true) => {
     const w = windowPlaceholders(10);
     const ok = scoped ? "sc" : "calc";
-    return `
-      WITH ${keyStep(
-        `
+    const idem = expire
+      ? `
         SELECT * FROM expired WHERE idempotency_key = $5::text
         UNION ALL
         SELECT * FROM ${intents}
-        WHERE key_id = $1::text AND idempotency_key = $5::text AND intent_id NOT IN (SELECT intent_id FROM expired)`,
-        w,
-        scopes && (scoped ? { except: "$13" } : {}),
-      )},${scoped ? `${scopeReserveCtes(spend, w, "$13", "$14")},` : ""}
+        WHERE key_id = $1::text AND idempotency_key = $5::text AND intent_id NOT IN (SELECT intent_id FROM expired)`
+      : "SELECT * FROM expired";
+    return `
+      WITH ${keyStep(idem, w, scopes && (scoped ? { except: "$13" } : {}), expire)},${scoped ? `${scopeReserveCtes(spend, w, "$13", "$14")},` : ""}
       ins AS (
         INSERT INTO ${intents} (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at, budget_scope)
         SELECT $4::text, calc.key_id, calc.owner, calc.chain_id, 'authorized', $3::numeric, $5::text, $6::text, $7::json, $8::bigint, $9::bigint, ${scoped ? "$13::text" : "NULL"}
@@ -183,7 +198,7 @@ export function ledgerSql(t: TableName) {
         RETURNING *
       ),
       ${scoped ? spendOn("budget_reserved", "sc.fits", "calc, sc") : spendOn("budget_reserved")}
-      SELECT ${stepResult(scopes, ok, true)}, ${rowJson("owner, chain_id::text AS chain_id", "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
+      SELECT ${stepResult(scopes, ok, true, !expire)}, ${rowJson("owner, chain_id::text AS chain_id", "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
   };
 
   const chargeDirect = (scopes: boolean) => `
@@ -250,7 +265,14 @@ export function ledgerSql(t: TableName) {
         CASE WHEN (SELECT status FROM fin) = 'expired' THEN ${rowJson(INTENT_COLS, "fin")} END AS finished, ${rowJson(BUDGET_COLS, "upd")} AS key`;
 
   return {
-    /** An unscoped reserve (the hot path: no per-model counter is read, locked or written). */
+    /**
+     * The lean reserve, for an unscoped reserve without an idempotency key (the hot path): no
+     * intent is read or expired before the key's guard, no per-model counter is touched; $5 must be
+     * NULL. When it misses on a key with overdue intents (`due`), the caller runs `reserve`, which
+     * expires them first (ledger.ts).
+     */
+    reserveLean: reserve(false, false, false),
+    /** An unscoped reserve that first expires the key's overdue unscoped intents (and replays an idempotency key). */
     reserve: reserve(false, false),
     /** An unscoped reserve that also expires the key's overdue scoped intents. */
     reserveFull: reserve(false, true),
@@ -301,8 +323,9 @@ export function ledgerSql(t: TableName) {
 /**
  * The statement that opens a group of ledger statements (group-commit.ts): it locks, in the order
  * every single statement keeps (intents in (expires_at, intent_id) order, then keys in key_id
- * order), the intents the group finishes, the intents of its keys overdue at the latest `now`, and
- * the keys of both. The group's statements then find those rows locked by their own transaction,
+ * order), the intents the group finishes, the overdue intents (at the latest `now`) of the keys
+ * whose statements expire them (a hint with `now`; the lean reserve expires nothing), and the keys
+ * of all three. The group's statements then find those rows locked by their own transaction,
  * so two groups (of two instances) never wait for each other in a cycle, whatever order their
  * statements came in. `i` is materialized, and every key row passes the sort (or the semi-join's
  * hash of `i`) before it is locked, so the intents are all locked first. Literal SQL: planned for
@@ -314,11 +337,17 @@ export function groupLocks(t: TableName) {
     const array = (items: readonly string[]) => `ARRAY[${[...new Set(items)].map(literal).join(", ")}]::text[]`;
     const finishes = array(hints.flatMap((h) => (h.intent === undefined ? [] : [h.intent])));
     const spends = array(hints.flatMap((h) => (h.key === undefined ? [] : [h.key])));
-    const now = hints.reduce((max, h) => Math.max(max, h.now ?? Number.MIN_SAFE_INTEGER), Number.MIN_SAFE_INTEGER);
+    // Only statements that expire (a hint with `now`) lock their keys' overdue intents.
+    const expiring = hints.filter((h) => h.key !== undefined && h.now !== undefined);
+    const now = expiring.reduce((max, h) => Math.max(max, h.now!), Number.MIN_SAFE_INTEGER);
+    const overdue =
+      expiring.length === 0
+        ? ""
+        : `
+           OR (key_id = ANY (${array(expiring.map((h) => h.key!))}) AND status = 'authorized' AND expires_at <= ${literal(now)}::bigint)`;
     return [
       `WITH i AS MATERIALIZED (
-         SELECT key_id FROM ${intents} WHERE intent_id = ANY (${finishes})
-           OR (key_id = ANY (${spends}) AND status = 'authorized' AND expires_at <= ${literal(now)}::bigint)
+         SELECT key_id FROM ${intents} WHERE intent_id = ANY (${finishes})${overdue}
          ORDER BY expires_at, intent_id FOR NO KEY UPDATE)
        SELECT key_id FROM ${keys} WHERE key_id IN (SELECT unnest(${spends}) UNION SELECT key_id FROM i)
        ORDER BY key_id FOR NO KEY UPDATE`,

@@ -76,10 +76,12 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
 
   return {
     /**
-     * One statement (ledger-sql.ts `reserve`, or `reserveScoped` with a per-model cap), re-run if
-     * intents_idempotency saw a concurrent twin or key_model_spend_pkey a concurrent first use of
-     * the scope. When the hot `reserve` finds overdue scoped intents of the key it reserves nothing
-     * and `reserveFull` runs (it also expires those and releases their per-model counters).
+     * One statement (ledger-sql.ts `reserveLean` without an idempotency key, `reserve` with one,
+     * or `reserveScoped` with a per-model cap), re-run if intents_idempotency saw a concurrent twin
+     * or key_model_spend_pkey a concurrent first use of the scope. When the lean one misses on a
+     * key with overdue intents, `reserve` runs (it expires them first).
+     * When `reserve` finds overdue scoped intents of the key it reserves nothing and `reserveFull`
+     * runs (it also expires those and releases their per-model counters).
      */
     async reserve({ intent, now }) {
       const scope = intent.budgetScope;
@@ -97,9 +99,13 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
         ...(scope ? [enc(scope.scope), checkAmount(scope.limit, "budgetScope.limit")] : []),
       ];
       const conflicts = scope ? ["intents_idempotency", "key_model_spend_pkey"] : ["intents_idempotency"];
-      const run = async (statement: string) => (await retryOnConflict(conflicts, () => step<StepRow>(statement, params, { key: intent.keyId, now }))).rows[0];
-      let row = await run(scope ? sql.reserveScoped : sql.reserve);
-      if (row?.scoped_due === "true") row = await run(sql.reserveFull);
+      const run = async (statement: string, expires = true) =>
+        (await retryOnConflict(conflicts, () => step<StepRow>(statement, params, expires ? { key: intent.keyId, now } : { key: intent.keyId }))).rows[0];
+      const lean = !scope && intent.idempotencyKey === undefined;
+      let row = await (scope ? run(sql.reserveScoped) : lean ? run(sql.reserveLean, false) : run(sql.reserve));
+      // A miss that left overdue intents of the key alone hands over to the statement that expires them.
+      if (lean && row?.due === "true") row = await run(sql.reserve);
+      if (row?.due === "true") row = await run(sql.reserveFull);
       const inserted = parseRow<{ owner: string; chain_id: string }>(row?.inserted);
       // The statement returns what the caller does not know: the owner and chain (from the key), and the budget.
       if (inserted) return { ok: true, intent: authorizedIntent(intent, inserted.owner, Number(inserted.chain_id)), key: budgetOf(row!.key) };
@@ -132,7 +138,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
     async chargeDirect({ keyId, amount, now, charge }) {
       const params = [keyId, now, checkAmount(amount, "amount"), ...chargeValues(charge), ...windowValues(now)];
       let row = (await step<StepRow>(sql.chargeDirect, params, { key: keyId, now })).rows[0];
-      if (row?.scoped_due === "true") row = (await step<StepRow>(sql.chargeDirectFull, params, { key: keyId, now })).rows[0];
+      if (row?.due === "true") row = (await step<StepRow>(sql.chargeDirectFull, params, { key: keyId, now })).rows[0];
       const key = stepKey(row, now);
       if (!row || !key) return { ok: false, reason: "key_not_found" };
       if (row.fits === "true") return { ok: true, key };

@@ -83,6 +83,8 @@ for (const database of testDatabases("plans")) {
         const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...chargeValues(undefined), ...videoJobValues(undefined), ...w];
         const found = {
           reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),
+          // Its look for overdue intents runs only when its guard misses.
+          reserveLean: await scansOf(session, "tg_plan_reserve_lean", sql.reserveLean, reserveArgs, "intents"),
           finish: await scansOf(session, "tg_plan_finish", sql.finish, finishArgs, "intents"),
           sweep: await scansOf(session, "tg_plan_sweep", sql.sweep, [later, 100, ...windowValues(later)], "intents"),
           releaseKeys: await scansOf(session, "tg_plan_release", sql.releaseKeys, [JSON.stringify(["key_p"]), later, ...windowValues(later)], "intents"),

@@ -160,26 +160,33 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
     return { ok: false, reason: "exceeds_reservation", intent: intentFromRow(row) };
   }
 
-  /**
-   * Reserve: release the key's overdue intents, replay an idempotency key, then the guarded UPDATE
-   * and the INSERT. A scoped reserve first runs the scope's guarded upsert, whose guard includes
-   * the key's: when it passes, the key's UPDATE cannot miss; when it misses, nothing changed.
-   */
-  function reserveStep(intent: NewIntent, now: number): ReserveResult {
-    release(expireDueOfKey.all({ now, key_id: intent.keyId }), now);
-    if (intent.idempotencyKey !== undefined) {
-      const existing = intentByIdempotency.get(intent.keyId, intent.idempotencyKey);
-      if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(intent.keyId) };
-    }
+  /** The guarded UPDATE of a reserve (after its scope's guarded upsert, whose guard includes the key's); undefined: a miss, nothing changed. */
+  function reserveOn(intent: NewIntent, now: number): (BudgetRow & Pick<KeyRow, "owner" | "chain_id">) | undefined {
     // Above 2^63-1 nothing can fit any budget: a guard miss, without binding the amount.
     const { keyId: key_id, maxAmount: amount, budgetScope } = intent;
     const fits = amount <= MAX_INT64 && (!budgetScope || scopes.reserve({ key_id, scope: budgetScope.scope, amount, limit: budgetScope.limit, now }));
     const keyRow = fits ? reserveOnKey.get({ key_id, amount, now, ...windowParams(now) }) : undefined;
-    if (!keyRow) {
-      // Throwing rolls the step back (the scope's reservation with it); its guard implies the key's.
-      if (fits && budgetScope) throw new Error(`sqlite store: key ${key_id} missed its guard after its scope's`);
-      return keyMiss(key_id, now, amount, budgetScope !== undefined);
+    // Throwing rolls the step back (the scope's reservation with it); its guard implies the key's.
+    if (!keyRow && fits && budgetScope) throw new Error(`sqlite store: key ${key_id} missed its guard after its scope's`);
+    return keyRow;
+  }
+
+  /**
+   * Reserve: replay an idempotency key (its intent as of now: the key's overdue intents are
+   * expired first), then the guarded UPDATE and the INSERT. The hot path reads and expires
+   * nothing before the guard: only when it misses are the key's overdue intents expired (their
+   * reservations released), and the guard tried once more.
+   */
+  function reserveStep(intent: NewIntent, now: number): ReserveResult {
+    const { keyId: key_id, maxAmount: amount, budgetScope } = intent;
+    if (intent.idempotencyKey !== undefined) {
+      release(expireDueOfKey.all({ now, key_id }), now);
+      const existing = intentByIdempotency.get(key_id, intent.idempotencyKey);
+      if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(key_id) };
     }
+    let keyRow = reserveOn(intent, now);
+    if (!keyRow && release(expireDueOfKey.all({ now, key_id }), now) > 0) keyRow = reserveOn(intent, now);
+    if (!keyRow) return keyMiss(key_id, now, amount, budgetScope !== undefined);
     insertIntent.run({
       intent_id: intent.intentId,
       key_id: intent.keyId,

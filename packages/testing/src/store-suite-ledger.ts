@@ -236,6 +236,27 @@ export const ledgerTests = {
     expect(await store.chargeDirect({ keyId: k2.keyId, amount: 10n, now: T0 + 50 })).toMatchObject({ ok: true, key: { budgetUsed: 10n, budgetReserved: 0n } });
   },
 
+  "a reserve that fits leaves the key's overdue intents to the sweeper; one that fits only without them expires them first": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 100n });
+    const overdue = await reserveOk(store, key.keyId, 60n, { expiresAt: T0 + 10 });
+    const at = T0 + 20;
+    // 30 fits beside the overdue 60: the hot path reads no intent, so the 60 stays held until swept.
+    const fits = await store.reserve({ intent: makeIntent(key.keyId, 30n, { createdAt: at, expiresAt: at + TTL }), now: at });
+    expect(fits).toMatchObject({ ok: true, key: { budgetReserved: 90n } });
+    expect(await store.getIntent(overdue)).toMatchObject({ status: "authorized" });
+    // 50 fits only once the overdue 60 is released: the same reserve expires it and takes the amount.
+    const after = await store.reserve({ intent: makeIntent(key.keyId, 50n, { createdAt: at, expiresAt: at + TTL }), now: at });
+    expect(after).toMatchObject({ ok: true, key: { budgetReserved: 80n, budgetUsed: 0n } });
+    expect(await store.getIntent(overdue)).toMatchObject({ status: "expired", releasedAmount: 60n, finishedAt: at });
+    // Nothing overdue is left to release: a reserve that does not fit is refused and changes nothing.
+    expect(await store.reserve({ intent: makeIntent(key.keyId, 21n, { createdAt: at, expiresAt: at + TTL }), now: at })).toMatchObject({
+      ok: false,
+      reason: "budget_exhausted",
+      key: { budgetReserved: 80n },
+    });
+    expect(await store.expireIntents(at, 100)).toBe(0);
+  },
+
   "expireIntents sweeps up to limit overdue intents, oldest expiry first": async ({ store }) => {
     const k1 = await addKey(store);
     const k2 = await addKey(store);

@@ -188,18 +188,26 @@ export function createMemoryStore(): Store {
       checkAmount(input.maxAmount, "maxAmount");
       const key = keys.get(input.keyId);
       if (!key) return { ok: false, reason: "key_not_found" };
-      releaseExpired(key.keyId, now);
+      // An idempotency key replays the intent as it is now: its overdue holds are expired first.
       if (input.idempotencyKey !== undefined) {
+        releaseExpired(key.keyId, now);
         const existing = intentIdByIdempotency.get(idempotencySlot(key.keyId, input.idempotencyKey));
         const intent = existing === undefined ? undefined : intents.get(existing);
         if (intent) return { ok: false, reason: "idempotent_replay", intent: copyIntent(intent), key: copyKey(key) };
       }
       governance.roll(key, now);
-      const reason = keyGuard(key, now, input.maxAmount);
-      if (reason) return { ok: false, reason, key: copyKey(key) };
       const { budgetScope, ...fields } = input;
+      const refusal = (): KeyGuardReason | null => {
+        const reason = keyGuard(key, now, input.maxAmount);
+        if (reason || !budgetScope) return reason;
+        const counters = governance.counters(key, budgetScope.scope, now);
+        return budgetScope.limit - counters.budgetUsed - counters.budgetReserved < input.maxAmount ? "model_budget_exhausted" : null;
+      };
+      // The key's overdue holds come back only when the amount would not fit without them.
+      let reason = refusal();
+      if (reason && releaseExpired(key.keyId, now) > 0) reason = refusal();
+      if (reason) return { ok: false, reason, key: copyKey(key) };
       const scope = budgetScope && governance.counters(key, budgetScope.scope, now);
-      if (scope && budgetScope.limit - scope.budgetUsed - scope.budgetReserved < input.maxAmount) return { ok: false, reason: "model_budget_exhausted", key: copyKey(key) };
       if (intents.has(input.intentId)) throw new Error(`memory store: duplicate intentId ${input.intentId}`);
       const request = cloneJson(input.request ?? null);
       const intent: IntentRecord = Object.assign({}, fields, { request, owner: key.owner, chainId: key.chainId, status: "authorized" as const }, budgetScope ? { budgetScope: budgetScope.scope } : undefined);

@@ -253,13 +253,16 @@ export interface KeyStore {
 /** Payment intents and their reservations against key budgets. */
 export interface LedgerStore {
   /**
-   * Reserves `intent.maxAmount` on the key and inserts the intent as `authorized`. First expires
-   * the key's own authorized intents with `expiresAt <= now` (releasing them), then: if an intent
-   * with the same (keyId, idempotencyKey) exists, returns it as `idempotent_replay` and reserves
-   * nothing; else requires the key unrevoked, `expiresAt > now` and
-   * `budgetLimit - budgetUsed - budgetReserved >= maxAmount`, adds to `budgetReserved` and sets
-   * `lastUsedAt = now`. A key with a `budgetPeriod` first rolls a lapsed window forward (used 0)
-   * within the same operation. With `intent.budgetScope`, the scope's counters (rolled the same
+   * Reserves `intent.maxAmount` on the key and inserts the intent as `authorized`. With an
+   * `idempotencyKey`, first expires the key's own authorized intents with `expiresAt <= now`
+   * (releasing them), then, if an intent with the same (keyId, idempotencyKey) exists, returns it
+   * as `idempotent_replay` and reserves nothing. Else requires the key unrevoked, `expiresAt > now`
+   * and `budgetLimit - budgetUsed - budgetReserved >= maxAmount`, adds to `budgetReserved` and sets
+   * `lastUsedAt = now`. The key's overdue intents never make it refuse: when the guard fails, they
+   * are expired (their reservations released) and the guard is checked once more in the same
+   * operation; when it passes, they are left to the sweeper or a read
+   * ({@link releaseOverdueIntents}). A key with a `budgetPeriod` first rolls a lapsed window
+   * forward (used 0) within the same operation. With `intent.budgetScope`, the scope's counters (rolled the same
    * way) must also fit `limit - used - reserved >= maxAmount` (else `model_budget_exhausted`, the
    * key unchanged) and take the reservation too. Single native atomic operation; returns the
    * intent and the key's {@link KeyBudget} after it, or `{ok:false, reason}` when the guard fails;
@@ -304,7 +307,7 @@ export interface LedgerStore {
   expireIntents(now: number, limit: number): Promise<number>;
   /**
    * Release on read for keys: expires every authorized intent of the given keys with
-   * `expiresAt <= now`, releasing their reservations (as {@link reserve} does first). Single
+   * `expiresAt <= now`, releasing their reservations (as {@link chargeDirect} does first). Single
    * native atomic operation; an intent is expired by exactly one concurrent caller; unknown key
    * ids are ignored. Key reads (list, inspect, session status) call it before answering, so an
    * expired intent never shows as reserved.
