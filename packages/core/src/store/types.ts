@@ -292,7 +292,7 @@ export interface LedgerStore {
   abort(input: { intentId: string; reason: string; result: unknown; now: number }): Promise<FinishResult>;
   /**
    * The legacy key settle: reserve and settle `amount` at once. Expires the key's overdue intents
-   * first (as {@link reserve}), then requires the key unrevoked, unexpired and `remaining >= amount`;
+   * first (as {@link reserve} does with an idempotency key), then requires the key unrevoked, unexpired and `remaining >= amount`;
    * adds to `budgetUsed`, sets `lastUsedAt` and inserts `charge` when given with `amount > 0`.
    * Single native atomic operation; returns `{ok:false, reason}` when the guard fails; exactly one
    * concurrent caller wins the last fitting amount.
