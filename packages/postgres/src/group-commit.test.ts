@@ -184,7 +184,7 @@ for (const { db, connect, schema: newSchema } of databases) {
         } finally {
           client.release();
         }
-        await round(T0 + 1); // EXECUTE fails (26000): the group runs alone; the settles' group re-prepares (42P05 for the one kept)
+        await round(T0 + 1); // Bind fails (26000): the group runs alone, its connection is replaced, and the next groups prepare again
         await round(T0 + 2);
         expect(group.stats).toMatchObject({ groups: 6, retried: 1 });
         expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 48n });

@@ -1,7 +1,9 @@
 /**
  * Group commit on PostgreSQL: the ledger statements issued in one event-loop turn go to the server
- * as ONE simple-protocol message of `EXECUTE` calls, which PostgreSQL runs as one implicit
- * transaction: one round trip, one backend wake-up and one commit for the whole group.
+ * as ONE pipeline of the extended protocol (Bind, Describe, Execute for each, one Sync at the end),
+ * which PostgreSQL runs as one implicit transaction: one round trip, one backend wake-up and one
+ * commit for the whole group. The parameters travel as Bind values: nothing is parsed or planned
+ * per call but the group's leading lock statement.
  *
  * Each statement is still its own guarded single statement (READ COMMITTED takes a new snapshot
  * per statement, and every guard re-checks the row it locked), so grouping changes when the locks
@@ -13,9 +15,11 @@
  * fails fails. When the connection breaks instead, whether the group committed is unknown, so its
  * callers get the error, exactly as a single statement's caller would; nothing is re-run.
  *
- * The statements are prepared per connection with SQL `PREPARE` under names unique in the process.
- * That needs session state on the connection: behind a pooler in transaction mode (PgBouncer),
- * pass `groupCommit: false` to the store.
+ * The statements are prepared per connection (a Parse in the pipeline of their first use there)
+ * under names unique in the process. That needs session state on the connection: behind a pooler
+ * in transaction mode that does not keep prepared statements, pass `groupCommit: false` to the
+ * store. A connection whose group the server refused is closed, so no half-known set of prepared
+ * statements outlives it.
  */
 import pg from "pg";
 import type { GroupCommitStats } from "@tollgate/core";
@@ -95,8 +99,46 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** SQL literal of a parameter, coerced by `EXECUTE` to the type the statement inferred for it. */
+/** SQL literal of a parameter (the leading lock statement is literal SQL, planned for its group). */
 export const literal = (v: Value): string => (v === null ? "NULL" : pg.escapeLiteral(String(v)));
+
+/** A Bind value: text, or null. */
+const bindValue = (v: unknown): string | null => (v === null ? null : String(v));
+
+/** One statement of a pipeline: its prepared name ("" for unnamed), text, values, and whether to Parse it first. */
+interface PipedStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly values: readonly Value[];
+  readonly parse: boolean;
+}
+
+/**
+ * The statements as one extended-protocol pipeline, sent in one write: for each, Parse (when
+ * `parse`), Bind, Describe and Execute; then one Sync, so the server runs them all in one implicit
+ * transaction and stops at the first error. pg's Query collects one result per statement; the
+ * callback gets them after the server's ReadyForQuery, or the first error.
+ */
+class Pipeline extends pg.Query {
+  constructor(statements: readonly PipedStatement[], callback: (error: Error | undefined, results: unknown) => void) {
+    super({ text: "", callback } as never);
+    this.submit = (connection) => {
+      const stream = (connection as unknown as { stream: { cork?: () => void; uncork?: () => void } }).stream;
+      stream.cork?.();
+      try {
+        for (const s of statements) {
+          if (s.parse) connection.parse({ name: s.name, text: s.text, types: [] }, true);
+          connection.bind({ statement: s.name, values: s.values as unknown[], valueMapper: bindValue } as never, true);
+          connection.describe({ type: "P", name: "" }, true);
+          connection.execute({ portal: "" } as never, true);
+        }
+        connection.sync();
+      } finally {
+        stream.uncork?.();
+      }
+    };
+  }
+}
 
 const VALUE_TYPES = new Set(["string", "number", "bigint", "boolean"]);
 const isValue = (v: unknown): v is Value => v === null || VALUE_TYPES.has(typeof v);
@@ -111,9 +153,6 @@ const serverError = (e: unknown): e is { code: string; severity: string } =>
 /** deadlock_detected: the victim's transaction rolled back, so its statement may run again. */
 const DEADLOCK = "40P01";
 const MAX_ATTEMPTS = 5;
-/** duplicate_prepared_statement, and invalid_sql_statement_name (EXECUTE of a name the session lacks). */
-const DUPLICATE_PREPARED = "42P05";
-const UNKNOWN_PREPARED = "26000";
 
 /**
  * Groups the statements of `pool` issued through {@link GroupCommit.query} (see the file comment).
@@ -124,7 +163,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
   const { maxGroup = 64, lead } = options;
   const nameOf = statementNames();
   const single = preparedStatements(pool, nameOf);
-  /** The statement names prepared with SQL PREPARE, per connection. */
+  /** The statement names a pipeline prepared on each connection. */
   const preparedOn = new WeakMap<object, Set<string>>();
   let queue: Pending[] = [];
   let busy = false;
@@ -149,37 +188,42 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       return;
     }
     let results: { rows: unknown[] }[];
+    let prepared = preparedOn.get(client);
+    if (!prepared) preparedOn.set(client, (prepared = new Set()));
     try {
-      let prepared = preparedOn.get(client);
-      if (!prepared) preparedOn.set(client, (prepared = new Set()));
-      // Once per connection and statement, each on its own: a name that exists already is ours.
-      for (const [name, text] of new Map(steps.filter((p) => !prepared!.has(p.name)).map((p) => [p.name, p.text]))) {
-        await client.query(`PREPARE ${name} AS ${text}`).catch((error: unknown) => {
-          if (!(serverError(error) && error.code === DUPLICATE_PREPARED)) throw error;
-        });
-        prepared.add(name);
-      }
-      stats.groups++;
-      stats.grouped += steps.length;
-      const head =
+      // A statement is parsed in the first pipeline that uses it on this connection.
+      const parsing = new Set<string>();
+      const statements: PipedStatement[] = (
         lead?.(
           steps.map((p) => p.hint),
           literal,
-        ) ?? [];
-      const out = await client.query([...head, ...steps.map((p) => `EXECUTE ${p.name}(${p.values.map(literal).join(", ")})`)].join(";\n"));
-      results = (Array.isArray(out) ? out : [out]).slice(head.length);
+        ) ?? []
+      ).map((text) => ({ name: "", text, values: [], parse: true }));
+      const head = statements.length;
+      for (const p of steps) {
+        const parse = !prepared.has(p.name) && !parsing.has(p.name);
+        if (parse) parsing.add(p.name);
+        statements.push({ name: p.name, text: p.text, values: p.values, parse });
+      }
+      stats.groups++;
+      stats.grouped += steps.length;
+      const out = await new Promise<unknown>((resolve, reject) => {
+        void client.query(new Pipeline(statements, (error, res) => (error ? reject(error) : resolve(res))) as never);
+      });
+      results = (Array.isArray(out) ? out : [out]).slice(head) as { rows: unknown[] }[];
+      for (const name of parsing) prepared.add(name);
     } catch (error) {
+      // The connection is closed either way: after a refusal, which of the pipeline's statements
+      // got prepared on it is not known.
+      client.release(error instanceof Error ? error : new Error(String(error)));
       if (!serverError(error)) {
         // The connection broke: the group may or may not have committed. Nothing is re-run.
-        client.release(error as Error);
         for (const p of steps) p.reject(error);
         return;
       }
       // The server refused the group, so its implicit transaction rolled back: each runs alone.
       stats.retried++;
       if (error.code === DEADLOCK) stats.deadlocks++;
-      if (error.code === UNKNOWN_PREPARED) preparedOn.delete(client); // deallocated under us: prepare again
-      client.release(error.severity === "FATAL" || error.severity === "PANIC" ? (error as unknown as Error) : undefined);
       await Promise.all(steps.map((p) => alone(p.text, p.values as unknown[]).then(p.resolve, p.reject)));
       return;
     }

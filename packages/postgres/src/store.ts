@@ -40,8 +40,8 @@ export interface PostgresStoreOptions {
    * Commit the statements of one event-loop turn together: one round trip and one commit per
    * group, each statement still its own guard (see the package README). Applies when the store
    * talks to a pool (`connectionString`, or a `pg.Pool` passed as `pool`). It prepares statements
-   * with SQL PREPARE on the pool's connections, so turn it off behind a pooler in transaction
-   * mode (PgBouncer).
+   * on the pool's connections and sends each group as one extended-protocol pipeline, so turn it
+   * off behind a pooler in transaction mode (PgBouncer).
    * @default true
    */
   groupCommit?: boolean;
