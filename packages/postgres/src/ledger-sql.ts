@@ -23,9 +23,9 @@ export interface StepRow {
   /** "true" when the guard passed and the amount was reserved or charged. */
   fits?: string | null;
   /**
-   * The unscoped statements only: "true" when the key has overdue intents this statement left
-   * alone, so the caller runs the fuller one. The lean reserve expires none, and tells only when
-   * its guard missed; the others expire the unscoped ones, and tell of scoped ones (see `keyStep`).
+   * The unscoped statements only: "true" when the key has overdue intents with a per-model scope;
+   * the statement then only expired the others, and the caller runs the one with scopes (see
+   * `keyStep`).
    */
   due?: string | null;
   /** Scoped reserve: "true" when the key's own guard passed (so a refusal is the per-model cap's). */
@@ -36,17 +36,47 @@ export interface StepRow {
   replay?: string | null;
 }
 
-/** The result row of the finishing statement. */
+/**
+ * The result row of the lean reserve: none for an unknown key. A hit has the owner, chain and the
+ * key's budget after it (BUDGET_COLS); a miss has `due` and the whole key as locked (`key`, JSON).
+ */
+export interface LeanReserveRow {
+  fits: "true" | "false";
+  /** "true" when the guard missed and the key has overdue intents (the caller runs `reserve`). */
+  due: "true" | "false";
+  owner: string;
+  chain_id: string;
+  key_id: string | null;
+  budget_period: string | null;
+  budget_limit: string | null;
+  budget_used: string | null;
+  budget_reserved: string | null;
+  period_start: string | null;
+  key: string | null;
+}
+
+/**
+ * The result row of the finishing statement: always one. The budget columns are its key's budget
+ * after the release (BUDGET_COLS), null when nothing changed.
+ */
 export interface FinishRow {
-  /** The intent as locked, before this statement (null: unknown, or not needed: it was finished). */
+  /** The intent as locked, before this statement (JSON; null: unknown, or not needed: it was finished). */
   current: string | null;
   /** The status this statement left the intent in (null: the guard failed, nothing changed). */
   status: string | null;
-  /** The intent as this statement left it, only when it expired it (a settle or abort that came too late). */
+  /** The intent as this statement left it (JSON), only when it expired it (a settle or abort that came too late). */
   finished: string | null;
-  /** Its key's budget after the release (BUDGET_COLS). */
-  key: string | null;
+  key_id: string | null;
+  budget_period: string | null;
+  budget_limit: string | null;
+  budget_used: string | null;
+  budget_reserved: string | null;
+  period_start: string | null;
 }
+
+/** The budget columns (BUDGET_COLS) of `upd`, for a result that joins it. */
+const BUDGET_OF_UPD = `upd.key_id, upd.budget_period, upd.budget_limit::text AS budget_limit, upd.budget_used::text AS budget_used,
+        upd.budget_reserved::text AS budget_reserved, upd.period_start::text AS period_start`;
 
 export function ledgerSql(t: TableName) {
   const [keys, intents, charges, videoJobs, spend] = [t("keys"), t("intents"), t("charges"), t("video_jobs"), t("key_model_spend")];
@@ -156,19 +186,24 @@ export function ledgerSql(t: TableName) {
 
   // COALESCE evaluates the second subquery only when the first is NULL: one key is serialised.
   /** The key column of a step: with `budgetOnFit`, only the budget when the guard passed (a reserve). */
-  /**
-   * The result columns of a reserve or direct charge. `due` ({@link StepRow.due}): with `lean`
-   * (which expired nothing), whether the key has any overdue intent, looked up only when the guard
-   * missed (CASE evaluates its branch lazily); else whether scoped ones are overdue (`calc.due`).
-   */
-  const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false, lean = false) => {
+  const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false) => {
     const whole = `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")})`;
     const key = budgetOnFit ? `CASE WHEN (SELECT fits FROM ${fits}) THEN ${rowJson(BUDGET_COLS, "upd")} ELSE ${whole} END` : whole;
-    const due = lean
-      ? `(SELECT CASE WHEN fits THEN 'false' ELSE EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint)::text END FROM calc)`
-      : "(SELECT due::text FROM calc)";
-    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : `, ${due} AS due`}`;
+    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS due"}`;
   };
+
+  /**
+   * The lean reserve's result ({@link LeanReserveRow}), plain columns of one row joined from `calc`
+   * and `upd` (no key row: no row at all): each scalar subquery would be a plan node to start per
+   * call. `due` is looked up only when the guard missed (CASE evaluates its branch lazily), and the
+   * whole key only then too.
+   */
+  const leanResult = `
+      SELECT calc.fits::text AS fits,
+        CASE WHEN calc.fits THEN 'false' ELSE EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint)::text END AS due,
+        calc.owner, calc.chain_id::text AS chain_id, ${BUDGET_OF_UPD},
+        CASE WHEN NOT calc.fits THEN ${rowJson(KEY_COLS, "k")} END AS key
+      FROM calc LEFT JOIN upd ON true`;
 
   /**
    * $1 key id, $2 now, $3 maxAmount, $4 intent id, $5 idempotency key, $6 fingerprint,
@@ -198,7 +233,11 @@ export function ledgerSql(t: TableName) {
         RETURNING *
       ),
       ${scoped ? spendOn("budget_reserved", "sc.fits", "calc, sc") : spendOn("budget_reserved")}
-      SELECT ${stepResult(scopes, ok, true, !expire)}, ${rowJson("owner, chain_id::text AS chain_id", "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`;
+      ${
+        expire
+          ? `SELECT ${stepResult(scopes, ok, true)}, ${rowJson("owner, chain_id::text AS chain_id", "ins")} AS inserted, ${rowJson(INTENT_COLS, "idem")} AS replay${scoped ? ", (SELECT fits::text FROM calc) AS key_fits" : ""}`
+          : leanResult
+      }`;
   };
 
   const chargeDirect = (scopes: boolean) => `
@@ -261,8 +300,9 @@ export function ledgerSql(t: TableName) {
         INSERT INTO ${videoJobs} (${VIDEO_JOB_INSERT_COLUMNS})
         SELECT ${videoJobPlaceholders(20)} FROM fin WHERE fin.status = 'settled' AND $20::text IS NOT NULL
       )
-      SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM fin) THEN ${rowJson(INTENT_COLS, "cur")} END AS current, (SELECT status FROM fin) AS status,
-        CASE WHEN (SELECT status FROM fin) = 'expired' THEN ${rowJson(INTENT_COLS, "fin")} END AS finished, ${rowJson(BUDGET_COLS, "upd")} AS key`;
+      SELECT fin.status, CASE WHEN fin.status IS NULL THEN ${rowJson(INTENT_COLS, "cur")} END AS current,
+        CASE WHEN fin.status = 'expired' THEN ${rowJson(INTENT_COLS, "fin")} END AS finished, ${BUDGET_OF_UPD}
+      FROM (SELECT) one LEFT JOIN fin ON true LEFT JOIN upd ON true`;
 
   return {
     /**

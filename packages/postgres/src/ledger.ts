@@ -8,10 +8,21 @@
  * and the full statement runs.
  */
 import { authorizedIntent, keyBudgetFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
-import type { ChargeRecord, FinishResult, IntentRecord, KeyBudget, KeyGuardReason, KeyRecord, LedgerStore, SqlKeyBudgetRow, VideoJobRecord } from "@tollgate/core";
+import type {
+  ChargeRecord,
+  FinishResult,
+  IntentRecord,
+  KeyBudget,
+  KeyGuardReason,
+  KeyRecord,
+  LedgerStore,
+  ReserveResult,
+  SqlKeyBudgetRow,
+  VideoJobRecord,
+} from "@tollgate/core";
 import { windowValues } from "./governance.js";
 import type { GroupCommit, LockHint } from "./group-commit.js";
-import { ledgerSql, type FinishRow, type StepRow } from "./ledger-sql.js";
+import { ledgerSql, type FinishRow, type LeanReserveRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
 import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
 import { videoJobValues } from "./video.js";
@@ -23,9 +34,12 @@ function guardReason(key: KeyRecord, now: number): KeyGuardReason {
   return "budget_exhausted";
 }
 
-/** The budget a successful step returns (BUDGET_COLS); the key row exists whenever the step changed it. */
-const budgetOf = (text: string | null | undefined): KeyBudget => {
-  const row = parseRow<SqlKeyBudgetRow>(text);
+/**
+ * The budget a successful step returns (BUDGET_COLS, as JSON text or as the row's own columns);
+ * the key row exists whenever the step changed it.
+ */
+const budgetOf = (from: string | null | undefined | { key_id: string | null }): KeyBudget => {
+  const row = typeof from === "object" && from !== null ? (from.key_id === null ? null : (from as SqlKeyBudgetRow)) : parseRow<SqlKeyBudgetRow>(from);
   if (!row) throw new Error("postgres store: a ledger step changed an intent but returned no key");
   return keyBudgetFromRow(row);
 };
@@ -59,6 +73,16 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
   /** A guarded step: in the next group, or alone without one. */
   const step = <R>(text: string, values: unknown[], hint: LockHint) => (group ? group.query<R>(text, values, hint) : db.query<R>(text, values));
 
+  /** Why a reserve that inserted nothing refused, from its row (none: an unknown key). */
+  function refusal(row: Pick<StepRow, "key" | "replay" | "key_fits"> | undefined, now: number): ReserveResult {
+    const key = stepKey(row, now);
+    if (!row || !key) return { ok: false, reason: "key_not_found" };
+    const replay = intentOf(row.replay);
+    if (replay) return { ok: false, reason: "idempotent_replay", intent: replay, key };
+    if (row.key_fits === "true") return { ok: false, reason: "model_budget_exhausted", key };
+    return { ok: false, reason: guardReason(key, now), key };
+  }
+
   /** Runs the finishing statement (settle, abort, or expire-on-read) and classifies its outcome. */
   async function finish(params: { intentId: string; now: number; status: "settled" | "aborted" | "expired"; final?: string; result?: unknown; reason?: string; charge?: ChargeRecord; videoJob?: VideoJobRecord }): Promise<FinishResult> {
     const { intentId, now, status, final, result, reason, charge, videoJob } = params;
@@ -67,7 +91,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
     // Unknown to the hot statement: an unknown intent, or one with a per-model scope (left alone).
     if (!row?.current && !row?.status) row = (await step<FinishRow>(sql.finishScoped, values, { intent: intentId })).rows[0];
     if (row?.status === "expired") return { ok: false, reason: "expired", intent: intentOf(row.finished)! };
-    if (row?.status) return { ok: true, key: budgetOf(row.key) };
+    if (row?.status) return { ok: true, key: budgetOf(row) };
     const current = intentOf(row?.current);
     if (!current) return { ok: false, reason: "not_found" };
     if (current.status !== "authorized") return { ok: false, reason: "invalid_state", intent: current };
@@ -99,22 +123,20 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
         ...(scope ? [enc(scope.scope), checkAmount(scope.limit, "budgetScope.limit")] : []),
       ];
       const conflicts = scope ? ["intents_idempotency", "key_model_spend_pkey"] : ["intents_idempotency"];
-      const run = async (statement: string, expires = true) =>
-        (await retryOnConflict(conflicts, () => step<StepRow>(statement, params, expires ? { key: intent.keyId, now } : { key: intent.keyId }))).rows[0];
-      const lean = !scope && intent.idempotencyKey === undefined;
-      let row = await (scope ? run(sql.reserveScoped) : lean ? run(sql.reserveLean, false) : run(sql.reserve));
-      // A miss that left overdue intents of the key alone hands over to the statement that expires them.
-      if (lean && row?.due === "true") row = await run(sql.reserve);
+      const run = async <R = StepRow>(statement: string, expires = true) =>
+        (await retryOnConflict(conflicts, () => step<R>(statement, params, expires ? { key: intent.keyId, now } : { key: intent.keyId }))).rows[0];
+      if (!scope && intent.idempotencyKey === undefined) {
+        const lean = await run<LeanReserveRow>(sql.reserveLean, false);
+        if (lean?.fits === "true") return { ok: true, intent: authorizedIntent(intent, lean.owner, Number(lean.chain_id)), key: budgetOf(lean) };
+        // A miss that left overdue intents of the key alone hands over to the statement that expires them.
+        if (lean?.due !== "true") return refusal(lean, now);
+      }
+      let row = await run(scope ? sql.reserveScoped : sql.reserve);
       if (row?.due === "true") row = await run(sql.reserveFull);
       const inserted = parseRow<{ owner: string; chain_id: string }>(row?.inserted);
       // The statement returns what the caller does not know: the owner and chain (from the key), and the budget.
       if (inserted) return { ok: true, intent: authorizedIntent(intent, inserted.owner, Number(inserted.chain_id)), key: budgetOf(row!.key) };
-      const key = stepKey(row, now);
-      if (!row || !key) return { ok: false, reason: "key_not_found" };
-      const replay = intentOf(row.replay);
-      if (replay) return { ok: false, reason: "idempotent_replay", intent: replay, key };
-      if (row.key_fits === "true") return { ok: false, reason: "model_budget_exhausted", key };
-      return { ok: false, reason: guardReason(key, now), key };
+      return refusal(row, now);
     },
 
     /**
