@@ -113,14 +113,26 @@ interface PipedStatement {
   readonly parse: boolean;
 }
 
+/** A row of a pipeline's result: every column our statements return is text (or NULL). */
+type TextRow = Record<string, string | null>;
+
 /**
  * The statements as one extended-protocol pipeline, sent in one write: for each, Parse (when
  * `parse`), Bind, Describe and Execute; then one Sync, so the server runs them all in one implicit
- * transaction and stops at the first error. pg's Query collects one result per statement; the
- * callback gets them after the server's ReadyForQuery, or the first error.
+ * transaction and stops at the first error. The callback gets one `{ rows }` per statement after
+ * the server's ReadyForQuery, or the first error. Rows are built here from the column names and
+ * the text values, without pg's per-result type-parser setup: every column the ledger's
+ * statements return is text.
  */
 class Pipeline extends pg.Query {
-  constructor(statements: readonly PipedStatement[], callback: (error: Error | undefined, results: unknown) => void) {
+  // Names of pg.Query's own fields (rows, callback, _results…) are left alone.
+  private readonly pipeResults: { rows: TextRow[] }[] = [];
+  private pipeNames: readonly string[] = [];
+  private pipeRows: TextRow[] = [];
+  private pipeDone = false;
+
+  constructor(statements: readonly PipedStatement[], callback: (error: Error | undefined, results: { rows: TextRow[] }[]) => void) {
+    // As pg.Query's `callback`, which pg's client wraps for a `query_timeout`.
     super({ text: "", callback } as never);
     this.submit = (connection) => {
       const stream = (connection as unknown as { stream: { cork?: () => void; uncork?: () => void } }).stream;
@@ -137,6 +149,36 @@ class Pipeline extends pg.Query {
         stream.uncork?.();
       }
     };
+  }
+
+  private finish(error: Error | undefined): void {
+    if (this.pipeDone) return;
+    this.pipeDone = true;
+    (this as unknown as { callback: (error: Error | undefined, results: { rows: TextRow[] }[]) => void }).callback(error, this.pipeResults);
+  }
+
+  handleRowDescription(msg: { fields: readonly { name: string }[] }): void {
+    this.pipeNames = msg.fields.map((f) => f.name);
+  }
+
+  handleDataRow(msg: { fields: readonly (string | null)[] }): void {
+    const row: TextRow = {};
+    for (let i = 0; i < this.pipeNames.length; i++) row[this.pipeNames[i]!] = msg.fields[i] ?? null;
+    this.pipeRows.push(row);
+  }
+
+  handleCommandComplete(): void {
+    this.pipeResults.push({ rows: this.pipeRows });
+    this.pipeRows = [];
+    this.pipeNames = [];
+  }
+
+  handleError(error: Error): void {
+    this.finish(error);
+  }
+
+  handleReadyForQuery(): void {
+    this.finish(undefined);
   }
 }
 
@@ -207,10 +249,10 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       }
       stats.groups++;
       stats.grouped += steps.length;
-      const out = await new Promise<unknown>((resolve, reject) => {
+      const out = await new Promise<{ rows: unknown[] }[]>((resolve, reject) => {
         void client.query(new Pipeline(statements, (error, res) => (error ? reject(error) : resolve(res))) as never);
       });
-      results = (Array.isArray(out) ? out : [out]).slice(head) as { rows: unknown[] }[];
+      results = out.slice(head);
       for (const name of parsing) prepared.add(name);
     } catch (error) {
       // The connection is closed either way: after a refusal, which of the pipeline's statements
