@@ -36,42 +36,37 @@ export interface StepRow {
   replay?: string | null;
 }
 
-/**
- * The result row of the lean reserve: none for an unknown key. A hit has the owner, chain and the
- * key's budget after it (BUDGET_COLS); a miss has `due` and the whole key as locked (`key`, JSON).
- */
-export interface LeanReserveRow {
-  fits: "true" | "false";
-  /** "true" when the guard missed and the key has overdue intents (the caller runs `reserve`). */
-  due: "true" | "false";
-  owner: string;
-  chain_id: string;
+/** The budget columns (BUDGET_COLS) of the key a statement changed, as plain columns: null when it changed none. */
+interface BudgetColumns {
   key_id: string | null;
   budget_period: string | null;
   budget_limit: string | null;
   budget_used: string | null;
   budget_reserved: string | null;
   period_start: string | null;
-  key: string | null;
 }
 
 /**
- * The result row of the finishing statement: always one. The budget columns are its key's budget
- * after the release (BUDGET_COLS), null when nothing changed.
+ * The result row of the lean reserve: none for an unknown key. A hit has the owner, chain and the
+ * key's budget after it; a miss has `due` and the whole key as locked (`key`, JSON).
  */
-export interface FinishRow {
+export interface LeanReserveRow extends BudgetColumns {
+  fits: "true" | "false";
+  /** "true" when the guard missed and the key has overdue intents (the caller runs `reserve`). */
+  due: "true" | "false";
+  owner: string;
+  chain_id: string;
+  key: string | null;
+}
+
+/** The result row of the finishing statement: always one, with its key's budget after the release. */
+export interface FinishRow extends BudgetColumns {
   /** The intent as locked, before this statement (JSON; null: unknown, or not needed: it was finished). */
   current: string | null;
   /** The status this statement left the intent in (null: the guard failed, nothing changed). */
   status: string | null;
   /** The intent as this statement left it (JSON), only when it expired it (a settle or abort that came too late). */
   finished: string | null;
-  key_id: string | null;
-  budget_period: string | null;
-  budget_limit: string | null;
-  budget_used: string | null;
-  budget_reserved: string | null;
-  period_start: string | null;
 }
 
 /** The budget columns (BUDGET_COLS) of `upd`, for a result that joins it. */
