@@ -34,15 +34,13 @@ function guardReason(key: KeyRecord, now: number): KeyGuardReason {
   return "budget_exhausted";
 }
 
-/**
- * The budget a successful step returns (BUDGET_COLS, as JSON text or as the row's own columns);
- * the key row exists whenever the step changed it.
- */
-const budgetOf = (from: string | null | undefined | { key_id: string | null }): KeyBudget => {
-  const row = typeof from === "object" && from !== null ? (from.key_id === null ? null : (from as SqlKeyBudgetRow)) : parseRow<SqlKeyBudgetRow>(from);
+/** The budget a successful step returns (BUDGET_COLS); the key row exists whenever the step changed it. */
+const budgetOf = (row: SqlKeyBudgetRow | null): KeyBudget => {
   if (!row) throw new Error("postgres store: a ledger step changed an intent but returned no key");
   return keyBudgetFromRow(row);
 };
+/** {@link budgetOf} from a row's own budget columns (the lean reserve, the finishing statement). */
+const budgetColumns = (row: { key_id: string | null }): KeyBudget => budgetOf(row.key_id === null ? null : (row as SqlKeyBudgetRow));
 
 const keyOf = (text: string | null | undefined) => {
   const row = parseRow<KeyRow>(text);
@@ -91,7 +89,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
     // Unknown to the hot statement: an unknown intent, or one with a per-model scope (left alone).
     if (!row?.current && !row?.status) row = (await step<FinishRow>(sql.finishScoped, values, { intent: intentId })).rows[0];
     if (row?.status === "expired") return { ok: false, reason: "expired", intent: intentOf(row.finished)! };
-    if (row?.status) return { ok: true, key: budgetOf(row) };
+    if (row?.status) return { ok: true, key: budgetColumns(row) };
     const current = intentOf(row?.current);
     if (!current) return { ok: false, reason: "not_found" };
     if (current.status !== "authorized") return { ok: false, reason: "invalid_state", intent: current };
@@ -127,7 +125,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
         (await retryOnConflict(conflicts, () => step<R>(statement, params, expires ? { key: intent.keyId, now } : { key: intent.keyId }))).rows[0];
       if (!scope && intent.idempotencyKey === undefined) {
         const lean = await run<LeanReserveRow>(sql.reserveLean, false);
-        if (lean?.fits === "true") return { ok: true, intent: authorizedIntent(intent, lean.owner, Number(lean.chain_id)), key: budgetOf(lean) };
+        if (lean?.fits === "true") return { ok: true, intent: authorizedIntent(intent, lean.owner, Number(lean.chain_id)), key: budgetColumns(lean) };
         // A miss that left overdue intents of the key alone hands over to the statement that expires them.
         if (lean?.due !== "true") return refusal(lean, now);
       }
@@ -135,7 +133,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
       if (row?.due === "true") row = await run(sql.reserveFull);
       const inserted = parseRow<{ owner: string; chain_id: string }>(row?.inserted);
       // The statement returns what the caller does not know: the owner and chain (from the key), and the budget.
-      if (inserted) return { ok: true, intent: authorizedIntent(intent, inserted.owner, Number(inserted.chain_id)), key: budgetOf(row!.key) };
+      if (inserted) return { ok: true, intent: authorizedIntent(intent, inserted.owner, Number(inserted.chain_id)), key: budgetOf(parseRow<SqlKeyBudgetRow>(row!.key)) };
       return refusal(row, now);
     },
 

@@ -185,7 +185,8 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(key_id) };
     }
     let keyRow = reserveOn(intent, now);
-    if (!keyRow && release(expireDueOfKey.all({ now, key_id }), now) > 0) keyRow = reserveOn(intent, now);
+    // (An idempotency key's reserve expired them above already.)
+    if (!keyRow && intent.idempotencyKey === undefined && release(expireDueOfKey.all({ now, key_id }), now) > 0) keyRow = reserveOn(intent, now);
     if (!keyRow) return keyMiss(key_id, now, amount, budgetScope !== undefined);
     insertIntent.run({
       intent_id: intent.intentId,

@@ -205,7 +205,7 @@ export function createMemoryStore(): Store {
       };
       // The key's overdue holds come back only when the amount would not fit without them.
       let reason = refusal();
-      if (reason && releaseExpired(key.keyId, now) > 0) reason = refusal();
+      if (reason && input.idempotencyKey === undefined && releaseExpired(key.keyId, now) > 0) reason = refusal();
       if (reason) return { ok: false, reason, key: copyKey(key) };
       const scope = budgetScope && governance.counters(key, budgetScope.scope, now);
       if (intents.has(input.intentId)) throw new Error(`memory store: duplicate intentId ${input.intentId}`);
