@@ -3,14 +3,17 @@ import type Database from "better-sqlite3";
 import type { Store } from "@tollgate/core";
 import { MIGRATIONS } from "./migrations.js";
 
+/** The count of open (authorized, not yet due) intents; its plan is checked in plans.test.ts. */
+export const OPEN_INTENTS_SQL = "SELECT COUNT(*) AS n FROM intents WHERE status = 'authorized' AND expires_at > ?";
+
 /**
  * `ready()`: the connection is open and `schema_migrations` holds every migration of this build
  * (one read of a table of a dozen rows). `countOpenIntents(now)`: a count over the partial index of
- * authorized intents (`intents_due`), never the table.
+ * authorized intents (`intents_due_by_key`), never the table.
  */
 export function createHealthOps(db: Database.Database): Required<Pick<Store, "ready" | "countOpenIntents">> {
   const applied = db.prepare<[], { version: bigint }>("SELECT version FROM schema_migrations");
-  const open = db.prepare<[number], { n: bigint }>("SELECT COUNT(*) AS n FROM intents WHERE status = 'authorized' AND expires_at > ?");
+  const open = db.prepare<[number], { n: bigint }>(OPEN_INTENTS_SQL);
   const latest = Math.max(...MIGRATIONS.map((m) => m.version));
   return {
     async ready() {

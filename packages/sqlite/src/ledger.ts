@@ -37,6 +37,22 @@ const BUDGET_COLS = "key_id, budget_limit, budget_used, budget_reserved, budget_
 const EXPIRE = "UPDATE intents SET status = 'expired', released_amount = max_amount, finished_at = @now";
 const RELEASED = "RETURNING key_id, max_amount, budget_scope";
 
+/**
+ * The statements over many intents, whose query plans matter as the table grows (plans.test.ts):
+ * the owner's page of intents (newest first), the expiry of a key's overdue intents, and the
+ * sweeper's expiry of the oldest overdue intents.
+ */
+export const INTENT_SQL = {
+  page: `SELECT * FROM intents WHERE owner = @owner
+      AND (@chain_id IS NULL OR chain_id = @chain_id) AND (@key_id IS NULL OR key_id = @key_id)
+      AND (@cursor_created IS NULL OR created_at < @cursor_created OR (created_at = @cursor_created AND intent_id < @cursor_id))
+    ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
+  expireDueOfKey: `${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
+  expireDue: `${EXPIRE}
+    WHERE intent_id IN (SELECT intent_id FROM intents WHERE status = 'authorized' AND expires_at <= @now ORDER BY expires_at, intent_id LIMIT @limit)
+    ${RELEASED}`,
+} as const;
+
 /** Reserve, settle, abort, direct charges and expiry of payment intents. */
 export function createLedgerOps(db: Database.Database, group: GroupCommit): LedgerStore {
   const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
@@ -44,20 +60,13 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   const intentPage = db.prepare<
     { owner: string; chain_id: number | null; key_id: string | null; cursor_created: number | null; cursor_id: string | null; limit: number },
     IntentRow
-  >(`SELECT * FROM intents WHERE owner = @owner
-      AND (@chain_id IS NULL OR chain_id = @chain_id) AND (@key_id IS NULL OR key_id = @key_id)
-      AND (@cursor_created IS NULL OR created_at < @cursor_created OR (created_at = @cursor_created AND intent_id < @cursor_id))
-    ORDER BY created_at DESC, intent_id DESC LIMIT @limit`);
+  >(INTENT_SQL.page);
   const intentByIdempotency = db.prepare<[string, string], IntentRow>("SELECT * FROM intents WHERE key_id = ? AND idempotency_key = ?");
-  const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(
-    `${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
-  );
+  const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(INTENT_SQL.expireDueOfKey);
   const expireOne = db.prepare<{ now: number; intent_id: string }, Released>(
     `${EXPIRE} WHERE intent_id = @intent_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
   );
-  const expireDue = db.prepare<{ now: number; limit: number }, Released>(`${EXPIRE}
-    WHERE intent_id IN (SELECT intent_id FROM intents WHERE status = 'authorized' AND expires_at <= @now ORDER BY expires_at, intent_id LIMIT @limit)
-    ${RELEASED}`);
+  const expireDue = db.prepare<{ now: number; limit: number }, Released>(INTENT_SQL.expireDue);
   type Windows = ReturnType<typeof windowParams>;
   /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0), in the rolled window. */
   const unreserve = objectRows(

@@ -1,0 +1,106 @@
+/**
+ * The statements over many intents use the indexes meant for them, on a real file that holds
+ * settled, open and overdue intents, before and after ANALYZE: no statement reads the whole
+ * intents table, the owner's page needs no sort, and the per-key expiry searches its index.
+ * Migration 13 left one partial index of authorized intents (`intents_due_by_key`); the sweeper
+ * and the open count scan that index (authorized rows only), never the table.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { OPEN_INTENTS_SQL } from "./health.js";
+import { INTENT_SQL } from "./ledger.js";
+import { createSqliteStore } from "./store.js";
+
+const dir = join(tmpdir(), `tollgate-sqlite-plans-${process.pid}-${Date.now()}`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const OWNER = "0x00000000000000000000000000000000000000a1";
+const T = Date.UTC(2026, 10, 1, 12);
+
+/** The plan lines SQLite reports for `sql` with `params`. */
+function planOf(db: Database.Database, sql: string, params: Record<string, unknown> | unknown[]): string[] {
+  const stmt = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+  const rows = (Array.isArray(params) ? stmt.all(...params) : stmt.all(params)) as Array<{ detail: string }>;
+  return rows.map((r) => r.detail);
+}
+
+/** A file with 300 settled, 40 open and 20 overdue intents of two keys of one owner. */
+async function populated(): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const filename = join(dir, "plans.db");
+  const store = createSqliteStore({ filename });
+  for (const keyId of ["key_a", "key_b"])
+    await store.insertKey({
+      keyId,
+      tokenHash: keyId.padStart(64, "0"),
+      owner: OWNER,
+      chainId: 8453,
+      purpose: "api",
+      budgetLimit: 10n ** 12n,
+      budgetUsed: 0n,
+      budgetReserved: 0n,
+      createdAt: T,
+      expiresAt: T + 86_400_000 * 30,
+    });
+  const reserve = (i: number, at: number, ttl: number) =>
+    store.reserve({
+      intent: {
+        intentId: `pi_${String(i).padStart(6, "0")}`,
+        keyId: i % 2 ? "key_a" : "key_b",
+        maxAmount: 10n,
+        fingerprint: "",
+        request: {},
+        createdAt: at,
+        expiresAt: at + ttl,
+      },
+      now: at,
+    });
+  for (let i = 0; i < 360; i++) {
+    const at = T + i * 1000;
+    expect((await reserve(i, at, i < 20 ? 500 : 3_600_000)).ok).toBe(true);
+    if (i >= 60) expect((await store.settle({ intentId: `pi_${String(i).padStart(6, "0")}`, finalAmount: 5n, result: undefined, now: at + 1 })).ok).toBe(true);
+  }
+  await store.close();
+  return filename;
+}
+
+describe("sqlite intent plans", () => {
+  it("the owner's page, the per-key expiry, the sweeper and the open count use their indexes, before and after ANALYZE", async () => {
+    const db = new Database(await populated(), { readonly: true });
+    const indexes = (
+      db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'intents' AND sql IS NOT NULL ORDER BY name").all() as Array<{
+        name: string;
+      }>
+    ).map((r) => r.name);
+    expect(indexes).toEqual(["intents_by_owner", "intents_due_by_key", "intents_idempotency"]);
+    const now = T + 400_000;
+    const check = () => {
+      const page = planOf(db, INTENT_SQL.page, { owner: OWNER, chain_id: null, key_id: null, cursor_created: null, cursor_id: null, limit: 20 });
+      expect(page.join(" | ")).toContain("USING INDEX intents_by_owner (owner=?)");
+      expect(page.join(" | ")).not.toContain("TEMP B-TREE");
+      const paged = planOf(db, INTENT_SQL.page, { owner: OWNER, chain_id: 8453, key_id: "key_a", cursor_created: T, cursor_id: "pi_000100", limit: 20 });
+      expect(paged.join(" | ")).not.toContain("TEMP B-TREE");
+      const ofKey = planOf(db, INTENT_SQL.expireDueOfKey, { now, key_id: "key_a" });
+      expect(ofKey).toHaveLength(1);
+      expect(ofKey[0]).toMatch(/^SEARCH intents USING (COVERING )?INDEX intents_due_by_key \(key_id=\? AND expires_at<\?\)$/);
+      const sweep = planOf(db, INTENT_SQL.expireDue, { now, limit: 500 });
+      expect(sweep.join(" | ")).toMatch(/intents USING (COVERING )?INDEX intents_due_by_key/);
+      expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX sqlite_autoindex_intents_1 \(intent_id=\?\)/);
+      expect(planOf(db, OPEN_INTENTS_SQL, [now])).toEqual(["SCAN intents USING COVERING INDEX intents_due_by_key"]);
+      // Not one of them reads the table itself from end to end.
+      for (const line of [...page, ...paged, ...sweep]) expect(line).not.toMatch(/^SCAN intents$/);
+    };
+    try {
+      check();
+      const writable = new Database(db.name);
+      writable.exec("ANALYZE");
+      writable.close();
+      check();
+    } finally {
+      db.close();
+    }
+  });
+});
