@@ -3,7 +3,8 @@
  * settled, open and overdue intents, before and after ANALYZE: no statement reads the whole
  * intents table, the owner's page needs no sort, and the per-key expiry searches its index.
  * Migration 13 left one partial index of authorized intents (`intents_due_by_key`); the sweeper
- * and the open count scan that index (authorized rows only), never the table.
+ * and the open count scan that index (authorized rows only), never the table. A wallet's open
+ * reservations (the usage read) go through its keys.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { OPEN_INTENTS_SQL } from "./health.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
+import { HELD_SQL } from "./usage.js";
 
 const dir = join(tmpdir(), `tollgate-sqlite-plans-${process.pid}-${Date.now()}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,8 +69,27 @@ async function populated(): Promise<string> {
   return filename;
 }
 
+/** The plan of a wallet's open reservations: its keys first, then each key's authorized intents. */
+const HELD_PLAN = [
+  "SEARCH k USING INDEX keys_by_owner (owner=?)",
+  expect.stringMatching(/^SEARCH i USING (COVERING )?INDEX intents_due_by_key \(key_id=\? AND expires_at>\?\)$/),
+];
+
 describe("sqlite intent plans", () => {
-  it("the owner's page, the per-key expiry, the sweeper and the open count use their indexes, before and after ANALYZE", async () => {
+  it("a wallet's open reservations go through its keys even with the statistics of empty tables", async () => {
+    mkdirSync(dir, { recursive: true });
+    const filename = join(dir, "empty.db");
+    await createSqliteStore({ filename }).close();
+    const db = new Database(filename);
+    try {
+      db.exec("ANALYZE");
+      expect(planOf(db, HELD_SQL, { wallet: OWNER, chain: 8453, from: 0, to: T, now: T })).toEqual(HELD_PLAN);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("the owner's page, the per-key expiry, the sweeper, the open count and a wallet's holds use their indexes, before and after ANALYZE", async () => {
     const db = new Database(await populated(), { readonly: true });
     const indexes = (
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'intents' AND sql IS NOT NULL ORDER BY name").all() as Array<{
@@ -90,6 +111,8 @@ describe("sqlite intent plans", () => {
       expect(sweep.join(" | ")).toMatch(/intents USING (COVERING )?INDEX intents_due_by_key/);
       expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX sqlite_autoindex_intents_1 \(intent_id=\?\)/);
       expect(planOf(db, OPEN_INTENTS_SQL, [now])).toEqual(["SCAN intents USING COVERING INDEX intents_due_by_key"]);
+      // A wallet's open reservations: its keys first, then each key's authorized intents (never every wallet's).
+      expect(planOf(db, HELD_SQL, { wallet: OWNER, chain: null, from: 0, to: now, now })).toEqual(HELD_PLAN);
       // Not one of them reads the table itself from end to end.
       for (const line of [...page, ...paged, ...sweep]) expect(line).not.toMatch(/^SCAN intents$/);
     };
