@@ -9,7 +9,7 @@ export const OPEN_INTENTS_SQL = "SELECT COUNT(*) AS n FROM intents WHERE status 
 /**
  * `ready()`: the connection is open and `schema_migrations` holds every migration of this build
  * (one read of a table of a dozen rows). `countOpenIntents(now)`: a count over the partial index of
- * authorized intents (`intents_due_by_key`), never the table.
+ * authorized intents (`intents_due`), never the table.
  */
 export function createHealthOps(db: Database.Database): Required<Pick<Store, "ready" | "countOpenIntents">> {
   const applied = db.prepare<[], { version: bigint }>("SELECT version FROM schema_migrations");

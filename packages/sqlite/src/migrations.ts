@@ -100,28 +100,13 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     // NULL: the key has no own limit (the gateway default applies). Range checks are the caller's.
     sql: "ALTER TABLE keys ADD COLUMN rate_limit_rpm INTEGER;",
   },
-  {
-    version: 13,
-    name: "intents: fewer index pages per paid call",
-    // Every paid call inserts an intent and settles it; each index it touches is one more WAL frame
-    // in each of those commits. `intents_due` (expires_at) duplicated `intents_due_by_key` for the
-    // sweeper and the open-intent count, which now scan the partial index of authorized intents
-    // (in-flight and open ones only) instead of searching it: periodic reads, O(authorized). The
-    // owner listing's index ascends, so a new intent lands at the end of its owner's run (a
-    // descending one put it first, splitting pages); SQLite walks it backwards for the newest first.
-    sql: `
-      DROP INDEX intents_due;
-      DROP INDEX intents_by_owner;
-      CREATE INDEX intents_by_owner ON intents (owner, created_at, intent_id);
-    `,
-  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 leaner
- * intent indexes; each capability keeps its own next to its operations.
+ * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage); each capability
+ * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,

@@ -1,10 +1,9 @@
 /**
  * The statements over many intents use the indexes meant for them, on a real file that holds
  * settled, open and overdue intents, before and after ANALYZE: no statement reads the whole
- * intents table, the owner's page needs no sort, and the per-key expiry searches its index.
- * Migration 13 left one partial index of authorized intents (`intents_due_by_key`); the sweeper
- * and the open count scan that index (authorized rows only), never the table. A wallet's open
- * reservations (the usage read) go through its keys.
+ * intents table, the owner's page needs no sort, the per-key expiry and the sweeper search only
+ * the overdue intents (of the key, of all keys), the open count only the open ones, and a
+ * wallet's open reservations (the usage read) go through its keys.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -96,7 +95,7 @@ describe("sqlite intent plans", () => {
         name: string;
       }>
     ).map((r) => r.name);
-    expect(indexes).toEqual(["intents_by_owner", "intents_due_by_key", "intents_idempotency"]);
+    expect(indexes).toEqual(["intents_by_owner", "intents_due", "intents_due_by_key", "intents_idempotency"]);
     const now = T + 400_000;
     const check = () => {
       const page = planOf(db, INTENT_SQL.page, { owner: OWNER, chain_id: null, key_id: null, cursor_created: null, cursor_id: null, limit: 20 });
@@ -108,9 +107,9 @@ describe("sqlite intent plans", () => {
       expect(ofKey).toHaveLength(1);
       expect(ofKey[0]).toMatch(/^SEARCH intents USING (COVERING )?INDEX intents_due_by_key \(key_id=\? AND expires_at<\?\)$/);
       const sweep = planOf(db, INTENT_SQL.expireDue, { now, limit: 500 });
-      expect(sweep.join(" | ")).toMatch(/intents USING (COVERING )?INDEX intents_due_by_key/);
+      expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX intents_due \(expires_at<\?\)/);
       expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX sqlite_autoindex_intents_1 \(intent_id=\?\)/);
-      expect(planOf(db, OPEN_INTENTS_SQL, [now])).toEqual(["SCAN intents USING COVERING INDEX intents_due_by_key"]);
+      expect(planOf(db, OPEN_INTENTS_SQL, [now])).toEqual(["SEARCH intents USING COVERING INDEX intents_due (expires_at>?)"]);
       // A wallet's open reservations: its keys first, then each key's authorized intents (never every wallet's).
       expect(planOf(db, HELD_SQL, { wallet: OWNER, chain: null, from: 0, to: now, now })).toEqual(HELD_PLAN);
       // Not one of them reads the table itself from end to end.
