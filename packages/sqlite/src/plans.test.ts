@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeKey } from "@tollgate/testing";
 import { OPEN_INTENTS_SQL } from "./health.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
@@ -34,18 +35,7 @@ async function populated(): Promise<string> {
   const filename = join(dir, "plans.db");
   const store = createSqliteStore({ filename });
   for (const keyId of ["key_a", "key_b"])
-    await store.insertKey({
-      keyId,
-      tokenHash: keyId.padStart(64, "0"),
-      owner: OWNER,
-      chainId: 8453,
-      purpose: "api",
-      budgetLimit: 10n ** 12n,
-      budgetUsed: 0n,
-      budgetReserved: 0n,
-      createdAt: T,
-      expiresAt: T + 86_400_000 * 30,
-    });
+    await store.insertKey(makeKey({ keyId, owner: OWNER, budgetLimit: 10n ** 12n, createdAt: T, expiresAt: T + 86_400_000 * 30 }));
   const reserve = (i: number, at: number, ttl: number) =>
     store.reserve({
       intent: {
