@@ -5,7 +5,8 @@
  * as the table grows: before the expiry CTE of reserve repeated its conditions, every reserve
  * scanned all intents, ~6,000 rows per reserve after 12,000 calls. Checked on PGlite always and
  * on the real server with DATABASE_URL, on a table of a few hundred intents that was never
- * analyzed, with `plan_cache_mode = force_generic_plan`.
+ * analyzed, with `plan_cache_mode = force_generic_plan`. The usage read is checked the same way: a
+ * wallet's open reservations go through its keys, never through every wallet's intents.
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
@@ -15,6 +16,7 @@ import type { Queryable } from "./queryable.js";
 import { chargeValues, tablesIn } from "./rows.js";
 import { createPostgresStore } from "./store.js";
 import { testDatabases } from "./test-databases.js";
+import { usageSql } from "./usage.js";
 import { videoJobValues } from "./video.js";
 
 const OWNER = "0x00000000000000000000000000000000000000a1";
@@ -43,7 +45,7 @@ async function scansOf(session: Queryable, name: string, text: string, values: u
 
 for (const database of testDatabases("plans")) {
   describe(`PostgreSQL ledger plans (${database.name})`, () => {
-    it("reserve, settle, the sweeper and release-on-read use indexes on an unanalyzed intents table of hundreds of rows", async () => {
+    it("reserve, settle, the sweeper, release-on-read and the usage read use indexes on an unanalyzed intents table of hundreds of rows", async () => {
       const schema = database.schema();
       const store = await createPostgresStore({ pool: database.db, schema });
       const now = Date.now();
@@ -88,6 +90,8 @@ for (const database of testDatabases("plans")) {
           finish: await scansOf(session, "tg_plan_finish", sql.finish, finishArgs, "intents"),
           sweep: await scansOf(session, "tg_plan_sweep", sql.sweep, [later, 100, ...windowValues(later)], "intents"),
           releaseKeys: await scansOf(session, "tg_plan_release", sql.releaseKeys, [JSON.stringify(["key_p"]), later, ...windowValues(later)], "intents"),
+          // A wallet's usage: its charges' intents by id, its open reservations through its keys.
+          usage: await scansOf(session, "tg_plan_usage", usageSql(tablesIn(schema)), [OWNER, 0, later, null, later], "intents"),
         };
         for (const [statement, scans] of Object.entries(found)) {
           expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);

@@ -26,12 +26,15 @@ interface UsageRow {
   calls: string | null;
 }
 
-export function createUsageOps(db: Queryable, t: TableName): UsageStore {
+/**
+ * The usage statement over the tables of `t`: $1 wallet, $2 from (ms, included), $3 to (ms,
+ * excluded), $4 chain id or NULL, $5 now. The model is the intent request's `modelId` when it is a
+ * JSON string (the ledger writes one). `held` goes through the wallet's keys, so the partial index
+ * intents_due_by_key (authorized only) serves it (plans.test.ts).
+ */
+export function usageSql(t: TableName): string {
   const [keys, intents, charges] = [t("keys"), t("intents"), t("charges")];
-  // $1 wallet, $2 from (ms, included), $3 to (ms, excluded), $4 chain id or NULL, $5 now.
-  // The model is the intent request's `modelId` when it is a JSON string (the ledger writes one).
-  // `held` goes through the wallet's keys, so the partial index intents_due_by_key (authorized only) serves it.
-  const usage = `
+  return `
     WITH cells AS (
       SELECT ((c.created_at / 86400000) * 86400000)::text AS day_start,
              CASE WHEN json_typeof(i.request -> 'modelId') = 'string' THEN i.request ->> 'modelId' END AS model_id,
@@ -46,6 +49,10 @@ export function createUsageOps(db: Queryable, t: TableName): UsageStore {
       WHERE k.owner = $1::text AND ($4::bigint IS NULL OR k.chain_id = $4::bigint) AND i.status = 'authorized' AND i.expires_at > $5::bigint
     )
     SELECT held.reserved, cells.day_start, cells.model_id, cells.spent, cells.calls FROM held LEFT JOIN cells ON true`;
+}
+
+export function createUsageOps(db: Queryable, t: TableName): UsageStore {
+  const usage = usageSql(t);
 
   return {
     async usageByWallet({ wallet, chainId, fromMs, toMs, now }) {
