@@ -114,7 +114,7 @@ export class PayloadTooLargeError extends TollgateError {}
 export class UnsupportedMediaTypeError extends TollgateError {}
 /** 422: the server understood the request but cannot process it (not sent by the gateway itself). */
 export class UnprocessableEntityError extends TollgateError {}
-/** 429: rate limited (`rate_limited`); retried after `Retry-After`. */
+/** 429: rate limited (`rate_limited`), or a key at its cap of open payment intents (`too_many_open_intents`); retried after `Retry-After`. */
 export class RateLimitError extends TollgateError {
   /** The limit that was hit (`x-ratelimit-*` headers), when the gateway sent it. */
   readonly rateLimit: RateLimitInfo | undefined;

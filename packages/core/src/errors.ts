@@ -42,6 +42,11 @@ export const ERROR_TABLE = {
   idempotency_conflict: { status: 409, type: "conflict_error", message: "The idempotency key was used with different parameters." },
   already_claimed: { status: 409, type: "conflict_error", message: "The address has already claimed on this chain." },
   rate_limited: { status: 429, type: "rate_limit_error", message: "Too many requests." },
+  too_many_open_intents: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "The key holds too many open payment intents; settle or abort some, or wait for them to finish or expire.",
+  },
   internal_error: { status: 500, type: "api_error", message: "Internal error." },
   upstream_error: { status: 502, type: "api_error", message: "The upstream service failed." },
   not_configured: { status: 503, type: "api_error", message: "This feature is not configured." },

@@ -76,6 +76,13 @@ export const gatewayOptionsSchema = z.strictObject({
       unpaidBodyBytes: z.number().int().min(1024).max(1024 * MiB).optional(),
       /** Cap on request-body bytes being read or held at once by this process; beyond it, 503 `overloaded`. @default 64 MiB */
       inFlightBodyBytes: z.number().int().min(64 * 1024).max(64 * 1024 * MiB).optional(),
+      /**
+       * The most authorized (open) payment intents one service key may hold at once; a reserve
+       * beyond it gets 429 `too_many_open_intents`. Every paid call holds one while it runs, so
+       * this also caps a key's calls in flight. It bounds what one key can make the reads that
+       * sum or expire its intents (usage, the open-intent gauge, expiry) work through. @default 1000
+       */
+      openIntentsPerKey: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /**
@@ -149,6 +156,7 @@ export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSche
   readonly mediaBodyBytes: number;
   readonly unpaidBodyBytes: number;
   readonly inFlightBodyBytes: number;
+  readonly openIntentsPerKey: number;
 }
 
 /** A host app's wallet authentication hook (see `GatewayOptions.authenticateWallet`). */
@@ -181,5 +189,6 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     mediaBodyBytes: o.limits?.mediaBodyBytes ?? 32 * MiB,
     unpaidBodyBytes: o.limits?.unpaidBodyBytes ?? MiB,
     inFlightBodyBytes: o.limits?.inFlightBodyBytes ?? 64 * MiB,
+    openIntentsPerKey: o.limits?.openIntentsPerKey ?? 1000,
   };
 }

@@ -22,6 +22,8 @@ export interface StepRow {
   key: string | null;
   /** "true" when the guard passed and the amount was reserved or charged. */
   fits?: string | null;
+  /** "true" when the key held its open-intent cap (reserve's $13, scoped $15; chargeDirect: never). */
+  capped?: string | null;
   /**
    * The unscoped statements only: "true" when the key has overdue intents with a per-model scope;
    * the statement then only expired the others, and the caller runs the one with scopes (see
@@ -52,6 +54,8 @@ interface BudgetColumns {
  */
 export interface LeanReserveRow extends BudgetColumns {
   fits: "true" | "false";
+  /** "true" when the key held its open-intent cap (see {@link StepRow.capped}). */
+  capped: "true" | "false";
   /** "true" when the guard missed and the key has overdue intents (the caller runs `reserve`). */
   due: "true" | "false";
   owner: string;
@@ -77,11 +81,12 @@ export function ledgerSql(t: TableName) {
   const [keys, intents, charges, videoJobs, spend] = [t("keys"), t("intents"), t("charges"), t("video_jobs"), t("key_model_spend")];
 
   /**
-   * CTEs over $1 = key id, $2 = now, $3 = amount, `w` the window starts: `expired` expires the
-   * key's overdue intents (locked in order, each re-checked), `rel` sums what they release, `k`
-   * then locks the key and holds its latest version, `idem` is given by the caller, and `calc`
+   * CTEs over $1 = key id, $2 = now, $3 = amount, `w` the window starts, `cap` the placeholder of
+   * the open-intent cap (int, NULL: none; absent: chargeDirect): `expired` expires the key's
+   * overdue intents (locked in order, each re-checked), `rel` sums and counts what they release,
+   * `k` then locks the key and holds its latest version, `idem` is given by the caller, and `calc`
    * evaluates the guard on the locked key with the release applied and a lapsed window counted as
-   * used 0 (no `idem` row, unrevoked, unexpired, room for $3).
+   * used 0 (no `idem` row, unrevoked, unexpired, fewer open intents than the cap, room for $3).
    *
    * With `scopes`, `scope_rel` also releases the expired intents' per-model reservations (but those
    * of `scopes.except`, which the caller writes itself). Without (the hot path: the counter table
@@ -97,7 +102,7 @@ export function ledgerSql(t: TableName) {
    * small and unanalyzed read every intent on every reserve, and kept doing so as the table grew
    * (plans.test.ts).
    */
-  const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }, expire = true) => {
+  const keyStep = (idem: string, w: WindowPlaceholders, scopes: false | { except?: string }, expire = true, cap?: string) => {
     const due =
       expire && !scopes
         ? `EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint AND budget_scope IS NOT NULL)`
@@ -115,29 +120,33 @@ export function ledgerSql(t: TableName) {
     expired AS (
       ${expired}
     ),
-    rel AS (SELECT COALESCE(sum(max_amount), 0) AS amount FROM expired),
+    rel AS (SELECT COALESCE(sum(max_amount), 0) AS amount, count(*) AS n FROM expired),
     k AS MATERIALIZED (
       SELECT kk.* FROM ${keys} kk WHERE kk.key_id = $1::text AND (SELECT amount FROM rel) IS NOT NULL FOR NO KEY UPDATE
     ),
     idem AS (${idem}),
     calc AS MATERIALIZED (
       SELECT k.key_id, k.owner, k.chain_id, k.budget_used AS used, k.budget_reserved AS reserved, k.budget_limit AS lim, k.period_start,
-        rel.amount AS released, k.budget_period AS period, x.lapsed, x.win, x.due,
-        NOT EXISTS (SELECT 1 FROM idem) AND NOT x.due AND k.revoked_at IS NULL AND k.expires_at > $2::bigint
+        rel.amount AS released, k.open_intents AS open, rel.n AS released_n, k.budget_period AS period, x.lapsed, x.win, x.due, x.capped,
+        NOT EXISTS (SELECT 1 FROM idem) AND NOT x.due AND k.revoked_at IS NULL AND k.expires_at > $2::bigint AND NOT x.capped
           AND k.budget_limit - CASE WHEN x.lapsed THEN 0 ELSE k.budget_used END - (k.budget_reserved - rel.amount) >= $3::numeric AS fits
-      FROM k, rel, LATERAL (SELECT ${lapsedSql("k.budget_period", "k.period_start", w)} AS lapsed, ${windowSql("k.budget_period", w)} AS win, ${due} AS due OFFSET 0) x
+      FROM k, rel, LATERAL (SELECT ${lapsedSql("k.budget_period", "k.period_start", w)} AS lapsed, ${windowSql("k.budget_period", w)} AS win, ${due} AS due,
+        ${cap ? `COALESCE(k.open_intents - rel.n >= ${cap}::int, false)` : "false"} AS capped OFFSET 0) x
     )${scopes ? `,${scopeReleaseCte(spend, "k", w, scopes.except)}` : ""}`;
   };
 
   /**
    * Applies the release and, when `fits` (a boolean column of `from`) holds, the amount to
-   * `column` of the key, rolling a lapsed window, in one UPDATE. The counters are set from the
-   * version `k` locked (the latest: no one else can change it meanwhile), not from `kk`: an UPDATE
-   * checks the table's CHECK constraints on the row computed from the version its snapshot saw,
-   * before it finds the newer one, so `kk.budget_reserved + amount` could fail keys_budget on a
-   * version older than the guard's (releases committed in between) although the result fits. The
-   * limit is set from `k` too: a column left out of SET comes from that older version, and a
-   * limit raised in between (updateKey) would make the guard's row fail the CHECK.
+   * `column` of the key, rolling a lapsed window, in one UPDATE; `open_intents` loses the expired
+   * intents and, for a reserve (`budget_reserved`) that fits, gains its own. (Every statement
+   * keeps `open_intents` at 0 or above: an intent opened by an instance older than migration 13
+   * was never counted, and finishing it must not fail.) The counters are set
+   * from the version `k` locked (the latest: no one else can change it meanwhile), not from `kk`:
+   * an UPDATE checks the table's CHECK constraints on the row computed from the version its
+   * snapshot saw, before it finds the newer one, so `kk.budget_reserved + amount` could fail
+   * keys_budget on a version older than the guard's (releases committed in between) although the
+   * result fits. The limit is set from `k` too: a column left out of SET comes from that older
+   * version, and a limit raised in between (updateKey) would make the guard's row fail the CHECK.
    */
   const spendOn = (column: "budget_reserved" | "budget_used", fits = "calc.fits", from = "calc") => {
     const add = (c: string) => (c === column ? ` + CASE WHEN ${fits} THEN $3::numeric ELSE 0 END` : "");
@@ -146,18 +155,19 @@ export function ledgerSql(t: TableName) {
       UPDATE ${keys} kk SET
         budget_limit = calc.lim,
         budget_reserved = calc.reserved - calc.released${add("budget_reserved")},
+        open_intents = GREATEST(calc.open - calc.released_n, 0)${column === "budget_reserved" ? ` + CASE WHEN ${fits} THEN 1 ELSE 0 END` : ""},
         budget_used = CASE WHEN calc.lapsed THEN 0 ELSE calc.used END${add("budget_used")},
         period_start = CASE WHEN calc.lapsed THEN calc.win ELSE calc.period_start END,
         last_used_at = CASE WHEN ${fits} THEN $2::bigint ELSE kk.last_used_at END
-      FROM ${from} WHERE kk.key_id = calc.key_id AND (${fits} OR calc.released > 0)
+      FROM ${from} WHERE kk.key_id = calc.key_id AND (${fits} OR calc.released_n > 0)
       RETURNING kk.*
     )`;
   };
 
   /**
    * Expires the authorized intents the `due` query selects (and locks) at `now` (a placeholder),
-   * releases their reservations with their keys locked in key_id order (rolling lapsed windows),
-   * then their per-model reservations, and counts them.
+   * releases their reservations and open-intent counts with their keys locked in key_id order
+   * (rolling lapsed windows), then their per-model reservations, and counts them.
    */
   const expireDue = (due: string, now: string, w: WindowPlaceholders) => `
       WITH due AS MATERIALIZED (${due}),
@@ -166,9 +176,10 @@ export function ledgerSql(t: TableName) {
         WHERE intent_id IN (SELECT intent_id FROM due)
         RETURNING key_id, max_amount, budget_scope
       ),
-      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount FROM expired GROUP BY key_id),
+      rel AS MATERIALIZED (SELECT key_id, sum(max_amount) AS amount, count(*) AS n FROM expired GROUP BY key_id),
       upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount, ${rollSet("kk", "kk.budget_period", w)}
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - rel.amount, open_intents = GREATEST(kk.open_intents - rel.n, 0),
+          ${rollSet("kk", "kk.budget_period", w)}
         FROM rel
         WHERE kk.key_id = rel.key_id
           AND kk.key_id = ANY (ARRAY(SELECT key_id FROM ${keys} WHERE key_id IN (SELECT key_id FROM rel) ORDER BY key_id FOR NO KEY UPDATE))
@@ -184,7 +195,7 @@ export function ledgerSql(t: TableName) {
   const stepResult = (scopes: boolean, fits = "calc", budgetOnFit = false) => {
     const whole = `COALESCE(${rowJson(KEY_COLS, "upd")}, ${rowJson(KEY_COLS, "k")})`;
     const key = budgetOnFit ? `CASE WHEN (SELECT fits FROM ${fits}) THEN ${rowJson(BUDGET_COLS, "upd")} ELSE ${whole} END` : whole;
-    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits${scopes ? "" : ", (SELECT due::text FROM calc) AS due"}`;
+    return `${key} AS key, (SELECT fits::text FROM ${fits}) AS fits, (SELECT capped::text FROM calc) AS capped${scopes ? "" : ", (SELECT due::text FROM calc) AS due"}`;
   };
 
   /**
@@ -194,7 +205,7 @@ export function ledgerSql(t: TableName) {
    * whole key only then too.
    */
   const leanResult = `
-      SELECT calc.fits::text AS fits,
+      SELECT calc.fits::text AS fits, calc.capped::text AS capped,
         CASE WHEN calc.fits THEN 'false' ELSE EXISTS (SELECT 1 FROM ${intents} WHERE key_id = $1::text AND status = 'authorized' AND expires_at <= $2::bigint)::text END AS due,
         calc.owner, calc.chain_id::text AS chain_id, ${BUDGET_OF_UPD},
         CASE WHEN NOT calc.fits THEN ${rowJson(KEY_COLS, "k")} END AS key
@@ -203,11 +214,12 @@ export function ledgerSql(t: TableName) {
   /**
    * $1 key id, $2 now, $3 maxAmount, $4 intent id, $5 idempotency key, $6 fingerprint,
    * $7 request, $8 createdAt, $9 expiresAt, $10…$12 the windows at now; scoped: $13 the scope,
-   * $14 its cap. `idem` is the existing intent with this idempotency key in its current state
-   * (expired just now, or as stored); `ins` inserts the new intent when the guard (and the
-   * scope's, see governance.ts `scopeReserveCtes`) passed. A concurrent reserve with the same
-   * idempotency key that committed after this statement began is invisible to `idem` but not to
-   * the unique index intents_idempotency.
+   * $14 its cap; last (unscoped $13, scoped $15) the open-intent cap (int, NULL: none). `idem` is
+   * the existing intent with this idempotency key in its current state (expired just now, or as
+   * stored); `ins` inserts the new intent when the guard (and the scope's, see governance.ts
+   * `scopeReserveCtes`) passed. A concurrent reserve with the same idempotency key that committed
+   * after this statement began is invisible to `idem` but not to the unique index
+   * intents_idempotency.
    */
   const reserve = (scoped: boolean, scopes: boolean, expire = true) => {
     const w = windowPlaceholders(10);
@@ -220,7 +232,7 @@ export function ledgerSql(t: TableName) {
         WHERE key_id = $1::text AND idempotency_key = $5::text AND intent_id NOT IN (SELECT intent_id FROM expired)`
       : "SELECT * FROM expired";
     return `
-      WITH ${keyStep(idem, w, scopes && (scoped ? { except: "$13" } : {}), expire)},${scoped ? `${scopeReserveCtes(spend, w, "$13", "$14")},` : ""}
+      WITH ${keyStep(idem, w, scopes && (scoped ? { except: "$13" } : {}), expire, scoped ? "$15" : "$13")},${scoped ? `${scopeReserveCtes(spend, w, "$13", "$14")},` : ""}
       ins AS (
         INSERT INTO ${intents} (intent_id, key_id, owner, chain_id, status, max_amount, idempotency_key, fingerprint, request, created_at, expires_at, budget_scope)
         SELECT $4::text, calc.key_id, calc.owner, calc.chain_id, 'authorized', $3::numeric, $5::text, $6::text, $7::json, $8::bigint, $9::bigint, ${scoped ? "$13::text" : "NULL"}
@@ -249,9 +261,10 @@ export function ledgerSql(t: TableName) {
    * overdue intent), $4 final amount (settle), $5 result, $6 reason (abort), $7…$19 the charge,
    * $20…$31 the video job (settle; all NULL when none), $32…$34 the windows at now. `cur` locks
    * the intent (its latest version); `fin` moves it out of `authorized` (to `expired` when it is
-   * overdue); `upd` releases the reservation on its key and adds the final amount to used (in the
-   * current window: a lapsed one is rolled first); `spd` does the same on the intent's per-model
-   * counters (after `upd`, whose key lock it needs); `chg` queues the charge of a settle and
+   * overdue); `upd` releases the reservation and the open-intent count on its key and adds the
+   * final amount to used (in the current window: a lapsed one is rolled first); `spd` does the
+   * same on the intent's per-model counters (after `upd`, whose key lock it needs); `chg` queues
+   * the charge of a settle and
    * `job` inserts its video job (a duplicate job id fails the statement, so the settle and its
    * job land together or not at all).
    *
@@ -282,7 +295,7 @@ export function ledgerSql(t: TableName) {
         RETURNING ii.*
       ),
       upd AS (
-        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - fin.max_amount,
+        UPDATE ${keys} kk SET budget_reserved = kk.budget_reserved - fin.max_amount, open_intents = GREATEST(kk.open_intents - 1, 0),
           ${rollSet("kk", "kk.budget_period", fw, " + COALESCE(fin.final_amount, 0)")}
         FROM fin WHERE kk.key_id = fin.key_id
         RETURNING kk.*
@@ -313,7 +326,7 @@ export function ledgerSql(t: TableName) {
     reserveFull: reserve(false, true),
     /** A reserve that also counts against a per-model cap. */
     reserveScoped: reserve(true, true),
-    /** $1 key id, $2 now, $3 amount, $4…$16 the charge (queued when the guard passed), $17…$19 the windows. */
+    /** $1 key id, $2 now, $3 amount, $4…$16 the charge (queued when the guard passed), $17…$19 the windows; no open-intent cap. */
     chargeDirect: chargeDirect(false),
     /** chargeDirect that also expires the key's overdue scoped intents. */
     chargeDirectFull: chargeDirect(true),

@@ -27,11 +27,25 @@ import { retryOnConflict, type Queryable } from "./queryable.js";
 import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
 import { videoJobValues } from "./video.js";
 
-/** Why a key that exists refused an amount: the guard of `calc`, restated on the locked key (rolled). */
-function guardReason(key: KeyRecord, now: number): KeyGuardReason {
+/**
+ * Why a key that exists refused an amount: the guard of `calc`, restated on the locked key (rolled);
+ * `capped`: the statement found the key at its open-intent cap (`calc.capped`).
+ */
+function guardReason(key: KeyRecord, now: number, capped = false): KeyGuardReason {
   if (key.revokedAt !== undefined) return "key_revoked";
   if (key.expiresAt <= now) return "key_expired";
+  if (capped) return "too_many_open_intents";
   return "budget_exhausted";
+}
+
+/**
+ * The open-intent cap as the statements bind it (`::int`, NULL: none), with the meaning of
+ * "fewer than `openLimit`" for any number: a count reaches a fraction where it reaches its
+ * ceiling, and never reaches NaN, Infinity, or anything beyond the int column's range.
+ */
+function capValue(openLimit: number | undefined): number | null {
+  if (openLimit === undefined || !(openLimit <= 2 ** 31 - 1)) return null;
+  return Math.max(0, Math.ceil(openLimit));
 }
 
 /** The budget a successful step returns (BUDGET_COLS); the key row exists whenever the step changed it. */
@@ -72,13 +86,13 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
   const step = <R>(text: string, values: unknown[], hint: LockHint) => (group ? group.query<R>(text, values, hint) : db.query<R>(text, values));
 
   /** Why a reserve that inserted nothing refused, from its row (none: an unknown key). */
-  function refusal(row: Pick<StepRow, "key" | "replay" | "key_fits"> | undefined, now: number): ReserveResult {
+  function refusal(row: Pick<StepRow, "key" | "replay" | "key_fits" | "capped"> | undefined, now: number): ReserveResult {
     const key = stepKey(row, now);
     if (!row || !key) return { ok: false, reason: "key_not_found" };
     const replay = intentOf(row.replay);
     if (replay) return { ok: false, reason: "idempotent_replay", intent: replay, key };
     if (row.key_fits === "true") return { ok: false, reason: "model_budget_exhausted", key };
-    return { ok: false, reason: guardReason(key, now), key };
+    return { ok: false, reason: guardReason(key, now, row.capped === "true"), key };
   }
 
   /** Runs the finishing statement (settle, abort, or expire-on-read) and classifies its outcome. */
@@ -99,13 +113,14 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
   return {
     /**
      * One statement (ledger-sql.ts `reserveLean` without an idempotency key, `reserve` with one,
-     * or `reserveScoped` with a per-model cap), re-run if intents_idempotency saw a concurrent twin
-     * or key_model_spend_pkey a concurrent first use of the scope. When the lean one misses on a
-     * key with overdue intents, `reserve` runs (it expires them first).
+     * or `reserveScoped` with a per-model cap; `openLimit` is bound last), re-run if
+     * intents_idempotency saw a concurrent twin or key_model_spend_pkey a concurrent first use of
+     * the scope. When the lean one misses on a key with overdue intents, `reserve` runs (it
+     * expires them first).
      * When `reserve` finds overdue scoped intents of the key it reserves nothing and `reserveFull`
      * runs (it also expires those and releases their per-model counters).
      */
-    async reserve({ intent, now }) {
+    async reserve({ intent, now, openLimit }) {
       const scope = intent.budgetScope;
       const params = [
         intent.keyId,
@@ -119,6 +134,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
         intent.expiresAt,
         ...windowValues(now),
         ...(scope ? [enc(scope.scope), checkAmount(scope.limit, "budgetScope.limit")] : []),
+        capValue(openLimit),
       ];
       const conflicts = scope ? ["intents_idempotency", "key_model_spend_pkey"] : ["intents_idempotency"];
       const run = async <R = StepRow>(statement: string, expires = true) =>

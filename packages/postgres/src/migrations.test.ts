@@ -25,7 +25,7 @@ for (const { name, db, connect, schema: newSchema } of databases) {
   describe(`postgres migrations (${name})`, () => {
     it("migrate creates the schema, applies every version once, and a re-run applies nothing", async () => {
       const schema = newSchema();
-      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
       expect(await migrate(db, { schema })).toEqual(ALL);
       expect(await migrate(db, { schema })).toEqual([]);
       expect(await recorded(db, schema)).toEqual(ALL);
@@ -57,11 +57,55 @@ for (const { name, db, connect, schema: newSchema } of databases) {
       expect(await tables(db, schema)).toEqual(["a", "b", "schema_migrations"]);
     });
 
+    it("migration 13 counts each key's authorized intents of a schema populated at version 12", async () => {
+      const schema = newSchema();
+      const q = quoteIdent(schema);
+      expect(await migrate(db, { schema }, MIGRATIONS.filter((m) => m.version <= 12))).toEqual(ALL.filter((v) => v <= 12));
+      const now = Date.now();
+      const key = (id: string, reserved: number) =>
+        db.query(
+          `INSERT INTO ${q}.keys (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at)
+           VALUES ($1::text, $2::text, 'owner_m', 8453, 'api', 1000, 0, $3::numeric, $4::bigint, $5::bigint)`,
+          [id, `tok_${id}`, reserved, now, now + 86_400_000],
+        );
+      const intent = (id: string, keyId: string, status: string) =>
+        db.query(
+          `INSERT INTO ${q}.intents (intent_id, key_id, owner, chain_id, status, max_amount, released_amount, fingerprint, request, created_at, expires_at)
+           VALUES ($1::text, $2::text, 'owner_m', 8453, $3::text, 10, CASE WHEN $3::text = 'authorized' THEN NULL ELSE 10 END, 'f', 'null', $4::bigint, $5::bigint)`,
+          [id, keyId, status, now, now + 60_000],
+        );
+      await key("key_a", 30);
+      await key("key_b", 0);
+      await key("key_c", 0);
+      for (const [i, status] of ["authorized", "settled", "authorized", "expired", "authorized", "aborted"].entries()) await intent(`pi_a${i}`, "key_a", status);
+      await intent("pi_b0", "key_b", "aborted");
+      await intent("pi_b1", "key_b", "expired");
+
+      expect(await migrate(db, { schema })).toEqual([13]);
+      const { rows } = await db.query<{ key_id: string; n: string }>(`SELECT key_id, open_intents::text AS n FROM ${q}.keys ORDER BY key_id`);
+      expect(rows).toEqual([
+        { key_id: "key_a", n: "3" },
+        { key_id: "key_b", n: "0" },
+        { key_id: "key_c", n: "0" },
+      ]);
+
+      // The store goes on from the backfilled count: key_a holds 3 of 4, and a settle frees one.
+      const store = await createPostgresStore({ pool: db, schema, migrate: false });
+      const reserve = (intentId: string) =>
+        store.reserve({ intent: { intentId, keyId: "key_a", maxAmount: 10n, fingerprint: "f", request: null, createdAt: now, expiresAt: now + 60_000 }, now, openLimit: 4 });
+      expect((await reserve("pi_a_new1")).ok).toBe(true);
+      expect(await reserve("pi_a_new2")).toMatchObject({ ok: false, reason: "too_many_open_intents" });
+      expect((await store.settle({ intentId: "pi_a0", finalAmount: 1n, result: null, now })).ok).toBe(true);
+      expect((await reserve("pi_a_new3")).ok).toBe(true);
+      expect((await db.query<{ n: string }>(`SELECT open_intents::text AS n FROM ${q}.keys WHERE key_id = 'key_a'`)).rows).toEqual([{ n: "4" }]);
+      await store.close();
+    });
+
     it("migrate: false refuses a schema that is not (fully) migrated, and accepts a migrated one", async () => {
       const schema = newSchema();
       await expect(createPostgresStore({ pool: db, schema, migrate: false })).rejects.toThrow(/is not migrated/);
       await migrate(db, { schema }, MIGRATIONS.slice(0, 3));
-      await expect(createPostgresStore({ pool: db, schema, migrate: false })).rejects.toThrow(/lacks migrations 4, 5, 6, 7, 8, 9, 10, 11, 12/);
+      await expect(createPostgresStore({ pool: db, schema, migrate: false })).rejects.toThrow(/lacks migrations 4, 5, 6, 7, 8, 9, 10, 11, 12, 13/);
       await migrate(db, { schema });
       const store = await createPostgresStore({ pool: db, schema, migrate: false });
       expect(await store.getKeyById("key_none")).toBeNull();

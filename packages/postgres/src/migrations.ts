@@ -108,13 +108,28 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     // NULL: the key has no own limit (the gateway default applies). Range checks are the caller's.
     sql: "ALTER TABLE keys ADD COLUMN rate_limit_rpm integer;",
   },
+  {
+    version: 13,
+    name: "keys: open intents count",
+    // The number of the key's authorized intents, moved by every ledger statement that moves an
+    // intent into or out of `authorized` (ledger-sql.ts), for a reserve's `openLimit`. Both tables
+    // are locked first, intents before keys as every ledger statement takes them (SHARE: writers
+    // in flight finish, no new one starts), so the backfill counts intents no statement is moving.
+    sql: `
+      LOCK TABLE intents IN SHARE MODE;
+      ALTER TABLE keys ADD COLUMN open_intents integer NOT NULL DEFAULT 0 CONSTRAINT keys_open_intents CHECK (open_intents >= 0);
+      UPDATE keys k SET open_intents = o.n
+      FROM (SELECT key_id, count(*) AS n FROM intents WHERE status = 'authorized' GROUP BY key_id) o
+      WHERE k.key_id = o.key_id;
+    `,
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage) (the same numbers
- * as `@tollgate/sqlite`).
+ * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
+ * intents count (the same numbers as `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,

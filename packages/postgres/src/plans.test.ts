@@ -81,7 +81,7 @@ for (const database of testDatabases("plans")) {
         const sql = ledgerSql(tablesIn(schema));
         const later = now + 120_000;
         const w = windowValues(later);
-        const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w];
+        const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w, 1000];
         const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...chargeValues(undefined), ...videoJobValues(undefined), ...w];
         const found = {
           reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),

@@ -7,6 +7,8 @@
 import { prng } from "@tollgate/testing";
 import type { ChargeRecord, IntentRecord, KeyRecord, Store } from "@tollgate/core";
 import { expect, it } from "vitest";
+import type { Queryable } from "./queryable.js";
+import { quoteIdent } from "./rows.js";
 import { createPostgresStore } from "./store.js";
 import { serverMissing, testDatabases } from "./test-databases.js";
 
@@ -25,12 +27,23 @@ async function allIntents(store: Store): Promise<IntentRecord[]> {
   return out;
 }
 
+/** Each key's open-intent counter and its number of authorized intents, by key id. */
+async function openCounts(db: Queryable, schema: string): Promise<Record<string, [string, string]>> {
+  const q = quoteIdent(schema);
+  const { rows } = await db.query<{ key_id: string; counter: string; open: string }>(
+    `SELECT k.key_id, k.open_intents::text AS counter, (SELECT count(*) FROM ${q}.intents i WHERE i.key_id = k.key_id AND i.status = 'authorized')::text AS open
+     FROM ${q}.keys k ORDER BY k.key_id`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.key_id, [r.counter, r.open]]));
+}
+
 const databases = testDatabases("races", ["server"]);
 if (databases.length === 0) serverMissing("the real-server race test");
 
-for (const { name, db, schema } of databases) {
+for (const { name, db, connect, schema } of databases) {
   it(`${name}: ${OPS} mixed concurrent ledger operations with skewed clocks keep exact books`, async () => {
-    const store = await createPostgresStore({ pool: db, schema: schema() });
+    const schemaName = schema();
+    const store = await createPostgresStore({ pool: db, schema: schemaName });
     const random = prng(20260101);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
@@ -72,7 +85,8 @@ for (const { name, db, schema } of databases) {
       const roll = random();
       if (roll < 0.3) {
         const idem = random() < 0.3 ? `idem-${int(0, 4)}` : undefined;
-        return () => store.reserve({ intent: intentOf(key.keyId, BigInt(int(1, 25)), now, idem), now });
+        const cap = random() < 0.5 ? { openLimit: int(5, 20) } : {};
+        return () => store.reserve({ intent: intentOf(key.keyId, BigInt(int(1, 25)), now, idem), now, ...cap });
       }
       if (roll < 0.5) {
         const intentId = pick(existing);
@@ -107,7 +121,12 @@ for (const { name, db, schema } of databases) {
     });
     // Every operation must complete: a deadlock or a lost race would reject.
     await Promise.all(ops.map((op) => op()));
+    // Every way in and out of `authorized` moved the open-intent counters exactly.
+    const counts = await openCounts(db, schemaName);
+    for (const [counter, open] of Object.values(counts)) expect(counter).toBe(open);
+    expect(Object.values(counts).some(([, open]) => open !== "0")).toBe(true);
     await store.expireIntents(T0 + 1_000_000, 1_000_000);
+    for (const [counter] of Object.values(await openCounts(db, schemaName))) expect(counter).toBe("0");
 
     const intents = await allIntents(store);
     // The mix did exercise every path.
@@ -163,5 +182,36 @@ for (const { name, db, schema } of databases) {
     expect(won).toBeGreaterThan(10);
     expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 0n });
     await store.close();
+  });
+
+  it(`${name}: two instances (two pools, one with group commit) share a key's open-intent cap exactly`, async () => {
+    const schemaName = schema();
+    const stores = [await createPostgresStore({ pool: connect(), schema: schemaName }), await createPostgresStore({ pool: connect(), schema: schemaName, groupCommit: false })];
+    const key: KeyRecord = { keyId: "key_cap", tokenHash: "tok_cap", owner: OWNER, chainId: 8453, purpose: "api", budgetLimit: 10n ** 9n, budgetUsed: 0n, budgetReserved: 0n, createdAt: T0, expiresAt: T0 + 1e9 };
+    await stores[0]!.insertKey(key);
+    let n = 0;
+    const reserve = (i: number) => {
+      const intentId = `pi_cap_${++n}`;
+      return stores[i % 2]!.reserve({ intent: { intentId, keyId: key.keyId, maxAmount: 5n, fingerprint: "fp", request: {}, createdAt: T0, expiresAt: T0 + 1e8 }, now: T0, openLimit: 10 });
+    };
+    const first = await Promise.all(Array.from({ length: 40 }, (_, i) => reserve(i)));
+    const winners = first.flatMap((r) => (r.ok ? [r.intent.intentId] : []));
+    expect(winners).toHaveLength(10);
+    expect(first.filter((r) => !r.ok && r.reason === "too_many_open_intents")).toHaveLength(30);
+
+    // The ten finish (settled on one instance, aborted on the other) while forty more race for the freed slots.
+    const second = await Promise.all([
+      ...winners.map((intentId, i) =>
+        i % 2 === 0 ? stores[1]!.settle({ intentId, finalAmount: 1n, result: {}, now: T0 }) : stores[0]!.abort({ intentId, reason: "race", result: {}, now: T0 }),
+      ),
+      ...Array.from({ length: 40 }, (_, i) => reserve(i)),
+    ]);
+    expect(second.slice(0, 10).every((r) => r.ok)).toBe(true);
+    const won = second.slice(10).filter((r) => "intent" in r && r.ok).length;
+    expect(won).toBeGreaterThan(0);
+    expect(won).toBeLessThanOrEqual(10);
+    expect(await openCounts(db, schemaName)).toEqual({ key_cap: [String(won), String(won)] });
+    expect(await stores[0]!.getKeyById(key.keyId)).toMatchObject({ budgetReserved: BigInt(5 * won), budgetUsed: 5n });
+    await Promise.all(stores.map((s) => s.close()));
   });
 }

@@ -113,6 +113,35 @@ for (const { name, db, schema: newSchema } of testDatabases("store")) {
       await store.close();
     });
 
+    it("the open-intent counter: intents of amount 0 expired by a refused reserve or charge free their slots; any number is a cap", async () => {
+      const [store, schema] = await open();
+      const counter = async (keyId: string) =>
+        (await db.query<{ n: string }>(`SELECT open_intents::text AS n FROM ${quoteIdent(schema)}.keys WHERE key_id = $1::text`, [keyId])).rows[0]?.n;
+      const later = T0 + 120_000;
+      // A reserve refused for a revoked key, and a charge refused for its budget, still expire (and count out) zero-amount intents.
+      const [revoked, poor] = [key(), key({ budgetLimit: 5n })];
+      for (const k of [revoked, poor]) {
+        await store.insertKey(k);
+        expect((await store.reserve({ intent: intent(k.keyId, 0n), now: T0, openLimit: 1 })).ok).toBe(true);
+        expect(await counter(k.keyId)).toBe("1");
+      }
+      await store.revokeKey(revoked.keyId, T0 + 1);
+      expect(await store.reserve({ intent: intent(revoked.keyId, 1n), now: later, openLimit: 1 })).toMatchObject({ ok: false, reason: "key_revoked" });
+      expect(await store.chargeDirect({ keyId: poor.keyId, amount: 6n, now: later })).toMatchObject({ ok: false, reason: "budget_exhausted" });
+      expect([await counter(revoked.keyId), await counter(poor.keyId)]).toEqual(["0", "0"]);
+
+      // "Fewer than openLimit" for any number: 1.5 lets two in, Infinity and NaN cap nothing, 0 and below refuse all.
+      const k = key();
+      await store.insertKey(k);
+      const reserve = (openLimit: number) => store.reserve({ intent: intent(k.keyId, 1n), now: T0, openLimit });
+      expect((await reserve(0)).ok ? "reserved" : "refused").toBe("refused");
+      expect((await reserve(-3)).ok ? "reserved" : "refused").toBe("refused");
+      for (const limit of [1.5, 1.5, Infinity, NaN, 2 ** 40]) expect((await reserve(limit)).ok).toBe(true);
+      expect(await reserve(1.5)).toMatchObject({ ok: false, reason: "too_many_open_intents" });
+      expect(await counter(k.keyId)).toBe("5");
+      await store.close();
+    });
+
     it("two schemas on one database are separate stores", async () => {
       const [one] = await open();
       const [two] = await open();

@@ -61,6 +61,13 @@ const LAPSED = `(budget_period IS NOT NULL AND COALESCE(period_start, 0) < ${WIN
  */
 export const USED_NOW = `(CASE WHEN ${LAPSED} THEN 0 ELSE budget_used END)`;
 
+/**
+ * The open-intent cap of a reserve, on a `keys` row: it holds fewer authorized intents than
+ * `@open_limit` (NULL: no cap). `open_intents` is moved by the same steps that move intents in and
+ * out of `authorized` (ledger.ts), so this guard is exact.
+ */
+export const OPEN_FITS = "(@open_limit IS NULL OR open_intents < @open_limit)";
+
 /** SET clause of a spending step: moves a lapsed window of a `keys` row to the current one (pair it with {@link USED_NOW}). */
 export const ROLL_START = `period_start = CASE WHEN ${LAPSED} THEN ${WINDOW} ELSE period_start END`;
 
@@ -83,10 +90,10 @@ const scopeLapsed = (w: string) => `(${w} IS NOT NULL AND COALESCE(period_start,
 export interface ScopeCounters {
   /**
    * The guarded reservation of `amount` on scope `scope` of a key: true when the key passes the
-   * reserve guard (unrevoked, unexpired, rolled budget fits) AND the scope's rolled counters fit
+   * reserve guard (unrevoked, unexpired, rolled budget fits, {@link OPEN_FITS}) AND the scope's rolled counters fit
    * `limit`; then the scope row is created or rolled and takes the reservation. False: nothing changed.
    */
-  reserve(p: { key_id: string; scope: string; amount: bigint; limit: bigint; now: number }): boolean;
+  reserve(p: { key_id: string; scope: string; amount: bigint; limit: bigint; now: number; open_limit: number | null }): boolean;
   /** Moves `max` out of the scope's reserved and `final` into its used (rolled with the key's window). */
   finish(key: Pick<KeyRow, "key_id" | "budget_period">, scope: string, max: bigint, final: bigint, now: number): void;
 }
@@ -99,7 +106,7 @@ export function createScopeCounters(db: Database.Database): ScopeCounters {
     INSERT INTO key_model_spend (key_id, scope, budget_used, budget_reserved, period_start)
     SELECT key_id, @scope, 0, @amount, ${WINDOW} FROM keys
     WHERE key_id = @key_id AND revoked_at IS NULL AND expires_at > @now
-      AND budget_limit - ${USED_NOW} - budget_reserved >= @amount AND @limit >= @amount
+      AND budget_limit - ${USED_NOW} - budget_reserved >= @amount AND ${OPEN_FITS} AND @limit >= @amount
     ON CONFLICT (key_id, scope) DO UPDATE SET
       budget_used = CASE WHEN ${scopeLapsed("excluded.period_start")} THEN 0 ELSE budget_used END,
       period_start = CASE WHEN ${scopeLapsed("excluded.period_start")} THEN excluded.period_start ELSE period_start END,

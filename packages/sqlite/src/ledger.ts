@@ -7,7 +7,8 @@
  * The happy path reads nothing before its guarded UPDATE: a key is looked up only to explain a miss.
  * Every statement that adds to `budget_used` first rolls a lapsed budget window forward in the same
  * statement (governance.ts: `USED_NOW`, `ROLL_START`); an intent with a `budget_scope` moves its
- * scope's counters in the same step.
+ * scope's counters in the same step. Every statement that moves intents into or out of `authorized`
+ * moves the key's `open_intents` by as many (the count a reserve's `openLimit` is checked against).
  */
 import type Database from "better-sqlite3";
 import { authorizedIntent, intentFromRow, keyBudgetFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
@@ -26,7 +27,7 @@ import type {
 import { chargeParams, checkAmount, MAX_INT64, objectRows, toJson, type BudgetRow, type IntentRow, type KeyRow } from "./rows.js";
 import { videoJobInserter } from "./video.js";
 import type { GroupCommit } from "./group-commit.js";
-import { createScopeCounters, ROLL_START, USED_NOW, windowParams } from "./governance.js";
+import { createScopeCounters, OPEN_FITS, ROLL_START, USED_NOW, windowParams } from "./governance.js";
 
 /** What releasing a finished intent needs: expiry, settle and abort return only this. */
 type Released = { key_id: string; max_amount: bigint; budget_scope: string | null };
@@ -68,18 +69,24 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   );
   const expireDue = db.prepare<{ now: number; limit: number }, Released>(INTENT_SQL.expireDue);
   type Windows = ReturnType<typeof windowParams>;
-  /** Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with final 0), in the rolled window. */
+  /**
+   * Moves `max` out of reserved and `final` into used (settle, abort with final 0, expiry with
+   * final 0), in the rolled window, and `n` finished intents out of the open count (never below
+   * 0: an intent opened by a process older than migration 13 was never counted, and finishing it
+   * must not fail).
+   */
   const unreserve = objectRows(
-    db.prepare<{ key_id: string; max: bigint; final: bigint } & Windows, BudgetRow>(`
-    UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = ${USED_NOW} + @final, ${ROLL_START}
+    db.prepare<{ key_id: string; max: bigint; final: bigint; n: number } & Windows, BudgetRow>(`
+    UPDATE keys SET budget_reserved = budget_reserved - @max, budget_used = ${USED_NOW} + @final, open_intents = max(open_intents - @n, 0), ${ROLL_START}
     WHERE key_id = @key_id RETURNING ${BUDGET_COLS}`),
   );
   // The guard counts a lapsed window's used as 0, and the same statement rolls it forward.
   const GUARD = `key_id = @key_id AND revoked_at IS NULL AND expires_at > @now AND budget_limit - ${USED_NOW} - budget_reserved >= @amount`;
+  // A reserve also opens an intent: the key must hold fewer than @open_limit (NULL: no cap).
   const reserveOnKey = objectRows(
-    db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, BudgetRow & Pick<KeyRow, "owner" | "chain_id">>(`
-    UPDATE keys SET budget_reserved = budget_reserved + @amount, last_used_at = @now, budget_used = ${USED_NOW}, ${ROLL_START}
-    WHERE ${GUARD} RETURNING owner, chain_id, ${BUDGET_COLS}`),
+    db.prepare<{ key_id: string; amount: bigint; now: number; open_limit: number | null } & Windows, BudgetRow & Pick<KeyRow, "owner" | "chain_id">>(`
+    UPDATE keys SET budget_reserved = budget_reserved + @amount, open_intents = open_intents + 1, last_used_at = @now, budget_used = ${USED_NOW}, ${ROLL_START}
+    WHERE ${GUARD} AND ${OPEN_FITS} RETURNING owner, chain_id, ${BUDGET_COLS}`),
   );
   const chargeOnKey = objectRows(
     db.prepare<{ key_id: string; amount: bigint; now: number } & Windows, KeyRow>(`
@@ -111,15 +118,16 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   function release(rows: readonly Released[], now: number): number {
     // The common case (a reserve's expiry pass finds nothing overdue) builds nothing.
     if (rows.length === 0) return 0;
-    const perKey = new Map<string, { max: bigint; scopes: Map<string, bigint> }>();
+    const perKey = new Map<string, { max: bigint; n: number; scopes: Map<string, bigint> }>();
     for (const r of rows) {
-      const entry = perKey.get(r.key_id) ?? { max: 0n, scopes: new Map<string, bigint>() };
+      const entry = perKey.get(r.key_id) ?? { max: 0n, n: 0, scopes: new Map<string, bigint>() };
       entry.max += r.max_amount;
+      entry.n++;
       if (r.budget_scope !== null) entry.scopes.set(r.budget_scope, (entry.scopes.get(r.budget_scope) ?? 0n) + r.max_amount);
       perKey.set(r.key_id, entry);
     }
-    for (const [key_id, { max, scopes: perScope }] of perKey) {
-      const key = unreserve.get({ key_id, max, final: 0n, ...windowParams(now) })!;
+    for (const [key_id, { max, n, scopes: perScope }] of perKey) {
+      const key = unreserve.get({ key_id, max, final: 0n, n, ...windowParams(now) })!;
       for (const [scope, scoped] of perScope) scopes.finish(key, scope, scoped, 0n, now);
     }
     return rows.length;
@@ -127,7 +135,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
 
   /** Unreserves a finished intent on its key and its scope; the key's budget after it. */
   function finishOnKey(row: Released, final: bigint, now: number): BudgetRow {
-    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final, ...windowParams(now) })!;
+    const key = unreserve.get({ key_id: row.key_id, max: row.max_amount, final, n: 1, ...windowParams(now) })!;
     if (row.budget_scope != null) scopes.finish(key, row.budget_scope, row.max_amount, final, now);
     return key;
   }
@@ -140,19 +148,21 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
    * Why a key that exists refused an amount: the guards of the conditional statements, restated on
    * the key as of `now` (rolled); the key's own reasons come before its scope's.
    */
-  function guardReason(key: KeyRecord, now: number, amount: bigint, scoped: boolean): KeyGuardReason {
+  function guardReason(key: KeyRecord, now: number, amount: bigint, scoped: boolean, full: boolean): KeyGuardReason {
     if (key.revokedAt !== undefined) return "key_revoked";
     if (key.expiresAt <= now) return "key_expired";
+    if (full) return "too_many_open_intents";
     if (!scoped || key.budgetLimit - key.budgetUsed - key.budgetReserved < amount) return "budget_exhausted";
     return "model_budget_exhausted";
   }
 
-  /** The answer of reserve/chargeDirect when its guarded statement changed nothing. */
-  function keyMiss(keyId: string, now: number, amount: bigint, scoped: boolean): Exclude<ChargeDirectResult, { ok: true }> {
+  /** The answer of reserve/chargeDirect when its guarded statement changed nothing (`openLimit`: a reserve's cap). */
+  function keyMiss(keyId: string, now: number, amount: bigint, scoped: boolean, openLimit: number | null = null): Exclude<ChargeDirectResult, { ok: true }> {
     const found = keyById.get(keyId);
     if (!found) return { ok: false, reason: "key_not_found" };
     const key = rolled(keyFromRow(found), now);
-    return { ok: false, reason: guardReason(key, now, amount, scoped), key };
+    const full = openLimit !== null && Number(found.open_intents ?? 0) >= openLimit;
+    return { ok: false, reason: guardReason(key, now, amount, scoped, full), key };
   }
 
   const mustKey = (keyId: string): KeyRecord => keyFromRow(keyById.get(keyId) as KeyRow);
@@ -170,11 +180,12 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   }
 
   /** The guarded UPDATE of a reserve (after its scope's guarded upsert, whose guard includes the key's); undefined: a miss, nothing changed. */
-  function reserveOn(intent: NewIntent, now: number): (BudgetRow & Pick<KeyRow, "owner" | "chain_id">) | undefined {
+  function reserveOn(intent: NewIntent, now: number, open_limit: number | null): (BudgetRow & Pick<KeyRow, "owner" | "chain_id">) | undefined {
     // Above 2^63-1 nothing can fit any budget: a guard miss, without binding the amount.
     const { keyId: key_id, maxAmount: amount, budgetScope } = intent;
-    const fits = amount <= MAX_INT64 && (!budgetScope || scopes.reserve({ key_id, scope: budgetScope.scope, amount, limit: budgetScope.limit, now }));
-    const keyRow = fits ? reserveOnKey.get({ key_id, amount, now, ...windowParams(now) }) : undefined;
+    const fits =
+      amount <= MAX_INT64 && (!budgetScope || scopes.reserve({ key_id, scope: budgetScope.scope, amount, limit: budgetScope.limit, now, open_limit }));
+    const keyRow = fits ? reserveOnKey.get({ key_id, amount, now, open_limit, ...windowParams(now) }) : undefined;
     // Throwing rolls the step back (the scope's reservation with it); its guard implies the key's.
     if (!keyRow && fits && budgetScope) throw new Error(`sqlite store: key ${key_id} missed its guard after its scope's`);
     return keyRow;
@@ -186,17 +197,17 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
    * nothing before the guard: only when it misses are the key's overdue intents expired (their
    * reservations released), and the guard tried once more.
    */
-  function reserveStep(intent: NewIntent, now: number): ReserveResult {
+  function reserveStep(intent: NewIntent, now: number, openLimit: number | null): ReserveResult {
     const { keyId: key_id, maxAmount: amount, budgetScope } = intent;
     if (intent.idempotencyKey !== undefined) {
       release(expireDueOfKey.all({ now, key_id }), now);
       const existing = intentByIdempotency.get(key_id, intent.idempotencyKey);
       if (existing) return { ok: false, reason: "idempotent_replay", intent: intentFromRow(existing), key: mustKey(key_id) };
     }
-    let keyRow = reserveOn(intent, now);
+    let keyRow = reserveOn(intent, now, openLimit);
     // (An idempotency key's reserve expired them above already.)
-    if (!keyRow && intent.idempotencyKey === undefined && release(expireDueOfKey.all({ now, key_id }), now) > 0) keyRow = reserveOn(intent, now);
-    if (!keyRow) return keyMiss(key_id, now, amount, budgetScope !== undefined);
+    if (!keyRow && intent.idempotencyKey === undefined && release(expireDueOfKey.all({ now, key_id }), now) > 0) keyRow = reserveOn(intent, now, openLimit);
+    if (!keyRow) return keyMiss(key_id, now, amount, budgetScope !== undefined, openLimit);
     insertIntent.run({
       intent_id: intent.intentId,
       key_id: intent.keyId,
@@ -255,9 +266,10 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
   };
 
   return {
-    async reserve({ intent, now }) {
+    async reserve({ intent, now, openLimit }) {
       checkAmount(intent.maxAmount, "maxAmount", false);
-      return group.run(() => reserveStep(intent, now));
+      const limit = openLimit ?? null;
+      return group.run(() => reserveStep(intent, now, limit));
     },
 
     async settle({ intentId, finalAmount, result, now, charge, videoJob }) {

@@ -100,12 +100,24 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     // NULL: the key has no own limit (the gateway default applies). Range checks are the caller's.
     sql: "ALTER TABLE keys ADD COLUMN rate_limit_rpm INTEGER;",
   },
+  {
+    version: 13,
+    name: "keys: open intents count",
+    // The counter of the open-intent cap (ledger.ts: every step that moves an intent into or out of
+    // `authorized` moves it), counted once here for the intents already open.
+    sql: `
+      ALTER TABLE keys ADD COLUMN open_intents INTEGER NOT NULL DEFAULT 0 CHECK (open_intents >= 0);
+      UPDATE keys SET open_intents = (SELECT count(*) FROM intents i WHERE i.key_id = keys.key_id AND i.status = 'authorized')
+        WHERE key_id IN (SELECT key_id FROM intents WHERE status = 'authorized');
+    `,
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
- * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage); each capability
+ * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
+ * intents count; each capability
  * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [

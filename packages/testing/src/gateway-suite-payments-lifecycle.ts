@@ -87,6 +87,39 @@ export function registerPaymentLifecycleTests(options: GatewaySuiteOptions): voi
     });
   });
 
+  describe("open-intent cap (limits.openIntentsPerKey)", () => {
+    test(
+      "10 concurrent prepares on a key capped at 3 open → 3 × 200 and 7 × 429 too_many_open_intents; a finished intent frees its slot; the cap is per key",
+      async (h) => {
+        const key = await h.createKey();
+        const body = { ...PREPARE, maxAmountWei: "7" };
+        const sized = { "content-length": String(new TextEncoder().encode(JSON.stringify(body)).byteLength) };
+        const replies = await Promise.all(Array.from({ length: 10 }, () => h.prepare(key.token, body, sized)));
+        const ok = replies.filter((r) => r.status === 200);
+        expect(ok).toHaveLength(3);
+        for (const r of replies.filter((x) => x.status !== 200)) {
+          const e = expectError(r, 429, "too_many_open_intents");
+          expect(e.details).toEqual({ limit: 3 });
+          expect(r.headers.get("retry-after")).toBe("1");
+        }
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "21" });
+        // Another key of the same wallet has its own slots.
+        const sibling = await h.createKey();
+        expect((await h.prepare(sibling.token, body)).status).toBe(200);
+        expect((await h.settle({ paymentIntentId: ok[0]!.body.paymentIntentId, finalAmountWei: "5" })).status).toBe(200);
+        expect((await h.abort({ paymentIntentId: ok[1]!.body.paymentIntentId })).status).toBe(200);
+        expect((await h.prepare(key.token, body)).status).toBe(200);
+        expect((await h.prepare(key.token, body)).status).toBe(200);
+        expectError(await h.prepare(key.token, body), 429, "too_many_open_intents");
+        // Past the TTL the held ones lapse: the next prepare expires them and gets a slot.
+        h.clock.advance(TTL);
+        expect((await h.prepare(key.token, body)).status).toBe(200);
+        expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "5", reserved: "7" });
+      },
+      { limits: { openIntentsPerKey: 3 } },
+    );
+  });
+
   describe("races through gateway.fetch", () => {
     test("200 concurrent prepares of 7 against a budget of 706 → exactly 100 × 200 and 100 × 402", async (h) => {
       const key = await h.createKey({ budgetLimit: "706" });

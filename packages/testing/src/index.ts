@@ -5,7 +5,7 @@
 export { runStoreConformance, storeConformanceGroups } from "./store-conformance.js";
 export type { StoreConformanceOptions, StoreConformanceTestName } from "./store-conformance.js";
 export type { StoreTest } from "./store-fixtures.js";
-export { makeKey } from "./store-fixtures.js";
+export { makeIntent, makeKey } from "./store-fixtures.js";
 export type { Store } from "@tollgate/core";
 export { runKeyRouteSuite } from "./gateway-suite-keys.js";
 export { runPaymentRouteSuite } from "./gateway-suite-payments.js";

@@ -1,7 +1,9 @@
 /**
  * Model-based property: random sequences of reserve / settle / abort / direct charge / time
  * passing / sweep / read / revoke across several keys, checked after every step against a small
- * reference model. Covers invariants 1–4 of docs/architecture.md "Money invariants".
+ * reference model. Covers invariants 1–4 of docs/architecture.md "Money invariants", and the
+ * open-intent cap (each run reserves under a small `openLimit`, so every way out of `authorized`
+ * must free its slot for the model and the store to agree).
  */
 import fc from "fast-check";
 import { expect } from "vitest";
@@ -56,7 +58,7 @@ interface ModelIntent {
 }
 
 /** Applies one command to the store and to the model, and checks the outcome agrees. */
-async function step(store: Store, cmd: Command, m: { now: number; keys: ModelKey[]; intents: ModelIntent[]; run: string }): Promise<void> {
+async function step(store: Store, cmd: Command, m: { now: number; keys: ModelKey[]; intents: ModelIntent[]; run: string; openLimit: number }): Promise<void> {
   const finish = (i: ModelIntent, status: IntentStatus, final = 0n) => {
     i.key.reserved -= i.max;
     i.key.used += final;
@@ -66,8 +68,18 @@ async function step(store: Store, cmd: Command, m: { now: number; keys: ModelKey
   const releaseExpired = (k: ModelKey) => {
     for (const i of m.intents) if (i.key === k && i.status === "authorized" && i.expiresAt <= m.now) finish(i, "expired");
   };
-  const keyGuard = (k: ModelKey, amount: bigint) =>
-    k.revokedAt !== undefined ? "key_revoked" : k.expiresAt <= m.now ? "key_expired" : k.limit - k.used - k.reserved < amount ? "budget_exhausted" : "ok";
+  const open = (k: ModelKey) => m.intents.filter((i) => i.key === k && i.status === "authorized").length;
+  /** The guard of a reserve (`capped`) or a direct charge, on the model. */
+  const keyGuard = (k: ModelKey, amount: bigint, capped = false) =>
+    k.revokedAt !== undefined
+      ? "key_revoked"
+      : k.expiresAt <= m.now
+        ? "key_expired"
+        : capped && open(k) >= m.openLimit
+          ? "too_many_open_intents"
+          : k.limit - k.used - k.reserved < amount
+            ? "budget_exhausted"
+            : "ok";
   // Small picks name the most recent intents, which are the ones still likely to be authorized.
   const picked = (pick: number) => m.intents[m.intents.length - 1 - (pick % Math.max(1, m.intents.length))];
   /** The guard of settle/abort; expires the intent if overdue. */
@@ -87,14 +99,14 @@ async function step(store: Store, cmd: Command, m: { now: number; keys: ModelKey
       const amount = BigInt(cmd.amount);
       const idem = cmd.idem === undefined ? undefined : `idem-${cmd.idem}`;
       const input = makeIntent(k.id, amount, { intentId: `pi_${m.run}_${m.intents.length}_${uniq()}`, createdAt: m.now, expiresAt: m.now + cmd.ttl * 500, ...(idem === undefined ? {} : { idempotencyKey: idem }) });
-      const r = await store.reserve({ intent: input, now: m.now });
+      const r = await store.reserve({ intent: input, now: m.now, openLimit: m.openLimit });
       // With an idempotency key the key's overdue intents are expired first; without, only when the guard misses.
       if (idem !== undefined) releaseExpired(k);
       const replay = idem === undefined ? undefined : m.intents.find((i) => i.key === k && i.idem === idem);
-      let expected = replay ? "idempotent_replay" : keyGuard(k, amount);
+      let expected = replay ? "idempotent_replay" : keyGuard(k, amount, true);
       if (expected !== "ok" && !replay) {
         releaseExpired(k);
-        expected = keyGuard(k, amount);
+        expected = keyGuard(k, amount, true);
       }
       expect(r.ok ? "ok" : r.reason).toBe(expected);
       if (replay) expect(!r.ok && r.reason === "idempotent_replay" && r.intent.intentId).toBe(replay.id);
@@ -184,7 +196,7 @@ async function check(store: Store, m: { keys: ModelKey[]; intents: ModelIntent[]
 export const propertyTests = {
   "property: random reserve/settle/abort/expire/revoke sequences keep the money invariants": async ({ store }) => {
     await fc.assert(
-      fc.asyncProperty(keySetup, fc.array(command, { maxLength: 30, size: "max" }), async (setup, commands) => {
+      fc.asyncProperty(keySetup, fc.array(command, { maxLength: 30, size: "max" }), fc.integer({ min: 1, max: 4 }), async (setup, commands, openLimit) => {
         // Runs share the store; a failed (shrinking) run may leave authorized intents that a
         // later run's sweep would otherwise count.
         await store.expireIntents(Number.MAX_SAFE_INTEGER, 1_000_000);
@@ -195,7 +207,7 @@ export const propertyTests = {
           await store.insertKey(key);
           keys.push({ id: key.keyId, limit: key.budgetLimit, used: 0n, reserved: 0n, revokedAt: undefined, expiresAt: key.expiresAt });
         }
-        const m = { now: T0, keys, intents: [] as ModelIntent[], run };
+        const m = { now: T0, keys, intents: [] as ModelIntent[], run, openLimit };
         for (const cmd of commands) {
           await step(store, cmd, m);
           await check(store, m);

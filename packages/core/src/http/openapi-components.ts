@@ -186,7 +186,8 @@ export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
   Forbidden: errorResponse("forbidden: the proof belongs to another wallet than the one named (or a service key where the route takes none)."),
   UnsupportedMediaType: errorResponse("unsupported_media_type: a body was sent with a Content-Type other than application/json (or multipart where the route takes files)."),
   RateLimited: {
-    description: "rate_limited: the per-key or per-IP request rate was exceeded.",
+    description:
+      "rate_limited: the per-key or per-IP request rate was exceeded. too_many_open_intents (routes that reserve on a service key): the key holds the most open payment intents it may (limits.openIntentsPerKey), with Retry-After: 1 and no x-ratelimit headers.",
     headers: {
       "Retry-After": { description: "Seconds until the window resets.", schema: { type: "string" } },
       "x-ratelimit-limit": { description: "Requests per window.", schema: { type: "string" } },

@@ -172,7 +172,7 @@ function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefin
   if (accepts.includes("walletSession")) out["403"] = responseRef("Forbidden");
   if (route.body) out["413"] = responseRef("PayloadTooLarge");
   if (route.body) out["415"] = responseRef("UnsupportedMediaType");
-  if (route.rateLimit) out["429"] = responseRef("RateLimited");
+  if (route.rateLimit || security?.charges) out["429"] = responseRef("RateLimited");
   out["500"] = responseRef("InternalError");
   out.default = responseRef("Error");
   return out;

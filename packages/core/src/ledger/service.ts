@@ -106,6 +106,8 @@ export interface LedgerOptions {
   readonly intentTtlMs: number;
   /** Platform fee in basis points. @default 100 */
   readonly feeBps: number;
+  /** The most authorized intents one key may hold at once (429 `too_many_open_intents` beyond); absent: no cap. */
+  readonly openIntentsPerKey?: number | undefined;
 }
 
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -285,6 +287,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             ...(budgetScope ? { budgetScope } : {}),
           },
           now,
+          ...(options.openIntentsPerKey === undefined ? {} : { openLimit: options.openIntentsPerKey }),
         });
       let result = await reserve(maxAmount);
       const floor = input.minAmount;
@@ -310,6 +313,11 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
           throw refused(budgetExhausted(result.key, maxAmount));
         case "model_budget_exhausted":
           throw refused(modelBudgetExhausted(result.key, budgetScope?.scope ?? "", maxAmount));
+        case "too_many_open_intents":
+          throw new GatewayError("too_many_open_intents", `Key ${result.key.keyId} holds ${options.openIntentsPerKey} open payment intents, the most a key may hold at once; settle or abort some, or wait for calls in flight to finish.`, {
+            details: { limit: options.openIntentsPerKey },
+            headers: { "Retry-After": "1" },
+          });
         case "key_not_found":
           throw new GatewayError("invalid_key");
         default:

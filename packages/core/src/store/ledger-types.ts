@@ -1,8 +1,11 @@
 /** What the guarded ledger steps of a {@link LedgerStore} answer (types.ts re-exports these). */
 import type { IntentRecord, KeyRecord, LedgerStore } from "./types.js";
 
-/** Why a key cannot be charged. */
-export type KeyGuardReason = "key_revoked" | "key_expired" | "budget_exhausted" | "model_budget_exhausted";
+/**
+ * Why a key cannot be charged. `too_many_open_intents`: a reserve's `openLimit` was reached
+ * (only {@link LedgerStore.reserve} gives it).
+ */
+export type KeyGuardReason = "key_revoked" | "key_expired" | "too_many_open_intents" | "budget_exhausted" | "model_budget_exhausted";
 
 /**
  * A key's budget as a guarded ledger step left it (its window rolled by that step): what the

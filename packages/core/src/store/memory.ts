@@ -40,10 +40,11 @@ function copyIntent(i: IntentRecord): IntentRecord {
   return copy;
 }
 
-/** Why `key` cannot take `amount` at `now`, or null if it can. */
-function keyGuard(key: KeyRecord, now: number, amount: bigint): KeyGuardReason | null {
+/** Why `key` cannot take `amount` at `now` (`full`: it holds its most open intents), or null if it can. */
+function keyGuard(key: KeyRecord, now: number, amount: bigint, full = false): KeyGuardReason | null {
   if (key.revokedAt !== undefined) return "key_revoked";
   if (key.expiresAt <= now) return "key_expired";
+  if (full) return "too_many_open_intents";
   if (key.budgetLimit - key.budgetUsed - key.budgetReserved < amount) return "budget_exhausted";
   return null;
 }
@@ -184,7 +185,7 @@ export function createMemoryStore(): Store {
       return governance.getModelSpend(keyId);
     },
 
-    async reserve({ intent: input, now }) {
+    async reserve({ intent: input, now, openLimit }) {
       checkAmount(input.maxAmount, "maxAmount");
       const key = keys.get(input.keyId);
       if (!key) return { ok: false, reason: "key_not_found" };
@@ -198,7 +199,8 @@ export function createMemoryStore(): Store {
       governance.roll(key, now);
       const { budgetScope, ...fields } = input;
       const refusal = (): KeyGuardReason | null => {
-        const reason = keyGuard(key, now, input.maxAmount);
+        const full = openLimit !== undefined && (authorized.get(key.keyId)?.size ?? 0) >= openLimit;
+        const reason = keyGuard(key, now, input.maxAmount, full);
         if (reason || !budgetScope) return reason;
         const counters = governance.counters(key, budgetScope.scope, now);
         return budgetScope.limit - counters.budgetUsed - counters.budgetReserved < input.maxAmount ? "model_budget_exhausted" : null;

@@ -51,6 +51,8 @@ export interface SqlKeyRow<I extends SqlInt = SqlInt> {
   expires_at: I;
   revoked_at: I | null;
   last_used_at: I | null;
+  /** How many authorized intents the key holds (migration 13: the open-intent cap's counter); absent on rows that do not select it. */
+  open_intents?: I;
   /** The key's own requests per minute (migration 8); NULL, or absent from the row, means none. */
   rate_limit_rpm?: I | null;
   // Key governance (migration 11); NULL, or absent from the row, means the field is absent.

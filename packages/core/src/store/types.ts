@@ -268,8 +268,14 @@ export interface LedgerStore {
    * intent and the key's {@link KeyBudget} after it, or `{ok:false, reason}` when the guard fails;
    * exactly one concurrent caller wins the last fitting slot, and of N concurrent reserves with one
    * idempotency key exactly one inserts.
+   *
+   * With `openLimit`, the key must also hold fewer than `openLimit` authorized intents (overdue
+   * ones count until they are expired: on a miss they are expired first, as for the budget), else
+   * `too_many_open_intents`. Every store keeps that count in the same atomic steps that move an
+   * intent into or out of `authorized`, so the guard is exact under concurrency (exactly one of
+   * N concurrent reserves wins the last open slot) and costs no read of the key's intents.
    */
-  reserve(input: { intent: NewIntent; now: number }): Promise<ReserveResult>;
+  reserve(input: { intent: NewIntent; now: number; openLimit?: number }): Promise<ReserveResult>;
   /**
    * Settles an authorized, unexpired intent with `0 <= finalAmount <= maxAmount`: moves
    * `maxAmount` out of reserved and `finalAmount` into used, stores `finalAmount`,
