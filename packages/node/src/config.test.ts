@@ -64,6 +64,7 @@ describe("serve configuration", () => {
     expect(parse(["--db", url, "--db-schema", "gw_eu", "--db-pool-size", "25", "--db-migrate", "off"])).toMatchObject({ kind: "ok", config: { db: url, dbSchema: "gw_eu", dbPoolSize: 25, dbMigrate: false } });
     expect(parse(["--db-migrate", "ON"])).toMatchObject({ kind: "ok", config: { dbMigrate: true } });
     expect(parse(["--db", url, "--db-group-commit", "off"])).toMatchObject({ kind: "ok", config: { dbGroupCommit: false } });
+    expect(parse(["--db", url, "--db-prepared-statements", "off"])).toMatchObject({ kind: "ok", config: { dbPreparedStatements: false } });
     expect(parse([], { TOLLGATE_DB: "postgresql://db.internal/t", TOLLGATE_DB_SCHEMA: "tollgate", TOLLGATE_DB_POOL_SIZE: "4" })).toMatchObject({
       kind: "ok",
       config: { db: "postgresql://db.internal/t", dbSchema: "tollgate", dbPoolSize: 4 },

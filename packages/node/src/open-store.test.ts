@@ -32,7 +32,9 @@ describe("openStore", () => {
       message: `--db-schema applies only to a postgres:// --db (got the SQLite file ${JSON.stringify(join(dir, "b.db"))})`,
     });
     expect(await openStore({ db: join(dir, "b.db"), dbSchema: "gw", dbPoolSize: 3 })).toMatchObject({ ok: false, exitCode: 2, message: expect.stringMatching(/^--db-schema and --db-pool-size apply only/) });
-    expect(await openStore({ db: ":memory:", dbSchema: "gw", dbPoolSize: 3, dbMigrate: false, dbGroupCommit: false })).toMatchObject({ message: expect.stringMatching(/^--db-schema, --db-pool-size, --db-migrate and --db-group-commit apply only/) });
+    expect(await openStore({ db: ":memory:", dbSchema: "gw", dbPoolSize: 3, dbMigrate: false, dbGroupCommit: false, dbPreparedStatements: false })).toMatchObject({
+      message: expect.stringMatching(/^--db-schema, --db-pool-size, --db-migrate, --db-group-commit and --db-prepared-statements apply only/),
+    });
   });
 
   it("reports a SQLite file that cannot be created (exit 1)", async () => {

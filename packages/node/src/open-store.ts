@@ -14,7 +14,7 @@ export type OpenStoreResult =
   /** `exitCode` 2: unusable configuration (missing package, unreachable server, options that do not apply); 1: the store failed. */
   | { ok: false; exitCode: 1 | 2; message: string };
 
-/** The database options of a command (`--db`, `--db-schema`, `--db-pool-size`, `--db-migrate`, `--db-group-commit`). */
+/** The database options of a command (`--db`, `--db-schema`, `--db-pool-size`, `--db-migrate`, `--db-group-commit`, `--db-prepared-statements`). */
 export interface DatabaseConfig {
   /** A SQLite file path or a `postgres://` URL. */
   db: string;
@@ -26,6 +26,8 @@ export interface DatabaseConfig {
   dbMigrate?: boolean | undefined;
   /** Commit the ledger writes of one event-loop turn in one PostgreSQL transaction. @default true */
   dbGroupCommit?: boolean | undefined;
+  /** Run PostgreSQL statements as named prepared statements (false behind a pooler in transaction mode). @default true */
+  dbPreparedStatements?: boolean | undefined;
 }
 
 /** Loads `@tollgate/postgres`; a parameter so that a test can make the import fail for real. */
@@ -48,13 +50,14 @@ function oneLine(error: unknown): string {
  * when it cannot). PostgreSQL: connects with a pool of `dbPoolSize` (default 10) and applies
  * pending migrations to `dbSchema` (default `public`) under an advisory lock, so several
  * instances may start at once (with `dbMigrate: false` it only checks that they were applied).
- * `dbSchema`/`dbPoolSize`/`dbMigrate`/`dbGroupCommit` with a SQLite file is a usage error.
+ * `dbSchema`/`dbPoolSize`/`dbMigrate`/`dbGroupCommit`/`dbPreparedStatements` with a SQLite file is a usage error.
  * Passwords never appear in the description or the messages.
  */
 export async function openStore(config: DatabaseConfig, load: PostgresLoader = loadPostgres): Promise<OpenStoreResult> {
-  const { db, dbSchema, dbPoolSize, dbMigrate, dbGroupCommit } = config;
+  const { db, dbSchema, dbPoolSize, dbMigrate, dbGroupCommit, dbPreparedStatements } = config;
   if (!isPostgresUrl(db)) {
-    const misplaced = Object.entries({ "--db-schema": dbSchema, "--db-pool-size": dbPoolSize, "--db-migrate": dbMigrate, "--db-group-commit": dbGroupCommit }).flatMap(([flag, v]) => (v === undefined ? [] : [flag]));
+    const flags = { "--db-schema": dbSchema, "--db-pool-size": dbPoolSize, "--db-migrate": dbMigrate, "--db-group-commit": dbGroupCommit, "--db-prepared-statements": dbPreparedStatements };
+    const misplaced = Object.entries(flags).flatMap(([flag, v]) => (v === undefined ? [] : [flag]));
     const named = misplaced.length > 1 ? `${misplaced.slice(0, -1).join(", ")} and ${misplaced.at(-1)} apply` : `${misplaced[0]} applies`;
     if (misplaced.length > 0) return { ok: false, exitCode: 2, message: `${named} only to a postgres:// --db (got the SQLite file ${JSON.stringify(db)})` };
     try {
@@ -81,6 +84,7 @@ export async function openStore(config: DatabaseConfig, load: PostgresLoader = l
       ...(dbPoolSize === undefined ? {} : { poolSize: dbPoolSize }),
       ...(dbMigrate === undefined ? {} : { migrate: dbMigrate }),
       ...(dbGroupCommit === undefined ? {} : { groupCommit: dbGroupCommit }),
+      ...(dbPreparedStatements === undefined ? {} : { preparedStatements: dbPreparedStatements }),
     });
     return { ok: true, store, description: `PostgreSQL ${shown}, schema ${dbSchema ?? "public"}, pool of ${dbPoolSize ?? 10} connections` };
   } catch (error) {

@@ -17,8 +17,10 @@
  *
  * The statements are prepared per connection (a Parse in the pipeline of their first use there)
  * under names unique in the process. That needs session state on the connection: behind a pooler
- * in transaction mode that does not keep prepared statements, pass `groupCommit: false` to the
- * store. A connection whose group the server refused is closed, so no half-known set of prepared
+ * in transaction mode that does not keep prepared statements (PgBouncer before 1.21), create it
+ * with `prepared: false`, and every statement of a group is sent unnamed, with its Parse (the
+ * group is still one implicit transaction, which such a pooler keeps on one server connection).
+ * A connection whose group the server refused is closed, so no half-known set of prepared
  * statements outlives it.
  */
 import pg from "pg";
@@ -42,9 +44,11 @@ export function statementNames(): (text: string) => string {
 /**
  * Runs each parameterized statement as pg's named prepared statement, parsed and planned once per
  * connection: the guarded statements are large CTEs, and re-parsing them halves the throughput
- * measured here (≈1k against ≈2.2k reserve+settle pairs/s).
+ * measured here (≈1k against ≈2.2k reserve+settle pairs/s). With `nameOf` null, `pool` as it is
+ * (every statement unnamed: parsed and planned on each run, as a pooler in transaction mode needs).
  */
-export function preparedStatements(pool: Queryable, nameOf = statementNames()): Queryable {
+export function preparedStatements(pool: Queryable, nameOf: ((text: string) => string) | null = statementNames()): Queryable {
+  if (nameOf === null) return pool;
   const query = (text: string, values?: unknown[]) =>
     values && values.length > 0 ? pool.query({ name: nameOf(text), text, values } as never) : pool.query(text);
   return { query: query as Queryable["query"] };
@@ -70,6 +74,12 @@ export interface GroupCommitOptions {
    * their locks statement by statement.
    */
   lead?: (hints: readonly LockHint[], literal: (v: Value) => string) => string[];
+  /**
+   * Prepare the statements on each connection under a name (parsed and planned once there).
+   * `false` sends every statement unnamed with its Parse, for a pooler in transaction mode that
+   * does not keep prepared statements. @default true
+   */
+  prepared?: boolean;
 }
 
 /** A group commit: {@link GroupCommit.query} joins the next group, `alone` runs at once. */
@@ -80,7 +90,7 @@ export interface GroupCommit {
    * number, bigint, boolean or null the statement runs alone.
    */
   query<R = any>(text: string, params: unknown[], hint: LockHint): Promise<{ rows: R[] }>;
-  /** Runs one statement on its own, as a pg named prepared statement (a deadlock victim is re-run). */
+  /** Runs one statement on its own, as a pg named prepared statement unless `prepared: false` (a deadlock victim is re-run). */
   alone: Queryable["query"];
   /** Resolves once every statement queued or in flight when called has been answered. */
   drain(): Promise<void>;
@@ -202,9 +212,9 @@ const MAX_ATTEMPTS = 5;
  * group never waits for a lock its own instance holds.
  */
 export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = {}): GroupCommit {
-  const { maxGroup = 64, lead } = options;
+  const { maxGroup = 64, lead, prepared: named = true } = options;
   const nameOf = statementNames();
-  const single = preparedStatements(pool, nameOf);
+  const single = preparedStatements(pool, named ? nameOf : null);
   /** The statement names a pipeline prepared on each connection. */
   const preparedOn = new WeakMap<object, Set<string>>();
   let queue: Pending[] = [];
@@ -243,6 +253,10 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       ).map((text) => ({ name: "", text, values: [], parse: true }));
       const head = statements.length;
       for (const p of steps) {
+        if (!named) {
+          statements.push({ name: "", text: p.text, values: p.values, parse: true });
+          continue;
+        }
         const parse = !prepared.has(p.name) && !parsing.has(p.name);
         if (parse) parsing.add(p.name);
         statements.push({ name: p.name, text: p.text, values: p.values, parse });

@@ -40,17 +40,27 @@ export interface PostgresStoreOptions {
    * Commit the statements of one event-loop turn together: one round trip and one commit per
    * group, each statement still its own guard (see the package README). Applies when the store
    * talks to a pool (`connectionString`, or a `pg.Pool` passed as `pool`). It prepares statements
-   * on the pool's connections and sends each group as one extended-protocol pipeline, so turn it
-   * off behind a pooler in transaction mode (PgBouncer).
+   * on the pool's connections (unless `preparedStatements: false`) and sends each group as one
+   * extended-protocol pipeline, which runs as one implicit transaction.
    * @default true
    */
   groupCommit?: boolean;
+  /**
+   * Run the statements as named prepared statements on the store's connections (parsed and planned
+   * once per connection). Set `false` behind a pooler in transaction mode that does not keep
+   * prepared statements across transactions (PgBouncer before 1.21, or without
+   * `max_prepared_statements`): every statement is then parsed on each run, which costs CPU on the
+   * database server. Applies to the pool the store creates and to group commit; a pool passed as
+   * `pool` runs the other statements unnamed anyway.
+   * @default true
+   */
+  preparedStatements?: boolean;
 }
 
-function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOptions, "poolSize" | "schema" | "migrate" | "groupCommit">> {
+function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOptions, "poolSize" | "schema" | "migrate" | "groupCommit" | "preparedStatements">> {
   const problems: string[] = [];
   if (typeof options !== "object" || options === null) throw new TypeError("createPostgresStore: options must be an object");
-  const { connectionString, pool, poolSize = 10, schema = "public", migrate: run = true, groupCommit = true } = options;
+  const { connectionString, pool, poolSize = 10, schema = "public", migrate: run = true, groupCommit = true, preparedStatements: prepared = true } = options;
   if ((connectionString === undefined) === (pool === undefined)) problems.push("pass exactly one of `connectionString` and `pool`");
   if (connectionString !== undefined && (typeof connectionString !== "string" || connectionString.length === 0)) problems.push("`connectionString` must be a non-empty string");
   if (pool !== undefined && typeof pool?.query !== "function") problems.push("`pool` must have a query(text, params) method (a pg.Pool, pg.Client or the PGlite adapter)");
@@ -58,8 +68,9 @@ function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOption
   if (typeof schema !== "string" || schema.length === 0 || schema.length > 63) problems.push("`schema` must be a string of 1 to 63 characters");
   if (typeof run !== "boolean") problems.push("`migrate` must be a boolean");
   if (typeof groupCommit !== "boolean") problems.push("`groupCommit` must be a boolean");
+  if (typeof prepared !== "boolean") problems.push("`preparedStatements` must be a boolean");
   if (problems.length > 0) throw new TypeError(`createPostgresStore: ${problems.join("; ")}`);
-  return { poolSize, schema, migrate: run, groupCommit };
+  return { poolSize, schema, migrate: run, groupCommit, preparedStatements: prepared };
 }
 
 /** Throws unless every migration is recorded in `schema`. */
@@ -79,7 +90,7 @@ async function assertMigrated(db: Queryable, schema: string): Promise<void> {
  * created here is closed again first).
  */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const { poolSize, schema, migrate: run, groupCommit } = check(options);
+  const { poolSize, schema, migrate: run, groupCommit, preparedStatements: prepared } = check(options);
   let db: Queryable;
   let ops: Queryable;
   let end: (() => Promise<void>) | undefined;
@@ -90,7 +101,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     // query opens a new one; without a listener pg's "error" event would end the process instead.
     pool.on("error", () => {});
     db = pool;
-    ops = preparedStatements(pool);
+    ops = preparedStatements(pool, prepared ? undefined : null);
     end = () => pool.end();
   } else {
     db = options.pool as Queryable;
@@ -105,7 +116,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
 
   const t = tablesIn(schema);
-  const group = groupCommit && isPool(db) ? createGroupCommit(db, { lead: groupLocks(t) }) : undefined;
+  const group = groupCommit && isPool(db) ? createGroupCommit(db, { lead: groupLocks(t), prepared }) : undefined;
   let closing: Promise<void> | undefined;
   return {
     maxAmount: MAX_AMOUNT,
