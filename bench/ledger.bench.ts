@@ -10,8 +10,10 @@
  * UPDATE statements a ledger needs at minimum, each in its own implicit transaction.
  * Each column's ratios are against its own baseline, measured in the same run and process.
  * With DATABASE_URL set, a second section measures the gateway as separate processes over HTTP on
- * PostgreSQL (bench/ledger-http.ts): one instance against a raw proxy, three instances against one.
- * BENCH_LEDGER_PARTS=store or =http runs one part only (default: both).
+ * PostgreSQL (bench/ledger-http.ts): one instance against a raw proxy, three instances against one;
+ * and a third the store with and without named prepared statements, and behind a real PgBouncer in
+ * transaction mode (bench/ledger-pooler.ts; needs pgbouncer installed).
+ * BENCH_LEDGER_PARTS=store, =http or =pooler (comma-separated) runs only those parts (default: all).
  * Run: npm run bench:ledger  (writes its section of docs/benchmarks.md)
  */
 import Database from "better-sqlite3";
@@ -24,6 +26,7 @@ import { createSqliteStore } from "@tollgate/sqlite";
 import { postgresHttp } from "./ledger-http.js";
 import { floorSql } from "./procs/floor-sql.js";
 import { machine, now, writeSection } from "./lib.js";
+import { poolerSection } from "./ledger-pooler.js";
 import { tempDir } from "./procs/lib.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -228,8 +231,10 @@ ${run.markdown}`;
   }
 }
 
-const PARTS = (process.env.BENCH_LEDGER_PARTS ?? "store,http").split(",");
+const PARTS = (process.env.BENCH_LEDGER_PARTS ?? "store,http,pooler").split(",");
 if (PARTS.includes("store")) await storeSection();
 const httpUrl = process.env.DATABASE_URL;
 if (PARTS.includes("http") && !httpUrl) console.log("PostgreSQL over HTTP skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
 if (PARTS.includes("http") && httpUrl) await httpSection(httpUrl);
+if (PARTS.includes("pooler") && !httpUrl) console.log("PgBouncer part skipped: DATABASE_URL is not set (export DATABASE_URL=$(.ci/postgres-start)).");
+if (PARTS.includes("pooler") && httpUrl) await poolerSection(httpUrl);

@@ -95,6 +95,18 @@ for (const { db, connect, schema: newSchema } of databases) {
       expect(await store.getKeyById(key.keyId)).toMatchObject({ budgetReserved: 0n, budgetUsed: 70n });
     });
 
+    it("unnamed statements (prepared: false): a group that interleaves texts is sent in runs of one text, and each caller gets its own rows", async () => {
+      const group = createGroupCommit(db as pg.Pool, { prepared: false });
+      const texts = ["SELECT $1::text AS v, 'a' AS kind", "SELECT $1::text AS v, 'b' AS kind, 1 AS extra", "SELECT $1::int + 1 AS v, 'c' AS kind"];
+      const calls = Array.from({ length: 15 }, (_, i) => ({ text: texts[(i * 7) % 3]!, value: String(i) }));
+      const answers = await Promise.all(calls.map((c) => group.query<{ v: string; kind: string }>(c.text, [c.value], {})));
+      expect(group.stats).toMatchObject({ groups: 1, grouped: 15, retried: 0 });
+      answers.forEach((a, i) => {
+        const kind = calls[i]!.text.includes("'c'") ? "c" : calls[i]!.text.includes("'b'") ? "b" : "a";
+        expect(a.rows).toEqual([{ v: kind === "c" ? String(i + 1) : String(i), kind, ...(kind === "b" ? { extra: "1" } : {}) }]);
+      });
+    });
+
     it("a statement that fails takes down only itself: the group rolls back and each runs alone", async () => {
       const { store, ledger, group } = await open();
       const key = await newKey(store, 1000n);

@@ -18,7 +18,8 @@
  * The statements are prepared per connection (a Parse in the pipeline of their first use there)
  * under names unique in the process. That needs session state on the connection: behind a pooler
  * in transaction mode that does not keep prepared statements (PgBouncer before 1.21), create it
- * with `prepared: false`, and every statement of a group is sent unnamed, with its Parse (the
+ * with `prepared: false`: a group's statements then go unnamed, ordered in runs of one text, each
+ * run parsed once (one Parse of the unnamed statement, then a Bind and Execute per statement; the
  * group is still one implicit transaction, which such a pooler keeps on one server connection).
  * A connection whose group the server refused is closed, so no half-known set of prepared
  * statements outlives it.
@@ -192,6 +193,13 @@ class Pipeline extends pg.Query {
   }
 }
 
+/** The indexes of `steps` ordered by statement text, keeping their order within one text. */
+function sortedByText(steps: readonly Pending[]): number[] {
+  const first = new Map<string, number>();
+  steps.forEach((p, i) => first.has(p.text) || first.set(p.text, i));
+  return steps.map((_, i) => i).sort((a, b) => first.get(steps[a]!.text)! - first.get(steps[b]!.text)! || a - b);
+}
+
 const VALUE_TYPES = new Set(["string", "number", "bigint", "boolean"]);
 const isValue = (v: unknown): v is Value => v === null || VALUE_TYPES.has(typeof v);
 
@@ -240,6 +248,8 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       return;
     }
     let results: { rows: unknown[] }[];
+    /** `order[k]`: the step whose result is the pipeline's k-th after the lead. */
+    let order: number[] = [];
     let prepared = preparedOn.get(client);
     if (!prepared) preparedOn.set(client, (prepared = new Set()));
     try {
@@ -252,9 +262,13 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
         ) ?? []
       ).map((text) => ({ name: "", text, values: [], parse: true }));
       const head = statements.length;
-      for (const p of steps) {
+      // Unnamed, the steps go in runs of one text (a stable order: the group's locks were taken
+      // up front, so its independent steps may run in any order), each run parsed once.
+      order = named ? steps.map((_, i) => i) : sortedByText(steps);
+      for (const i of order) {
+        const p = steps[i]!;
         if (!named) {
-          statements.push({ name: "", text: p.text, values: p.values, parse: true });
+          statements.push({ name: "", text: p.text, values: p.values, parse: statements.at(-1)?.text !== p.text });
           continue;
         }
         const parse = !prepared.has(p.name) && !parsing.has(p.name);
@@ -284,7 +298,7 @@ export function createGroupCommit(pool: PoolLike, options: GroupCommitOptions = 
       return;
     }
     client.release();
-    steps.forEach((p, i) => p.resolve(results[i] ?? { rows: [] }));
+    order.forEach((step, k) => steps[step]!.resolve(results[k] ?? { rows: [] }));
   }
 
   function flush(): void {
