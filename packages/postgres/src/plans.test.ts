@@ -90,7 +90,7 @@ for (const database of testDatabases("plans")) {
           finish: await scansOf(session, "tg_plan_finish", sql.finish, finishArgs, "intents"),
           sweep: await scansOf(session, "tg_plan_sweep", sql.sweep, [later, 100, ...windowValues(later)], "intents"),
           releaseKeys: await scansOf(session, "tg_plan_release", sql.releaseKeys, [JSON.stringify(["key_p"]), later, ...windowValues(later)], "intents"),
-          // A wallet's usage: its charges' intents by id, its open reservations through its keys.
+          // A wallet's usage: its charges' intents by id, its keys' overdue intents by key (open ones come from keys.budget_reserved).
           usage: await scansOf(session, "tg_plan_usage", usageSql(tablesIn(schema)), [OWNER, 0, later, null, later], "intents"),
         };
         for (const [statement, scans] of Object.entries(found)) {

@@ -29,8 +29,10 @@ interface UsageRow {
 /**
  * The usage statement over the tables of `t`: $1 wallet, $2 from (ms, included), $3 to (ms,
  * excluded), $4 chain id or NULL, $5 now. The model is the intent request's `modelId` when it is a
- * JSON string (the ledger writes one). `held` goes through the wallet's keys, so the partial index
- * intents_due_by_key (authorized only) serves it (plans.test.ts).
+ * JSON string (the ledger writes one). `held` is what the wallet's keys hold reserved (a key's
+ * `budget_reserved` is the sum of its authorized intents) less what their overdue authorized
+ * intents hold, read through the partial index intents_due_by_key (authorized only; plans.test.ts):
+ * it grows with the wallet's keys and overdue intents, never with its open ones.
  */
 export function usageSql(t: TableName): string {
   const [keys, intents, charges] = [t("keys"), t("intents"), t("charges")];
@@ -44,9 +46,10 @@ export function usageSql(t: TableName): string {
       GROUP BY 1, 2
     ),
     held AS (
-      SELECT COALESCE(sum(i.max_amount), 0)::text AS reserved
-      FROM ${keys} k JOIN ${intents} i ON i.key_id = k.key_id
-      WHERE k.owner = $1::text AND ($4::bigint IS NULL OR k.chain_id = $4::bigint) AND i.status = 'authorized' AND i.expires_at > $5::bigint
+      SELECT ((SELECT COALESCE(sum(budget_reserved), 0) FROM ${keys} WHERE owner = $1::text AND ($4::bigint IS NULL OR chain_id = $4::bigint))
+        - (SELECT COALESCE(sum(i.max_amount), 0)
+           FROM ${keys} k JOIN ${intents} i ON i.key_id = k.key_id
+           WHERE k.owner = $1::text AND ($4::bigint IS NULL OR k.chain_id = $4::bigint) AND i.status = 'authorized' AND i.expires_at <= $5::bigint))::text AS reserved
     )
     SELECT held.reserved, cells.day_start, cells.model_id, cells.spent, cells.calls FROM held LEFT JOIN cells ON true`;
 }

@@ -1,7 +1,7 @@
 /**
  * {@link UsageStore} on SQLite: one aggregate statement over the wallet's charges (grouped by UTC
- * day and by the model its intent recorded) and one over its open reservations, read in one
- * snapshot.
+ * day and by the model its intent recorded) and one over its open reservations (its keys'
+ * reserved budgets less their overdue intents), read in one snapshot.
  *
  * Exact sums: SQLite's SUM of INTEGERs raises "integer overflow" past 2^63-1, which a wallet's
  * charges over many keys and windows may reach (each is at most 2^63-1). So every amount is summed
@@ -35,14 +35,27 @@ interface Bounds {
 }
 
 /**
- * A wallet's open reservations: through its keys (`keys_by_owner`), then each key's authorized
- * intents (`intents_due_by_key`). CROSS JOIN fixes that order: with statistics of a small or empty
- * intents table SQLite would otherwise scan every wallet's authorized intents first (plans.test.ts).
+ * A wallet's open reservations: what its keys hold reserved (`keys_by_owner`; a key's
+ * `budget_reserved` is the sum of its authorized intents, money invariant 1's bookkeeping) less
+ * what its overdue authorized intents still hold (each key's by `intents_due_by_key`, which
+ * only reaches the overdue ones). So the read grows with the wallet's keys and their overdue
+ * intents, never with its open ones (up to `limits.openIntentsPerKey` per key). CROSS JOIN fixes
+ * the keys-first order: with statistics of a small or empty intents table SQLite would otherwise
+ * scan every wallet's authorized intents first (plans.test.ts).
  */
 export const HELD_SQL = `
-    SELECT ${splitSum("i.max_amount")}
-    FROM keys k CROSS JOIN intents i ON i.key_id = k.key_id
-    WHERE k.owner = @wallet AND (@chain IS NULL OR k.chain_id = @chain) AND i.status = 'authorized' AND i.expires_at > @now`;
+    SELECT r.hi, r.lo, d.hi AS due_hi, d.lo AS due_lo
+    FROM (SELECT ${splitSum("budget_reserved")} FROM keys WHERE owner = @wallet AND (@chain IS NULL OR chain_id = @chain)) r,
+      (SELECT ${splitSum("i.max_amount")}
+       FROM keys k CROSS JOIN intents i ON i.key_id = k.key_id
+       WHERE k.owner = @wallet AND (@chain IS NULL OR k.chain_id = @chain) AND i.status = 'authorized' AND i.expires_at <= @now) d`;
+
+interface HeldRow {
+  hi: bigint | null;
+  lo: bigint | null;
+  due_hi: bigint | null;
+  due_lo: bigint | null;
+}
 
 interface CellRow {
   day_start: bigint;
@@ -61,9 +74,10 @@ export function createUsageOps(db: Database.Database): UsageStore {
     FROM charges c LEFT JOIN intents i ON i.intent_id = c.intent_id
     WHERE c.owner = @wallet AND c.created_at >= @from AND c.created_at < @to AND (@chain IS NULL OR c.chain_id = @chain)
     GROUP BY day_start, model_id`);
-  const reserved = db.prepare<Bounds, { hi: bigint | null; lo: bigint | null }>(HELD_SQL);
+  const reserved = db.prepare<Bounds, HeldRow>(HELD_SQL);
+  const held = (row: HeldRow | undefined) => joined(row) - joined(row && { hi: row.due_hi, lo: row.due_lo });
   // A deferred transaction: both statements read one snapshot (WAL), and take no write lock.
-  const read = db.transaction((bounds: Bounds) => ({ rows: cells.all(bounds), reserved: joined(reserved.get(bounds)) }));
+  const read = db.transaction((bounds: Bounds) => ({ rows: cells.all(bounds), reserved: held(reserved.get(bounds)) }));
 
   return {
     async usageByWallet({ wallet, chainId, fromMs, toMs, now }) {
