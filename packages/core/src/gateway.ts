@@ -150,8 +150,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   let closed: Promise<void> | undefined;
   const sweepMs = o.sweepIntervalMs ?? 60_000;
   // Expiry is enforced on every read; the sweeper only returns idle reservations to budgets sooner.
+  // Up to 100 batches of 500 a run, so a backlog of lapsed holds (many keys at their open-intent
+  // cap, say) drains in minutes, not hours, while requests keep being served between batches.
   const sweep = async () => {
-    await services.ledger.sweep();
+    await services.ledger.sweep(500, 100);
     await services.auth.prune();
   };
   const sweeper = sweepMs > 0 ? setInterval(() => void sweep().catch((err: unknown) => observability.logger.error({ err }, "sweep failed")), sweepMs) : undefined;

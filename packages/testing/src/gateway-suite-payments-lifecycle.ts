@@ -56,6 +56,17 @@ export function registerPaymentLifecycleTests(options: GatewaySuiteOptions): voi
       expect((await h.settle({ paymentIntentId: c, finalAmountWei: "50" })).body).toMatchObject({ status: "settled", releasedWei: "0" });
       expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "50", reserved: "0" });
     });
+
+    test("the sweeper drains a backlog in batches, stopping at a short batch or after its batches", async (h) => {
+      const key = await h.createKey();
+      for (let i = 0; i < 7; i++) expect((await h.prepare(key.token, { ...PREPARE, maxAmountWei: "10" })).status).toBe(200);
+      h.clock.advance(TTL);
+      expect(await h.gateway.services.ledger.sweep(3, 2)).toBe(6);
+      // (Not read in between: a read of the key releases its own overdue intents.)
+      expect(await h.gateway.services.ledger.sweep(3, 10)).toBe(1);
+      expect(await h.gateway.services.ledger.sweep(3, 10)).toBe(0);
+      expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "0" });
+    });
   });
 
   describe("who may settle and abort", () => {

@@ -88,8 +88,12 @@ export interface LedgerService {
     videoJob?: SettleInput["videoJob"];
   }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
-  /** Releases overdue reservations (the sweeper); returns how many intents expired. */
-  sweep(limit?: number): Promise<number>;
+  /**
+   * Releases overdue reservations (the sweeper), oldest first, in up to `batches` batches of
+   * `limit` (default 500 and 1): it stops at the first batch that comes back short, and yields to
+   * the event loop between batches. Returns how many intents expired.
+   */
+  sweep(limit?: number, batches?: number): Promise<number>;
   /**
    * A page of `owner`'s intents, newest first. `cursor` is an opaque `nextCursor` of a previous page.
    * @throws GatewayError `invalid_request` on a cursor this API did not make.
@@ -353,7 +357,16 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       throw stateError(result.intent, "aborted");
     },
 
-    sweep: (limit = 500) => store.expireIntents(clock.now(), limit),
+    async sweep(limit = 500, batches = 1) {
+      let total = 0;
+      for (let batch = 0; batch < batches; batch++) {
+        if (batch > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+        const expired = await store.expireIntents(clock.now(), limit);
+        total += expired;
+        if (expired < limit) break;
+      }
+      return total;
+    },
     async list(owner, { limit, cursor, keyId, chainId }) {
       const at = cursor ? decodeKeysetCursor(cursor) : undefined;
       const page = await store.listIntents(owner, {
