@@ -169,9 +169,9 @@ function settledView(intent: IntentRecord, finalAmount: bigint, priced: PricedMe
 export function createLedgerService(deps: { store: Store; catalog: Catalog; clock: Clock; ids: IdGenerator; options: LedgerOptions; telemetry?: Telemetry }): LedgerService {
   const { store, catalog, clock, ids, options } = deps;
   const telemetry = deps.telemetry ?? noopTelemetry;
-  /** Counts a 402 of the budget guards on its way out. */
+  /** Counts a refusal of the budget guards (402) or of the open-intent cap (429) on its way out. */
   const refused = (error: GatewayError) => {
-    telemetry.budgetRefused(error.code === "model_budget_exhausted" ? "model_budget_exhausted" : "budget_exhausted");
+    telemetry.budgetRefused(error.code === "model_budget_exhausted" || error.code === "too_many_open_intents" ? error.code : "budget_exhausted");
     return error;
   };
 
@@ -318,10 +318,12 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         case "model_budget_exhausted":
           throw refused(modelBudgetExhausted(result.key, budgetScope?.scope ?? "", maxAmount));
         case "too_many_open_intents":
-          throw new GatewayError("too_many_open_intents", `Key ${result.key.keyId} holds ${options.openIntentsPerKey} open payment intents, the most a key may hold at once; settle or abort some, or wait for calls in flight to finish.`, {
-            details: { limit: options.openIntentsPerKey },
-            headers: { "Retry-After": "1" },
-          });
+          throw refused(
+            new GatewayError("too_many_open_intents", `Key ${result.key.keyId} holds ${options.openIntentsPerKey} open payment intents, the most a key may hold at once; settle or abort some, or wait for calls in flight to finish.`, {
+              details: { limit: options.openIntentsPerKey },
+              headers: { "Retry-After": "1" },
+            }),
+          );
         case "key_not_found":
           throw new GatewayError("invalid_key");
         default:

@@ -64,7 +64,7 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
   });
   const refusals = new Counter({
     name: "tollgate_budget_refusals_total",
-    help: "Reservations or charges refused for lack of budget, by reason.",
+    help: "Reservations or charges refused for lack of budget, or a reservation for lack of open-intent slots on its key, by reason.",
     labelNames: ["reason"],
     registers,
   });

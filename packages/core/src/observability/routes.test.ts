@@ -273,6 +273,25 @@ describe("GET /metrics", () => {
     expect(sample(text, "tollgate_charged_usdc_atomic_total", { model: "unmetered", payment: "intent" })).toBe(250);
   });
 
+  it("counts reservations refused at the key's open-intent cap", async () => {
+    const gateway = gatewayWith({ limits: { openIntentsPerKey: 1 } });
+    const { token } = await createKey(gateway, 1_000n);
+    const prepare = () =>
+      gateway.fetch(
+        new Request("http://gateway.test/api/payments/prepare", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "x-network-id": "8453" },
+          body: JSON.stringify({ service: "s", action: "a", resource: "r", method: "POST", maxAmountWei: "10" }),
+        }),
+      );
+    expect((await prepare()).status).toBe(200);
+    const full = await prepare();
+    expect([full.status, (await errorOf(full)).code]).toEqual([429, "too_many_open_intents"]);
+    const text = (await gateway.metrics.metrics()) as string;
+    expect(sample(text, "tollgate_budget_refusals_total", { reason: "too_many_open_intents" })).toBe(1);
+    expect(sample(text, "tollgate_open_reservations")).toBe(1);
+  });
+
   it("counts direct charges, settlement batches and their failed groups", async () => {
     const secret = "settlement-secret-0123456789";
     const gateway = gatewayWith({

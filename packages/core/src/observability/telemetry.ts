@@ -8,7 +8,7 @@
 export type PaymentKind = "key" | "x402" | "intent" | "direct";
 
 /** The budget refusals counted: a key's whole budget, or its per-model cap. */
-export type BudgetRefusal = "budget_exhausted" | "model_budget_exhausted";
+export type BudgetRefusal = "budget_exhausted" | "model_budget_exhausted" | "too_many_open_intents";
 
 /** The outcome of one settlement batch: it ran (with how many groups settled and failed), or it threw. */
 export type SettlementBatchOutcome = { readonly ok: true; readonly settled: number; readonly failed: number } | { readonly ok: false };
