@@ -8,7 +8,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createLedgerOps } from "./ledger.js";
-import { groupLocks } from "./ledger-sql.js";
+import { groupLocks } from "./ledger-locks.js";
 import { tablesIn } from "./rows.js";
 import { createPostgresStore } from "./store.js";
 import { serverMissing, testDatabases } from "./test-databases.js";

@@ -12,7 +12,7 @@ import { createHealthOps, missingMigrations } from "./health.js";
 import { migrate } from "./migrations.js";
 import { isPool, type Queryable } from "./queryable.js";
 import { createGroupCommit, preparedStatements } from "./group-commit.js";
-import { groupLocks } from "./ledger-sql.js";
+import { groupLocks } from "./ledger-locks.js";
 import { tablesIn } from "./rows.js";
 import { createUsageOps } from "./usage.js";
 import { createVideoOps } from "./video.js";
