@@ -8,60 +8,30 @@
 import { randomBytes } from "node:crypto";
 import { loadavg } from "node:os";
 import { createPostgresStore } from "@tollgate/postgres";
+import pg from "pg";
 import { PGBOUNCER_BIN, startPgBouncer } from "../packages/postgres/src/test-pgbouncer.js";
 import { machine, writeSection } from "./lib.js";
+import { pairsTimer, type Result } from "./ledger-pairs.js";
+import { median } from "./procs/lib.js";
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const IN_FLIGHT = 16;
-const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+const { viaStore } = pairsTimer(SECONDS, "0x00000000000000000000000000000000000000b2");
 
 /** Pairs per second and the benchmark process's CPU per pair, on a fresh schema of `url`. */
-async function pairs(url: string, preparedStatements: boolean): Promise<{ perSecond: number; cpuUs: number }> {
+async function pairs(url: string, preparedStatements: boolean): Promise<Result> {
   const schema = `bench_pool_${randomBytes(4).toString("hex")}`;
   const store = await createPostgresStore({ connectionString: url, schema, preparedStatements });
-  const t = Date.now();
-  const keyId = `key_${schema}`;
-  await store.insertKey({
-    keyId,
-    tokenHash: keyId.padEnd(64, "0"),
-    owner: "0xbench",
-    chainId: 1,
-    purpose: "api",
-    budgetLimit: 10n ** 30n,
-    budgetUsed: 0n,
-    budgetReserved: 0n,
-    createdAt: t,
-    expiresAt: t + 86_400_000,
-  });
-  let done = 0;
-  let id = 0;
-  const pair = async () => {
-    const now = Date.now();
-    const r = await store.reserve({
-      intent: { intentId: `pi_${schema}_${id++}`, keyId, maxAmount: 1000n, fingerprint: "", request: {}, createdAt: now, expiresAt: now + 900_000 },
-      now,
-    });
-    if (!r.ok) throw new Error(`reserve refused: ${r.reason}`);
-    const s = await store.settle({ intentId: r.intent.intentId, finalAmount: 700n, result: null, now });
-    if (!s.ok) throw new Error(`settle refused: ${s.reason}`);
-  };
-  for (let i = 0; i < 100; i++) await pair();
-  const end = Date.now() + SECONDS * 1000;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (Date.now() < end) {
-        await pair();
-        done++;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  await store.close();
-  return { perSecond: done / elapsed, cpuUs: (used.user + used.system) / done };
+  try {
+    return await viaStore(store, IN_FLIGHT);
+  } finally {
+    await store.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await client.end();
+  }
 }
 
 /** Measures and writes the section "ledger-postgres-pooler"; skipped (with a line) without pgbouncer. */
@@ -95,7 +65,7 @@ export async function poolerSection(url: string): Promise<void> {
 Machine: ${machine()}. Run: ${new Date().toISOString().slice(0, 10)}, 1-minute load average ${load} at the start.
 
 Method: \`createPostgresStore\` (pool of 10, group commit on) on a fresh schema per measurement, one key with a huge
-budget, ${IN_FLIGHT} reserve + settle pairs in flight for ${SECONDS} s after 100 warm-up pairs; ${ROUNDS} rounds interleaving the
+budget, ${IN_FLIGHT} reserve + settle pairs in flight (each settle queues its charge) for ${SECONDS} s after 200 warm-up pairs; ${ROUNDS} rounds interleaving the
 three rows; cells are medians, ratios medians of the per-round ratios to the first row. PostgreSQL (loopback, the
 cluster of \`.ci/postgres-start\`) and PgBouncer (Debian's, started by the benchmark: transaction mode, four server
 connections) share the machine's cores with the benchmark. CPU is the benchmark process's own per pair.

@@ -27,6 +27,7 @@ import { postgresHttp } from "./ledger-http.js";
 import { floorSql } from "./procs/floor-sql.js";
 import { machine, now, writeSection } from "./lib.js";
 import { poolerSection } from "./ledger-pooler.js";
+import { pairsTimer, type Result } from "./ledger-pairs.js";
 import { tempDir } from "./procs/lib.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -38,29 +39,7 @@ const owner = "0x00000000000000000000000000000000000000b1";
 /** The host app's secret of the benchmark gateways: it proves the owner wallet of the key creation. */
 const INTERNAL_SECRET = "bench-ledger-internal-secret";
 const JSON_TYPE = { "content-type": "application/json" };
-
-interface Result {
-  pairs: number;
-  perSecond: number;
-}
-
-/** Runs `pair` from `workers` concurrent loops for SECONDS after 200 sequential warm-up pairs. */
-async function timed(pair: (i: number) => Promise<void> | void, workers = 1): Promise<Result> {
-  let seq = 0;
-  for (let i = 0; i < 200; i++) await pair(seq++);
-  const start = now();
-  const deadline = start + BigInt(SECONDS * 1e9);
-  let pairs = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (now() < deadline) {
-        await pair(seq++);
-        pairs++;
-      }
-    }),
-  );
-  return { pairs, perSecond: pairs / (Number(now() - start) / 1e9) };
-}
+const { timed, viaStore } = pairsTimer(SECONDS, owner);
 
 async function viaFetch(store: Store): Promise<Result> {
   const gateway = createGateway({ store, sweepIntervalMs: 0, internalSecret: INTERNAL_SECRET });
@@ -85,26 +64,6 @@ async function viaFetch(store: Store): Promise<Result> {
   });
   await gateway.close();
   return result;
-}
-
-async function viaStore(store: Store, workers: number): Promise<Result> {
-  const keyId = `key_bench_${workers}`;
-  const t0 = Date.now();
-  await store.insertKey({ keyId, tokenHash: keyId.padEnd(64, "0"), owner, chainId: 8453, purpose: "api", budgetLimit: 10n ** 15n, budgetUsed: 0n, budgetReserved: 0n, createdAt: t0, expiresAt: t0 + 86_400_000 });
-  return timed(async (i) => {
-    const t = Date.now();
-    const id = `${workers}_${i}`;
-    const r = await store.reserve({ intent: { intentId: `pi_${id}`, keyId, maxAmount: 1000n, fingerprint: "f", request: {}, createdAt: t, expiresAt: t + 900_000 }, now: t });
-    if (!r.ok) throw new Error(r.reason);
-    const s = await store.settle({
-      intentId: `pi_${id}`,
-      finalAmount: 700n,
-      result: {},
-      now: t,
-      charge: { chargeId: `ch_${id}`, intentId: `pi_${id}`, keyId, owner, chainId: 8453, amount: 700n, status: "queued", createdAt: t },
-    });
-    if (!s.ok) throw new Error(s.reason);
-  }, workers);
 }
 
 function sqliteBaseline(): Promise<Result> {
