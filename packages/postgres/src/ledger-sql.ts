@@ -358,11 +358,20 @@ export function ledgerSql(t: TableName) {
     ),
     dueOfKeys: `SELECT count(*)::text AS n FROM ${intents} WHERE key_id IN (SELECT json_array_elements_text($1::json)) AND status = 'authorized' AND expires_at <= $2::bigint`,
     intentById: `SELECT ${INTENT_COLS} FROM ${intents} WHERE intent_id = $1::text`,
+    /** A page of the owner's intents between two row-value bounds (one range of `intents_by_owner`). */
     intentPage: `
       SELECT ${INTENT_COLS} FROM ${intents} x
-      WHERE owner = $1::text AND ($2::bigint IS NULL OR chain_id = $2::bigint) AND ($3::text IS NULL OR key_id = $3::text)
-        AND ($4::bigint IS NULL OR created_at < $4::bigint OR (created_at = $4::bigint AND intent_id < $5::text))
+      WHERE owner = $1::text AND (created_at, intent_id) < ($2::bigint, $3::text) AND (created_at, intent_id) >= ($4::bigint, $5::text)
+        AND created_at BETWEEN $4::bigint AND $2::bigint
+        AND ($6::bigint IS NULL OR chain_id = $6::bigint) AND ($7::text IS NULL OR key_id = $7::text)
+        AND ($8::text IS NULL OR CASE WHEN status = 'authorized' AND expires_at <= $9::bigint THEN 'expired' ELSE status END = $8::text)
       ORDER BY x.created_at DESC, x.intent_id DESC
-      LIMIT $6::int`,
+      LIMIT $10::int`,
+    /** The last intent a filtered page may examine (the first of the two rows), from the owner index alone. */
+    intentPageBoundary: `
+      SELECT x.created_at::text AS at, x.intent_id FROM ${intents} x
+      WHERE owner = $1::text AND (created_at, intent_id) < ($2::bigint, $3::text) AND created_at <= $2::bigint
+      ORDER BY x.created_at DESC, x.intent_id DESC
+      LIMIT 2 OFFSET $4::int`,
   };
 }

@@ -7,10 +7,11 @@
  * expire on read: an intent with a scope, left alone), it stops there, a valid step of its own,
  * and the full statement runs.
  */
-import { authorizedIntent, keyBudgetFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
+import { authorizedIntent, filtersIntents, INTENT_LIST_OPEN, intentListPage, intentScan, keyBudgetFromRow, pageQuerySize, rolled } from "@tollgate/core";
 import type {
   ChargeRecord,
   FinishResult,
+  IntentCursor,
   IntentRecord,
   KeyBudget,
   KeyGuardReason,
@@ -208,10 +209,19 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
       return "intent" in r ? r.intent : null;
     },
 
-    async listIntents(owner, { limit, cursor, chainId, keyId }) {
-      const { rows } = await db.query<IntentRow>(sql.intentPage, [owner, chainId ?? null, keyId ?? null, cursor?.createdAt ?? null, cursor?.intentId ?? null, pageQuerySize(limit)]);
-      const { items: intents, more } = keysetPage(rows, limit, toIntent);
-      return { intents, nextCursor: more && { createdAt: more.createdAt, intentId: more.intentId } };
+    async listIntents(owner, options) {
+      const before = options.cursor ?? INTENT_LIST_OPEN.before;
+      const at = [owner, before.createdAt, before.intentId];
+      let boundary: IntentCursor | null = null;
+      if (filtersIntents(options)) {
+        const { rows: edge } = await db.query<{ at: string; intent_id: string }>(sql.intentPageBoundary, [...at, intentScan(options) - 1]);
+        if (edge.length === 2) boundary = { createdAt: Number(edge[0]!.at), intentId: edge[0]!.intent_id };
+      }
+      const from = boundary ?? INTENT_LIST_OPEN.from;
+      const { status, now, chainId, keyId } = options;
+      const filters = [chainId ?? null, keyId ?? null, status ?? null, now ?? null, pageQuerySize(options.limit)];
+      const { rows } = await db.query<IntentRow>(sql.intentPage, [...at, from.createdAt, from.intentId, ...filters]);
+      return intentListPage(rows, options.limit, boundary, toIntent);
     },
   };
 }

@@ -6,7 +6,8 @@
  * scanned all intents, ~6,000 rows per reserve after 12,000 calls. Checked on PGlite always and
  * on the real server with DATABASE_URL, on a table of a few hundred intents that was never
  * analyzed, with `plan_cache_mode = force_generic_plan`. The usage read is checked the same way: a
- * wallet's open reservations go through its keys, never through every wallet's intents.
+ * wallet's open reservations go through its keys, never through every wallet's intents; and a page
+ * of a wallet's intents is one range of the owner index between its cursor and its boundary.
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
@@ -27,25 +28,30 @@ const literal = (v: unknown) => (v === null ? "NULL" : typeof v === "number" ? S
 interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
   Plans?: PlanNode[];
 }
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
-/** The scans of `table` in the generic plan of `text` executed with `values`. */
-async function scansOf(session: Queryable, name: string, text: string, values: unknown[], table: string): Promise<string[]> {
+/** The nodes reading `table` in the generic plan of `text` executed with `values`. */
+async function tableNodesOf(session: Queryable, name: string, text: string, values: unknown[], table: string): Promise<PlanNode[]> {
   await session.query(`PREPARE ${name} AS ${text}`);
   const { rows } = await session.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${values.map(literal).join(", ")})`);
   await session.query(`DEALLOCATE ${name}`);
   const raw = rows[0]!["QUERY PLAN"];
   const [plan] = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
-  return nodes(plan.Plan)
-    .filter((n) => n["Relation Name"] === table)
-    .map((n) => n["Node Type"]);
+  return nodes(plan.Plan).filter((n) => n["Relation Name"] === table);
+}
+
+/** The scans of `table` in the generic plan of `text` executed with `values`. */
+async function scansOf(session: Queryable, name: string, text: string, values: unknown[], table: string): Promise<string[]> {
+  return (await tableNodesOf(session, name, text, values, table)).map((n) => n["Node Type"]);
 }
 
 for (const database of testDatabases("plans")) {
   describe(`PostgreSQL ledger plans (${database.name})`, () => {
-    it("reserve, settle, the sweeper, release-on-read and the usage read use indexes on an unanalyzed intents table of hundreds of rows", async () => {
+    it("reserve, settle, the sweeper, release-on-read, the usage read and a page of intents use indexes on an unanalyzed intents table of hundreds of rows", async () => {
       const schema = database.schema();
       const store = await createPostgresStore({ pool: database.db, schema });
       const now = Date.now();
@@ -93,6 +99,22 @@ for (const database of testDatabases("plans")) {
           // A wallet's usage: its charges' intents by id, its keys' overdue intents by key (open ones come from keys.budget_reserved).
           usage: await scansOf(session, "tg_plan_usage", usageSql(tablesIn(schema)), [OWNER, 0, later, null, later], "intents"),
         };
+        // A page of the owner's intents (filtered, past a cursor) and its scan's boundary: one range of
+        // the owner index each, bounded by row values, never the owner's history from end to end.
+        const max = Number.MAX_SAFE_INTEGER;
+        const pageArgs = [OWNER, now, "pi_000300", now, "pi_000100", 8453, "key_p", "authorized", later, 21];
+        const pages = {
+          page: await tableNodesOf(session, "tg_plan_page", sql.intentPage, pageArgs, "intents"),
+          boundary: await tableNodesOf(session, "tg_plan_page_boundary", sql.intentPageBoundary, [OWNER, max, "", 999], "intents"),
+        };
+        for (const [statement, read] of Object.entries(pages)) {
+          expect(
+            read.map((n) => [n["Node Type"].replace("Index Only Scan", "Index Scan"), n["Index Name"]]),
+            statement,
+          ).toEqual([["Index Scan", "intents_by_owner"]]);
+          expect(read[0]!["Index Cond"], statement).toMatch(/ROW\(created_at, intent_id\) < ROW\(\$2, \$3\)/);
+        }
+        expect(pages.page[0]!["Index Cond"]).toMatch(/ROW\(created_at, intent_id\) >= ROW\(\$4, \$5\)/);
         for (const [statement, scans] of Object.entries(found)) {
           expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);
           expect(

@@ -58,9 +58,11 @@ describeWithDatabase("three gateway processes on one PostgreSQL database", (url)
       JSON.stringify({
         chains: [usdc.chain],
         dispenser: { chains: [{ chainId, privateKey: dispenser!.privateKey }] },
-        // Short leases and small batches, so that concurrent batches split the queue between them.
+        // Small batches, so that concurrent batches split the queue between them. The lease (a quarter
+        // of it is the wait for a receipt) leaves a loaded CI machine time to mine: at 10 s, a 2.5 s
+        // wait timed out once with the whole suite running, and that group's outcome was unknown.
         // settlement.internalSecret is also the wallet proof of the key creations (internalSecret defaults to it).
-        settlement: { internalSecret: SECRET, treasury, chains: [{ chainId, spenderPrivateKey: spender!.privateKey }], leaseMs: 10_000, batchLimit: 20 },
+        settlement: { internalSecret: SECRET, treasury, chains: [{ chainId, spenderPrivateKey: spender!.privateKey }], leaseMs: 40_000, batchLimit: 20 },
       }),
     );
     dbArgs = ["--db", url, "--db-schema", schema, "--config", config];

@@ -11,7 +11,18 @@
  * moves the key's `open_intents` by as many (the count a reserve's `openLimit` is checked against).
  */
 import type Database from "better-sqlite3";
-import { authorizedIntent, intentFromRow, keyBudgetFromRow, keyFromRow, keysetPage, pageQuerySize, rolled } from "@tollgate/core";
+import {
+  authorizedIntent,
+  filtersIntents,
+  INTENT_LIST_OPEN,
+  intentFromRow,
+  intentListPage,
+  intentScan,
+  keyBudgetFromRow,
+  keyFromRow,
+  pageQuerySize,
+  rolled,
+} from "@tollgate/core";
 import type {
   ChargeDirectResult,
   ChargeRecord,
@@ -45,9 +56,13 @@ const RELEASED = "RETURNING key_id, max_amount, budget_scope";
  */
 export const INTENT_SQL = {
   page: `SELECT * FROM intents WHERE owner = @owner
+      AND (created_at, intent_id) < (@before_created, @before_id) AND (created_at, intent_id) >= (@from_created, @from_id)
       AND (@chain_id IS NULL OR chain_id = @chain_id) AND (@key_id IS NULL OR key_id = @key_id)
-      AND (@cursor_created IS NULL OR created_at < @cursor_created OR (created_at = @cursor_created AND intent_id < @cursor_id))
+      AND (@status IS NULL OR CASE WHEN status = 'authorized' AND expires_at <= @now THEN 'expired' ELSE status END = @status)
     ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
+  /** The last intent a filtered page may examine (the first of the two rows), read from the owner index alone. */
+  pageBoundary: `SELECT created_at, intent_id FROM intents WHERE owner = @owner AND (created_at, intent_id) < (@before_created, @before_id)
+    ORDER BY created_at DESC, intent_id DESC LIMIT 2 OFFSET @skip`,
   expireDueOfKey: `${EXPIRE} WHERE key_id = @key_id AND status = 'authorized' AND expires_at <= @now ${RELEASED}`,
   expireDue: `${EXPIRE}
     WHERE intent_id IN (SELECT intent_id FROM intents WHERE status = 'authorized' AND expires_at <= @now ORDER BY expires_at, intent_id LIMIT @limit)
@@ -58,10 +73,18 @@ export const INTENT_SQL = {
 export function createLedgerOps(db: Database.Database, group: GroupCommit): LedgerStore {
   const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const intentById = db.prepare<[string], IntentRow>("SELECT * FROM intents WHERE intent_id = ?");
-  const intentPage = db.prepare<
-    { owner: string; chain_id: number | null; key_id: string | null; cursor_created: number | null; cursor_id: string | null; limit: number },
-    IntentRow
-  >(INTENT_SQL.page);
+  type PageAt = { owner: string; before_created: number; before_id: string };
+  type PageFilter = {
+    from_created: number;
+    from_id: string;
+    chain_id: number | null;
+    key_id: string | null;
+    status: string | null;
+    now: number | null;
+    limit: number;
+  };
+  const intentPage = db.prepare<PageAt & PageFilter, IntentRow>(INTENT_SQL.page);
+  const intentPageBoundary = db.prepare<PageAt & { skip: number }, { created_at: number | bigint; intent_id: string }>(INTENT_SQL.pageBoundary);
   const intentByIdempotency = db.prepare<[string, string], IntentRow>("SELECT * FROM intents WHERE key_id = ? AND idempotency_key = ?");
   const expireDueOfKey = db.prepare<{ now: number; key_id: string }, Released>(INTENT_SQL.expireDueOfKey);
   const expireOne = db.prepare<{ now: number; intent_id: string }, Released>(
@@ -308,17 +331,26 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       return intentFromRow(intentById.get(intentId) as IntentRow);
     },
 
-    async listIntents(owner, { limit, cursor, chainId, keyId }) {
+    async listIntents(owner, options) {
+      const before = options.cursor ?? INTENT_LIST_OPEN.before;
+      const edge = filtersIntents(options)
+        ? intentPageBoundary.all({ owner, before_created: before.createdAt, before_id: before.intentId, skip: intentScan(options) - 1 })
+        : [];
+      const boundary = edge.length === 2 ? { createdAt: Number(edge[0]!.created_at), intentId: edge[0]!.intent_id } : null;
+      const from = boundary ?? INTENT_LIST_OPEN.from;
       const rows = intentPage.all({
         owner,
-        chain_id: chainId ?? null,
-        key_id: keyId ?? null,
-        cursor_created: cursor?.createdAt ?? null,
-        cursor_id: cursor?.intentId ?? null,
-        limit: pageQuerySize(limit),
+        before_created: before.createdAt,
+        before_id: before.intentId,
+        from_created: from.createdAt,
+        from_id: from.intentId,
+        chain_id: options.chainId ?? null,
+        key_id: options.keyId ?? null,
+        status: options.status ?? null,
+        now: options.now ?? null,
+        limit: pageQuerySize(options.limit),
       });
-      const { items: intents, more } = keysetPage(rows, limit, (r) => intentFromRow(r));
-      return { intents, nextCursor: more && { createdAt: more.createdAt, intentId: more.intentId } };
+      return intentListPage(rows, options.limit, boundary, (r) => intentFromRow(r));
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The statements over many intents use the indexes meant for them, on a real file that holds
  * settled, open and overdue intents, before and after ANALYZE: no statement reads the whole
- * intents table, the owner's page needs no sort, the per-key expiry and the sweeper search only
+ * intents table, the owner's page is one range of its index and needs no sort, the per-key expiry and the sweeper search only
  * the overdue intents (of the key, of all keys), the open count only the open ones, and a
  * wallet's open reservations (the usage read) go through its keys and their overdue intents only.
  */
@@ -92,11 +92,20 @@ describe("sqlite intent plans", () => {
     expect(indexes).toEqual(["intents_by_owner", "intents_due", "intents_due_by_key", "intents_idempotency"]);
     const now = T + 400_000;
     const check = () => {
-      const page = planOf(db, INTENT_SQL.page, { owner: OWNER, chain_id: null, key_id: null, cursor_created: null, cursor_id: null, limit: 20 });
-      expect(page.join(" | ")).toContain("USING INDEX intents_by_owner (owner=?)");
+      // A page is one range of the owner index between its cursor and its scan's boundary: deep
+      // pages and filters never walk the owner's history from its newest intent or to its end.
+      const range = "USING INDEX intents_by_owner (owner=? AND (created_at,intent_id)>(?,?) AND (created_at,intent_id)<(?,?))";
+      const open = { before_created: Number.MAX_SAFE_INTEGER, before_id: "", from_created: Number.MIN_SAFE_INTEGER, from_id: "" };
+      const none = { chain_id: null, key_id: null, status: null, now: null, limit: 21 };
+      const page = planOf(db, INTENT_SQL.page, { owner: OWNER, ...open, ...none });
+      expect(page.join(" | ")).toContain(range);
       expect(page.join(" | ")).not.toContain("TEMP B-TREE");
-      const paged = planOf(db, INTENT_SQL.page, { owner: OWNER, chain_id: 8453, key_id: "key_a", cursor_created: T, cursor_id: "pi_000100", limit: 20 });
+      const at = { owner: OWNER, before_created: T + 200_000, before_id: "pi_000200", from_created: T + 100_000, from_id: "pi_000100" };
+      const paged = planOf(db, INTENT_SQL.page, { ...at, chain_id: 8453, key_id: "key_a", status: "authorized", now, limit: 21 });
+      expect(paged.join(" | ")).toContain(range);
       expect(paged.join(" | ")).not.toContain("TEMP B-TREE");
+      const boundary = planOf(db, INTENT_SQL.pageBoundary, { owner: OWNER, before_created: T + 200_000, before_id: "pi_000200", skip: 999 });
+      expect(boundary).toEqual(["SEARCH intents USING COVERING INDEX intents_by_owner (owner=? AND (created_at,intent_id)<(?,?))"]);
       const ofKey = planOf(db, INTENT_SQL.expireDueOfKey, { now, key_id: "key_a" });
       expect(ofKey).toHaveLength(1);
       expect(ofKey[0]).toMatch(/^SEARCH intents USING (COVERING )?INDEX intents_due_by_key \(key_id=\? AND expires_at<\?\)$/);
@@ -107,7 +116,7 @@ describe("sqlite intent plans", () => {
       // A wallet's open reservations: its keys, then each key's overdue intents (never every wallet's, nor its open ones).
       expectHeldPlan(planOf(db, HELD_SQL, { wallet: OWNER, chain: null, from: 0, to: now, now }));
       // Not one of them reads the table itself from end to end.
-      for (const line of [...page, ...paged, ...sweep]) expect(line).not.toMatch(/^SCAN intents$/);
+      for (const line of [...page, ...paged, ...boundary, ...sweep]) expect(line).not.toMatch(/^SCAN intents$/);
     };
     try {
       check();

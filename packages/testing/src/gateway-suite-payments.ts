@@ -169,6 +169,32 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
         expectError(await h.call("GET", "/api/payments/intents?cursor=nope", { headers: session }), 400, "invalid_request", "cursor");
         expectError(await h.call("GET", "/api/payments/intents?chainId=x", { headers: session }), 400, "invalid_request", "chainId");
       });
+
+      test("?status lists the intents in that state as listed now: a key's open holds, and an overdue one as expired", async (h) => {
+        const key = await h.createKey();
+        const session = asWallet(OWNER);
+        const ids = [];
+        for (let i = 0; i < 4; i++) {
+          ids.push((await h.prepare(key.token, { ...PREPARE, maxAmountWei: "100" })).body.paymentIntentId);
+          h.clock.advance(10);
+        }
+        await h.settle({ paymentIntentId: ids[0], finalAmountWei: "1" });
+        await h.abort({ paymentIntentId: ids[1] });
+        const list = async (query: string) => (await h.call("GET", `/api/payments/intents?${query}`, { headers: session })).body;
+        expect((await list(`keyId=${key.keyId}&status=authorized`)).intents.map((i: any) => i.paymentIntentId)).toEqual([ids[3], ids[2]]);
+        expect((await list("status=authorized&limit=1")).next_cursor).not.toBeNull();
+        expect((await list("status=settled")).intents.map((i: any) => [i.paymentIntentId, i.status])).toEqual([[ids[0], "settled"]]);
+        expect((await list("status=aborted")).intents.map((i: any) => i.paymentIntentId)).toEqual([ids[1]]);
+        expect(await list("status=expired")).toEqual({ intents: [], next_cursor: null });
+        h.clock.advance(TTL);
+        expect(await list("status=authorized")).toEqual({ intents: [], next_cursor: null });
+        const expired = await list("status=expired");
+        expect(expired.intents.map((i: any) => [i.paymentIntentId, i.status])).toEqual([
+          [ids[3], "expired"],
+          [ids[2], "expired"],
+        ]);
+        expectError(await h.call("GET", "/api/payments/intents?status=open", { headers: session }), 400, "invalid_request", "status");
+      });
     });
 
     describe("settle", () => {

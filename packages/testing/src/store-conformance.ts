@@ -16,6 +16,7 @@ import { feedbackTests } from "./store-suite-feedback.js";
 import { keyTests } from "./store-suite-keys.js";
 import { governanceTests } from "./store-suite-governance.js";
 import { ledgerTests } from "./store-suite-ledger.js";
+import { intentListTests } from "./store-suite-intent-list.js";
 import { openIntentTests } from "./store-suite-open-intents.js";
 import { propertyTests } from "./store-suite-property.js";
 import { raceTests } from "./store-suite-races.js";
@@ -30,6 +31,7 @@ export const storeConformanceGroups = {
   keys: keyTests,
   governance: governanceTests,
   ledger: ledgerTests,
+  intentList: intentListTests,
   races: raceTests,
   openIntents: openIntentTests,
   charges: chargeTests,

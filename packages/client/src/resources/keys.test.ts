@@ -159,6 +159,8 @@ describe("payments", () => {
     ]);
     expect(list.next_cursor).toBeNull();
     expect((await client.payments.list({ keyId: "key_other" })).intents).toEqual([]);
+    expect((await client.payments.list({ status: "aborted" })).intents.map((i) => i.paymentIntentId)).toEqual([first.data.paymentIntentId]);
+    expect((await client.payments.list({ status: "authorized" })).intents).toEqual([]);
 
     const priced = await gw.client().payments.meter(EMBEDDING_METER);
     expect(priced).toMatchObject({ modelId: "text-embedding-3-small", provider: "openai", subject: "openai:text-embedding-3-small", lineItems: [expect.objectContaining({ quantity: 1000000 })] });

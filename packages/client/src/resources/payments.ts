@@ -140,7 +140,11 @@ export interface IntentListItem {
   reason: string | null;
 }
 
-/** A page of intents, newest first. */
+/**
+ * A page of intents, newest first. With a filter (`keyId`, `chainId`, `status`) a page examines at
+ * most 1,000 of the wallet's intents, so it may hold fewer than `limit`, even none, while
+ * `next_cursor` is set: keep paging until `next_cursor` is null.
+ */
 export interface IntentList extends Paged {
   intents: IntentListItem[];
 }
@@ -149,6 +153,11 @@ export interface IntentList extends Paged {
 export interface ListIntentsParams extends PageParams {
   keyId?: string;
   chainId?: number;
+  /**
+   * Only intents listed with this status now (an overdue authorized intent is `expired`).
+   * `authorized` finds a key's open holds, to settle or abort them at `too_many_open_intents`.
+   */
+  status?: IntentListItem["status"];
 }
 
 /** The price of a model output (the origin client's `ModelMeterQuote`). */

@@ -7,6 +7,7 @@ import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText } from "../http/schemas.js";
 import type { IntentRecord } from "../store/types.js";
+import { INTENT_LIST_SCAN, listedStatus } from "../store/intent-list.js";
 import { budgetHeaders } from "../keys/view.js";
 import { mediaSchema, usageSchema } from "../metering/usage.js";
 import { meterCard, meterSchema, modelMeterQuote, type MeterInput } from "./meter.js";
@@ -73,17 +74,24 @@ const meterModelBody = z.object({
   media: mediaSchema.optional(),
 });
 
-const listQuery = z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500), keyId: optionalText(100), chainId: chainIdInput.optional() });
+const listQuery = z.object({
+  limit: clampedInt(50, 1, 200),
+  cursor: optionalText(500),
+  keyId: optionalText(100),
+  chainId: chainIdInput.optional(),
+  status: z.enum(["authorized", "settled", "aborted", "expired"]).optional(),
+});
 
 /** The wire view of an intent in a listing; an overdue authorized intent shows as `expired`. */
 function intentView(intent: IntentRecord, now: number) {
   const request = (intent.request ?? {}) as Record<string, unknown>;
-  const overdue = intent.status === "authorized" && intent.expiresAt <= now;
+  const status = listedStatus(intent, now);
+  const overdue = status !== intent.status;
   return {
     paymentIntentId: intent.intentId,
     keyId: intent.keyId,
     chainId: intent.chainId,
-    status: overdue ? "expired" : intent.status,
+    status,
     service: request.service ?? null,
     action: request.action ?? null,
     resource: request.resource ?? null,
@@ -139,13 +147,13 @@ export function ledgerRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/payments/intents",
       tag: "payments",
-      summary: "List the payment intents of the proven wallet, newest first (limit, cursor, keyId, chainId).",
+      summary: `List the payment intents of the proven wallet, newest first (limit, cursor, keyId, chainId, status). A filtered page examines at most ${INTENT_LIST_SCAN.toLocaleString("en-US")} intents: it may be short, even empty, with a next_cursor; page on until next_cursor is null.`,
       query: listQuery,
       authenticate: proveWallet,
       security: WALLET_PROOF,
       handle: async ({ auth: wallet, query, gateway }) => {
-        const page = await gateway.services.ledger.list(wallet.address, query);
         const now = gateway.clock.now();
+        const page = await gateway.services.ledger.list(wallet.address, Object.assign({ now }, query));
         return json({ intents: page.intents.map((i) => intentView(i, now)), next_cursor: page.nextCursor });
       },
     }),

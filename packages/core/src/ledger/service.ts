@@ -14,7 +14,7 @@ import { remainingOf } from "../keys/view.js";
 import { sha256Hex } from "../keys/token.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
-import type { IntentRecord, KeyBudget, KeyRecord, Store } from "../store/types.js";
+import type { IntentRecord, IntentStatus, KeyBudget, KeyRecord, Store } from "../store/types.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import { priceMeter, type MeterInput, type PricedMeter } from "./meter.js";
 import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
@@ -96,11 +96,14 @@ export interface LedgerService {
   sweep(limit?: number, batches?: number): Promise<number>;
   /**
    * A page of `owner`'s intents, newest first. `cursor` is an opaque `nextCursor` of a previous page.
+   * `status` filters by the status listed at `now` (default: the clock's), where an overdue
+   * authorized intent is `expired`. With a filter a page examines at most
+   * `INTENT_LIST_SCAN` (1,000) intents, so it may be short, even empty, with a `nextCursor`.
    * @throws GatewayError `invalid_request` on a cursor this API did not make.
    */
   list(
     owner: string,
-    options: { limit: number; cursor?: string | undefined; keyId?: string | undefined; chainId?: number | undefined },
+    options: { limit: number; cursor?: string | undefined; keyId?: string | undefined; chainId?: number | undefined; status?: IntentStatus | undefined; now?: number },
   ): Promise<{ intents: IntentRecord[]; nextCursor: string | null }>;
 }
 
@@ -369,13 +372,15 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       }
       return total;
     },
-    async list(owner, { limit, cursor, keyId, chainId }) {
+    async list(owner, { limit, cursor, keyId, chainId, status, now = clock.now() }) {
       const at = cursor ? decodeKeysetCursor(cursor) : undefined;
       const page = await store.listIntents(owner, {
         limit,
+        now,
         ...(at ? { cursor: { createdAt: at.createdAt, intentId: at.id } } : {}),
         ...(keyId === undefined ? {} : { keyId }),
         ...(chainId === undefined ? {} : { chainId }),
+        ...(status === undefined ? {} : { status }),
       });
       return { intents: page.intents, nextCursor: page.nextCursor ? encodeKeysetCursor(page.nextCursor.createdAt, page.nextCursor.intentId) : null };
     },

@@ -53,5 +53,6 @@ export type {
 } from "./types.js";
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";
+export * from "./intent-list.js";
 export * from "./ledger-records.js";
 export * from "./sql-rows-governance.js";

@@ -13,6 +13,7 @@ import { createMemoryAuthStore } from "./memory-auth.js";
 import { createMemoryGovernance } from "./memory-governance.js";
 import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
+import { memoryIntentPage } from "./intent-list.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
 /** Refuses an amount the store cannot hold (negative or above uint256). */
@@ -294,10 +295,9 @@ export function createMemoryStore(): Store {
       return copyIntent(intent);
     },
 
-    async listIntents(owner, { limit, cursor, chainId, keyId }) {
-      const mine = [...intents.values()].filter((i) => i.owner === owner && (chainId === undefined || i.chainId === chainId) && (keyId === undefined || i.keyId === keyId));
-      const page = newestFirstPage(mine, (i) => i.intentId, cursor && { createdAt: cursor.createdAt, id: cursor.intentId }, limit);
-      return { intents: page.items.map(copyIntent), nextCursor: page.next && { createdAt: page.next.createdAt, intentId: page.next.id } };
+    async listIntents(owner, options) {
+      const page = memoryIntentPage([...intents.values()].filter((i) => i.owner === owner), options);
+      return { intents: page.intents.map(copyIntent), nextCursor: page.nextCursor };
     },
 
     async listQueuedCharges({ limit }) {

@@ -19,6 +19,7 @@ import type { UsageStore } from "./usage-types.js";
 import type { HealthStore } from "./health-types.js";
 import type { VideoJobRecord } from "./video-types.js";
 import type { ChargeDirectResult, FinishResult, ReserveResult } from "./ledger-types.js";
+import type { IntentListOptions, IntentListPage } from "./intent-list.js";
 export type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget, FeedbackVerification } from "./feedback-types.js";
 export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
 export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimStatus, DispenserStore } from "./dispenser-types.js";
@@ -326,14 +327,17 @@ export interface LedgerStore {
    */
   getIntent(intentId: string, now?: number): Promise<IntentRecord | null>;
   /**
-   * A page of `owner`'s intents (optionally of one chain or one key), newest first (createdAt
-   * desc, intentId desc), starting after `cursor`. `nextCursor` is null on the last page. A read:
-   * overdue authorized intents are listed as stored (not expired here).
+   * A page of `owner`'s intents, newest first (createdAt desc, intentId desc), strictly after
+   * `cursor`, optionally only those of one chain, one key or one listed status (see
+   * {@link IntentListOptions}). A read: overdue authorized intents are not expired here.
+   *
+   * Bounded: with a filter, the page examines at most `scan` of the owner's intents after the
+   * cursor (one index range, never the owner's whole history), so it may hold fewer than `limit`
+   * intents, even none, and still return a `nextCursor` (the last intent it examined). Without a
+   * filter a page is full unless the history ends. `nextCursor` is null only when no intent after
+   * the page is left to examine.
    */
-  listIntents(
-    owner: string,
-    options: { limit: number; cursor?: IntentCursor; chainId?: number; keyId?: string },
-  ): Promise<{ intents: IntentRecord[]; nextCursor: IntentCursor | null }>;
+  listIntents(owner: string, options: IntentListOptions): Promise<IntentListPage>;
 }
 
 /** Charges queued for on-chain batch settlement. */
