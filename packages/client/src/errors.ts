@@ -105,7 +105,8 @@ export class RequestTimeoutError extends TollgateError {}
 /**
  * 409: a definitive conflict (`chain_mismatch`, `amount_exceeds_reservation`, `invalid_state`,
  * `idempotency_conflict`, `already_claimed`, `limit_below_committed`: a `keys.update` budget
- * limit below what the current window has used and reserved).
+ * limit below what the current window has used and reserved; `too_many_keys`: a `keys.create`
+ * past the wallet's cap of live keys, `details.limit`).
  */
 export class ConflictError extends TollgateError {}
 /** 413: the body is over the gateway's limit (`payload_too_large`). */

@@ -40,6 +40,7 @@ export const ERROR_TABLE = {
   limit_below_committed: { status: 409, type: "conflict_error", message: "The budget limit would be below what the key has used and reserved in its current window." },
   invalid_state: { status: 409, type: "conflict_error", message: "The object is not in a state that allows this." },
   idempotency_conflict: { status: 409, type: "conflict_error", message: "The idempotency key was used with different parameters." },
+  too_many_keys: { status: 409, type: "conflict_error", message: "The wallet has too many live service keys; revoke one, or wait for one to expire." },
   already_claimed: { status: 409, type: "conflict_error", message: "The address has already claimed on this chain." },
   rate_limited: { status: 429, type: "rate_limit_error", message: "Too many requests." },
   too_many_open_intents: {

@@ -88,7 +88,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const http = o.http ?? createFetchHttpClient();
   const observability = createObservability(o, { store, http, clock });
   const { telemetry } = observability.metrics;
-  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
+  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, liveKeysPerWallet: o.liveKeysPerWallet, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps, openIntentsPerKey: o.openIntentsPerKey }, telemetry });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];

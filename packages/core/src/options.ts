@@ -83,6 +83,12 @@ export const gatewayOptionsSchema = z.strictObject({
        * sum or expire its intents (usage, the open-intent gauge, expiry) work through. @default 1000
        */
       openIntentsPerKey: z.number().int().min(1).max(10_000_000).optional(),
+      /**
+       * The most live (neither revoked nor expired) service keys one wallet may hold; creating one
+       * more gets 409 `too_many_keys`. With `openIntentsPerKey` it bounds what one wallet can hold
+       * open, and what a leaked wallet session can mint. @default 1000
+       */
+      liveKeysPerWallet: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /**
@@ -157,6 +163,7 @@ export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSche
   readonly unpaidBodyBytes: number;
   readonly inFlightBodyBytes: number;
   readonly openIntentsPerKey: number;
+  readonly liveKeysPerWallet: number;
 }
 
 /** A host app's wallet authentication hook (see `GatewayOptions.authenticateWallet`). */
@@ -190,5 +197,6 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     unpaidBodyBytes: o.limits?.unpaidBodyBytes ?? MiB,
     inFlightBodyBytes: o.limits?.inFlightBodyBytes ?? 64 * MiB,
     openIntentsPerKey: o.limits?.openIntentsPerKey ?? 1000,
+    liveKeysPerWallet: o.limits?.liveKeysPerWallet ?? 1000,
   };
 }

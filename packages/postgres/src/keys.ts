@@ -1,8 +1,8 @@
 /** {@link KeyStore} on PostgreSQL. */
-import { keysetPage, pageQuerySize } from "@tollgate/core";
+import { keysetPage, pageQuerySize, tooManyKeys } from "@tollgate/core";
 import type { KeyRecord, KeyStore } from "@tollgate/core";
 import { createGovernanceOps } from "./governance.js";
-import { retryOnConflict, type Queryable } from "./queryable.js";
+import { inTransaction, retryOnConflict, type Queryable } from "./queryable.js";
 import { checkAmount, enc, KEY_COLS, modelBudgetsJson, toJson, toKey, type KeyRow, type TableName } from "./rows.js";
 
 const INSERT_COLUMNS = `key_id, token_hash, owner, chain_id, purpose, name, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at, last_used_at, rate_limit_rpm,
@@ -10,8 +10,21 @@ const INSERT_COLUMNS = `key_id, token_hash, owner, chain_id, purpose, name, budg
 const INSERT_VALUES = `$1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::numeric, $8::numeric, $9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::bigint, $14::integer,
   $15::text, $16::bigint, $17::json, $18::json, $19::text, $20::bigint`;
 
-export function createKeyOps(db: Queryable, t: TableName): KeyStore {
+/** A wallet's live keys at $2, read from keys_live_by_owner alone (its unrevoked keys, by expiry; plans.test.ts). */
+export function liveKeysSql(t: TableName): string {
+  return `SELECT count(*)::int AS n FROM ${t("keys")} WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $2::bigint`;
+}
+
+/**
+ * `db` runs the statements; `txDb` (the pool itself, not a wrapper that names statements) runs
+ * the transaction of an insert under a cap of live keys.
+ */
+export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db): KeyStore {
   const keys = t("keys");
+  // A wallet's inserts under a cap take its advisory lock (per schema and owner) for their
+  // transaction; the count then sees every insert committed before, read from keys_live_by_owner.
+  const lockOwner = "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))";
+  const liveOfOwner = liveKeysSql(t);
   const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
   // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
   // every other one still active at $21 (the latest versions, re-checked after any wait); `sup`
@@ -54,7 +67,9 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
 
     /**
      * One statement. A session key: see `insertSession` above; of N concurrent inserts for one
-     * (owner, chain), each supersedes the one current before it, so one stays active.
+     * (owner, chain), each supersedes the one current before it, so one stays active. Under a
+     * `liveLimit`, that statement runs in a transaction after the owner's advisory lock, then the
+     * count of the owner's live keys; one too many rolls it back.
      */
     async insertKey(key, options = {}) {
       const values = [
@@ -79,13 +94,25 @@ export function createKeyOps(db: Queryable, t: TableName): KeyStore {
         key.previousTokenHash ?? null,
         key.previousTokenValidUntil ?? null,
       ];
-      if (key.purpose !== "session") {
-        await db.query(insertApi, values);
-        return { superseded: [] };
-      }
       const at = options.supersedeSessionAt ?? key.createdAt;
-      const { rows } = await retryOnConflict(["keys_current_session"], () => db.query<{ superseded: string }>(insertSession, [...values, at]));
-      return { superseded: rows.map((r) => r.superseded) };
+      const insert = async (q: Queryable): Promise<string[]> => {
+        if (key.purpose === "session") return (await q.query<{ superseded: string }>(insertSession, [...values, at])).rows.map((r) => r.superseded);
+        await q.query(insertApi, values);
+        return [];
+      };
+      const limit = options.liveLimit;
+      if (limit === undefined || key.revokedAt !== undefined || key.expiresAt <= at)
+        return { superseded: await retryOnConflict(["keys_current_session"], () => insert(db)) };
+      const superseded = await retryOnConflict(["keys_current_session"], () =>
+        inTransaction(txDb, async (tx) => {
+          await tx.query(lockOwner, [`${keys}:${key.owner}`]);
+          const superseded = await insert(tx);
+          const { rows } = await tx.query<{ n: number }>(liveOfOwner, [key.owner, at]);
+          if (rows[0]!.n > limit) throw tooManyKeys(key.owner, limit);
+          return superseded;
+        }),
+      );
+      return { superseded };
     },
 
     async getKeyById(keyId) {

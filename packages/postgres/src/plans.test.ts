@@ -12,6 +12,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { windowValues } from "./governance.js";
+import { liveKeysSql } from "./keys.js";
 import { ledgerSql } from "./ledger-sql.js";
 import type { Queryable } from "./queryable.js";
 import { chargeValues, tablesIn } from "./rows.js";
@@ -51,7 +52,7 @@ async function scansOf(session: Queryable, name: string, text: string, values: u
 
 for (const database of testDatabases("plans")) {
   describe(`PostgreSQL ledger plans (${database.name})`, () => {
-    it("reserve, settle, the sweeper, release-on-read, the usage read and a page of intents use indexes on an unanalyzed intents table of hundreds of rows", async () => {
+    it("reserve, settle, the sweeper, release-on-read, the usage read, a page of intents and a wallet's live keys use indexes on unanalyzed tables of hundreds of rows", async () => {
       const schema = database.schema();
       const store = await createPostgresStore({ pool: database.db, schema });
       const now = Date.now();
@@ -77,6 +78,14 @@ for (const database of testDatabases("plans")) {
         // Every other one stays authorized (and overdue for the plans below, at now + 120 s).
         if (i % 2 === 0) expect((await store.settle({ intentId, finalAmount: 5n, result: null, now })).ok).toBe(true);
       }
+
+      // 300 more keys of the owner, most of them revoked or expired (a live-key count must not read those).
+      await database.db.query(
+        `INSERT INTO ${tablesIn(schema)("keys")} (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at, revoked_at)
+         SELECT 'key_x' || g, lpad(g::text, 64, '0'), '${OWNER}', 8453, 'api', 1000, 0, 0, ${now}, ${now} + CASE WHEN g % 4 = 0 THEN 86400000 ELSE 1000 END,
+           CASE WHEN g % 2 = 1 THEN ${now} END
+         FROM generate_series(1, 300) g`,
+      );
 
       // SET and PREPARE belong to a session: one client of the server (PGlite has one session).
       const client = database.name === "server" ? new pg.Client({ connectionString: process.env.DATABASE_URL }) : undefined;
@@ -115,6 +124,9 @@ for (const database of testDatabases("plans")) {
           expect(read[0]!["Index Cond"], statement).toMatch(/ROW\(created_at, intent_id\) < ROW\(\$2, \$3\)/);
         }
         expect(pages.page[0]!["Index Cond"]).toMatch(/ROW\(created_at, intent_id\) >= ROW\(\$4, \$5\)/);
+        // A wallet's live keys (a key insert under its cap): its unrevoked keys that expire later, by index.
+        const live = await tableNodesOf(session, "tg_plan_live_keys", liveKeysSql(tablesIn(schema)), [OWNER, later], "keys");
+        expect(live.map((n) => n["Index Name"])).toEqual(["keys_live_by_owner"]);
         for (const [statement, scans] of Object.entries(found)) {
           expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);
           expect(

@@ -120,7 +120,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   let closing: Promise<void> | undefined;
   return {
     maxAmount: MAX_AMOUNT,
-    ...createKeyOps(ops, t),
+    ...createKeyOps(ops, t, db),
     ...createLedgerOps(ops, t, group),
     ...createChargeOps(ops, t),
     ...createFeedbackOps(ops, t),

@@ -1,7 +1,10 @@
 /** {@link KeyStore} on SQLite (its governance operations are in governance.ts). */
 import type Database from "better-sqlite3";
-import { keyFromRow, keysetPage, pageQuerySize, type KeyRecord, type KeyStore } from "@tollgate/core";
+import { keyFromRow, keysetPage, pageQuerySize, tooManyKeys, type KeyRecord, type KeyStore } from "@tollgate/core";
 import { checkAmount, keyParams, type KeyRow } from "./rows.js";
+
+/** A wallet's live keys at `@at`, read from keys_live_by_owner alone (its unrevoked keys, by expiry; plans.test.ts). */
+export const LIVE_KEYS_SQL = "SELECT count(*) AS n FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @at";
 
 /** Insert, reads, listing and revocation of keys. */
 export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" | "rotateKey" | "listKeyEvents" | "getModelSpend"> {
@@ -14,6 +17,7 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
     UPDATE keys SET revoked_at = @at
     WHERE owner = @owner AND chain_id = @chain_id AND purpose = 'session' AND revoked_at IS NULL AND expires_at > @at
     RETURNING key_id`);
+  const liveOfOwner = db.prepare<{ owner: string; at: number }, { n: number | bigint }>(LIVE_KEYS_SQL);
   const byId = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const byToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE token_hash = ?");
   const byPreviousToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE previous_token_hash = ?");
@@ -27,9 +31,12 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
     ORDER BY created_at DESC, key_id DESC
     LIMIT @limit`);
 
-  const insertTx = db.transaction((key: KeyRecord, at: number): string[] => {
+  // Under BEGIN IMMEDIATE: another process's insert waits for this one, so the count is exact.
+  const insertTx = db.transaction((key: KeyRecord, at: number, liveLimit: number | undefined): string[] => {
     const superseded = key.purpose === "session" ? supersede.all({ at, owner: key.owner, chain_id: key.chainId }).map((r) => r.key_id) : [];
     insert.run(keyParams(key));
+    const adds = key.revokedAt === undefined && key.expiresAt > at;
+    if (liveLimit !== undefined && adds && Number(liveOfOwner.get({ owner: key.owner, at })!.n) > liveLimit) throw tooManyKeys(key.owner, liveLimit);
     return superseded.sort();
   });
 
@@ -38,7 +45,7 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
       checkAmount(key.budgetLimit, "budgetLimit");
       checkAmount(key.budgetUsed, "budgetUsed");
       checkAmount(key.budgetReserved, "budgetReserved");
-      return { superseded: insertTx.immediate(key, options.supersedeSessionAt ?? key.createdAt) };
+      return { superseded: insertTx.immediate(key, options.supersedeSessionAt ?? key.createdAt, options.liveLimit) };
     },
 
     async getKeyById(keyId) {

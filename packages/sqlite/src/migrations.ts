@@ -111,13 +111,20 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
         WHERE key_id IN (SELECT key_id FROM intents WHERE status = 'authorized');
     `,
   },
+  {
+    version: 14,
+    name: "keys: live keys by owner",
+    // The count of a wallet's live keys for the cap `liveLimit` (keys.ts): only its unrevoked keys,
+    // by expiry, so the count never reads the revoked or expired keys a wallet piles up.
+    sql: "CREATE INDEX keys_live_by_owner ON keys (owner, expires_at) WHERE revoked_at IS NULL;",
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
  * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
- * intents count; each capability
+ * intents count, 14 live keys by owner; each capability
  * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [

@@ -12,6 +12,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeKey } from "@tollgate/testing";
 import { OPEN_INTENTS_SQL } from "./health.js";
+import { LIVE_KEYS_SQL } from "./keys.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
 import { HELD_SQL } from "./usage.js";
@@ -36,6 +37,11 @@ async function populated(): Promise<string> {
   const store = createSqliteStore({ filename });
   for (const keyId of ["key_a", "key_b"])
     await store.insertKey(makeKey({ keyId, owner: OWNER, budgetLimit: 10n ** 12n, createdAt: T, expiresAt: T + 86_400_000 * 30 }));
+  // 200 more keys of the owner, mostly revoked or expired: the live-key count must not read those.
+  for (let i = 0; i < 200; i++)
+    await store.insertKey(
+      makeKey({ keyId: `key_x${i}`, owner: OWNER, createdAt: T, expiresAt: T + (i % 4 === 0 ? 86_400_000 : 1_000), ...(i % 2 ? { revokedAt: T } : {}) }),
+    );
   const reserve = (i: number, at: number, ttl: number) =>
     store.reserve({
       intent: {
@@ -82,7 +88,7 @@ describe("sqlite intent plans", () => {
     }
   });
 
-  it("the owner's page, the per-key expiry, the sweeper, the open count and a wallet's holds use their indexes, before and after ANALYZE", async () => {
+  it("the owner's page, the per-key expiry, the sweeper, the open count, a wallet's holds and its live keys use their indexes, before and after ANALYZE", async () => {
     const db = new Database(await populated(), { readonly: true });
     const indexes = (
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'intents' AND sql IS NOT NULL ORDER BY name").all() as Array<{
@@ -92,6 +98,10 @@ describe("sqlite intent plans", () => {
     expect(indexes).toEqual(["intents_by_owner", "intents_due", "intents_due_by_key", "intents_idempotency"]);
     const now = T + 400_000;
     const check = () => {
+      // The count of a wallet's live keys (a key insert under its cap) reads only its unrevoked keys expiring later.
+      const live = planOf(db, LIVE_KEYS_SQL, { owner: OWNER, at: now });
+      expect(live).toHaveLength(1);
+      expect(live[0]).toMatch(/^SEARCH keys USING (COVERING )?INDEX keys_live_by_owner \(owner=\? AND expires_at>\?\)$/);
       // A page is one range of the owner index between its cursor and its scan's boundary: deep
       // pages and filters never walk the owner's history from its newest intent or to its end.
       const range = "USING INDEX intents_by_owner (owner=? AND (created_at,intent_id)>(?,?) AND (created_at,intent_id)<(?,?))";

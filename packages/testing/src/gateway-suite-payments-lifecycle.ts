@@ -5,7 +5,21 @@
  */
 import { describe, expect, it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";
-import { bearer, expectBudget, expectError, OTHER, PREPARE, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
+import {
+  asWallet,
+  bearer,
+  CHAIN,
+  DAY,
+  expectBudget,
+  expectError,
+  OTHER,
+  OWNER,
+  PREPARE,
+  UNKNOWN_TOKEN,
+  withGateway,
+  type GatewaySuiteOptions,
+  type Harness,
+} from "./gateway-suite-fixtures.js";
 
 const TTL = 60_000;
 
@@ -128,6 +142,31 @@ export function registerPaymentLifecycleTests(options: GatewaySuiteOptions): voi
         expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "5", reserved: "7" });
       },
       { limits: { openIntentsPerKey: 3 } },
+    );
+  });
+
+  describe("live-key cap (limits.liveKeysPerWallet)", () => {
+    test(
+      "6 concurrent creations for a wallet capped at 3 live keys → 3 × 201 and 3 × 409 too_many_keys; a revoked or expired key frees its place; the cap is per wallet",
+      async (h) => {
+        const create = (fields: Record<string, unknown> = {}, owner = OWNER) =>
+          h.call("POST", "/api/keys", { headers: asWallet(owner), body: { budgetLimit: "1000", expiresAt: h.clock.now() + DAY, networkId: CHAIN, purpose: "api", ...fields } });
+        const replies = await Promise.all(Array.from({ length: 6 }, () => create()));
+        const made = replies.filter((r) => r.status === 201).map((r) => r.body);
+        expect(made).toHaveLength(3);
+        for (const r of replies.filter((x) => x.status !== 201)) expect(expectError(r, 409, "too_many_keys").details).toEqual({ limit: 3 });
+        expect((await h.call("GET", "/api/keys", { headers: asWallet() })).body.keys).toHaveLength(3);
+        // Another wallet has its own cap.
+        expect((await create({}, OTHER)).status).toBe(201);
+        expect((await h.call("DELETE", `/api/keys/${made[0].keyId}`, { headers: asWallet() })).status).toBe(200);
+        expect((await create({ expiresAt: h.clock.now() + 1_000 })).status).toBe(201);
+        expectError(await create(), 409, "too_many_keys");
+        h.clock.advance(1_000);
+        expect((await create()).status).toBe(201);
+        // A key of the wallet still works at the cap: only creation is refused.
+        expect((await h.prepare(made[1].token)).status).toBe(200);
+      },
+      { limits: { liveKeysPerWallet: 3 } },
     );
   });
 

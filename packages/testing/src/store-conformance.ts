@@ -14,6 +14,7 @@ import { agentTests } from "./store-suite-agents.js";
 import { chargeTests } from "./store-suite-charges.js";
 import { feedbackTests } from "./store-suite-feedback.js";
 import { keyTests } from "./store-suite-keys.js";
+import { liveKeyTests } from "./store-suite-live-keys.js";
 import { governanceTests } from "./store-suite-governance.js";
 import { ledgerTests } from "./store-suite-ledger.js";
 import { intentListTests } from "./store-suite-intent-list.js";
@@ -29,6 +30,7 @@ import { usageTests } from "./store-suite-usage.js";
 /** The tests, grouped by capability (each group becomes a `describe`). */
 export const storeConformanceGroups = {
   keys: keyTests,
+  liveKeys: liveKeyTests,
   governance: governanceTests,
   ledger: ledgerTests,
   intentList: intentListTests,

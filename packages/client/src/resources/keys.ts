@@ -219,6 +219,7 @@ export interface KeysResource {
    * left out) or `internalSecret` with `sessionAddress`. A service key cannot create keys (403
    * `forbidden`); no proof is 401 (`wallet_unverified` when only `sessionAddress` is sent).
    * 201 with the token. Not retried after a connection error (it would create a second key).
+   * Past the wallet's cap of live keys: `ConflictError` `too_many_keys` (revoke one first).
    */
   create(params: CreateKeyParams, options?: RequestOptions): APIPromise<CreatedServiceKey>;
   /** The keys of the proven wallet (a `sessionToken`, a live key of the wallet as `apiKey`, or `internalSecret` with `sessionAddress`), newest first. */

@@ -32,7 +32,10 @@ export interface CreateKeyInput {
 
 /** The key service. Every method throws `GatewayError` with an error code of docs/api.md "Errors" on refusal. */
 export interface KeyService {
-  /** Creates a key; a `session` key supersedes the owner's active session key on the same chain. The token is returned once. */
+  /**
+   * Creates a key; a `session` key supersedes the owner's active session key on the same chain. The
+   * token is returned once. Beyond the wallet's cap of live keys: 409 `too_many_keys`.
+   */
   create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
   /**
    * A newest-first page of an owner's keys; `cursor` is the opaque `next_cursor` of the previous
@@ -117,8 +120,20 @@ export async function releaseOnRead(store: Store, key: KeyRecord, now: number): 
 /** Most keys {@link KeyService.spender} keeps; the oldest entry makes room. */
 const CACHE_SIZE = 10_000;
 
-/** Creates the key service over a store. `keyCacheMs` (default 1000, 0 = off) bounds how long {@link KeyService.spender} serves a key from memory. */
-export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; keyCacheMs?: number; telemetry?: Telemetry }): KeyService {
+/**
+ * Creates the key service over a store. `keyCacheMs` (default 1000, 0 = off) bounds how long
+ * {@link KeyService.spender} serves a key from memory; `liveKeysPerWallet` (absent: no cap) is the
+ * most live keys a wallet may hold (409 `too_many_keys` beyond).
+ */
+export function createKeyService(deps: {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  compat: "compose" | undefined;
+  keyCacheMs?: number;
+  telemetry?: Telemetry;
+  liveKeysPerWallet?: number;
+}): KeyService {
   const { store, clock, ids } = deps;
   const telemetry = deps.telemetry ?? noopTelemetry;
   const cacheMs = deps.keyCacheMs ?? 1_000;
@@ -158,7 +173,8 @@ export function createKeyService(deps: { store: Store; clock: Clock; ids: IdGene
         createdAt: now,
         expiresAt: input.expiresAt,
       };
-      const { superseded } = await store.insertKey(key, { supersedeSessionAt: now });
+      const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
+      const { superseded } = await store.insertKey(key, Object.assign({ supersedeSessionAt: now }, live));
       return { key, token, superseded };
     },
     async list(owner, options) {

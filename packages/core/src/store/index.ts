@@ -54,5 +54,6 @@ export type {
 export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";
 export * from "./intent-list.js";
+export * from "./key-limits.js";
 export * from "./ledger-records.js";
 export * from "./sql-rows-governance.js";

@@ -14,6 +14,7 @@ import { createMemoryGovernance } from "./memory-governance.js";
 import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
 import { memoryIntentPage } from "./intent-list.js";
+import { tooManyKeys } from "./key-limits.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
 /** Refuses an amount the store cannot hold (negative or above uint256). */
@@ -131,8 +132,15 @@ export function createMemoryStore(): Store {
       if (keys.has(key.keyId)) throw new Error(`memory store: duplicate keyId ${key.keyId}`);
       if (keyIdByToken.has(key.tokenHash)) throw new Error("memory store: duplicate tokenHash");
       const superseded: string[] = [];
+      const at = options.supersedeSessionAt ?? key.createdAt;
+      const live = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > at;
+      const supersedes = (k: KeyRecord) => key.purpose === "session" && k.purpose === "session" && k.owner === key.owner && k.chainId === key.chainId;
+      if (options.liveLimit !== undefined && live(key)) {
+        let n = 1;
+        for (const other of keys.values()) if (other.owner === key.owner && live(other) && !supersedes(other)) n++;
+        if (n > options.liveLimit) throw tooManyKeys(key.owner, options.liveLimit);
+      }
       if (key.purpose === "session") {
-        const at = options.supersedeSessionAt ?? key.createdAt;
         for (const other of keys.values()) {
           if (other.purpose === "session" && other.owner === key.owner && other.chainId === key.chainId && other.revokedAt === undefined && other.expiresAt > at) {
             other.revokedAt = at;

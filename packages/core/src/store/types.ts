@@ -213,9 +213,16 @@ export interface KeyStore {
    * `key.createdAt`) in the same step. Single native atomic operation; exactly one of N
    * concurrent session inserts for one (owner, chainId) stays unrevoked. Rejects on a duplicate
    * `keyId` or `tokenHash`, and with `invalid_request` if `budgetLimit` exceeds {@link Store.maxAmount}.
+   *
+   * With `liveLimit`, rejects with GatewayError `too_many_keys` (`details.limit`), writing nothing,
+   * when the owner would then hold more than `liveLimit` live keys: neither revoked nor expired at
+   * `supersedeSessionAt` (default `key.createdAt`), the new key included and the keys it
+   * supersedes not. Exact under concurrency, across processes: of N concurrent inserts for one
+   * owner with room for M, exactly M succeed. The count reads only the owner's unrevoked keys
+   * that expire later (an index of them), never the owner's revoked or expired ones.
    * @returns the ids of the keys it superseded.
    */
-  insertKey(key: KeyRecord, options?: { supersedeSessionAt?: number }): Promise<{ superseded: string[] }>;
+  insertKey(key: KeyRecord, options?: { supersedeSessionAt?: number; liveLimit?: number }): Promise<{ superseded: string[] }>;
   /** The key, or null if unknown. */
   getKeyById(keyId: string): Promise<KeyRecord | null>;
   /** The key whose token — or previous token, whatever its grace (the caller checks it) — hashes to `tokenHash`, or null. */
