@@ -25,11 +25,11 @@ for (const { name, db, connect, schema: newSchema } of databases) {
   describe(`postgres migrations (${name})`, () => {
     it("migrate creates the schema, applies every version once, and a re-run applies nothing", async () => {
       const schema = newSchema();
-      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
       expect(await migrate(db, { schema })).toEqual(ALL);
       expect(await migrate(db, { schema })).toEqual([]);
       expect(await recorded(db, schema)).toEqual(ALL);
-      expect(await tables(db, schema)).toEqual(["agents", "auth_nonces", "auth_sessions", "charges", "dispenser_chains", "dispenser_claims", "feedback", "intents", "key_events", "key_model_spend", "keys", "schema_migrations", "video_jobs", "x402_nonces"]);
+      expect(await tables(db, schema)).toEqual(["agents", "auth_nonces", "auth_sessions", "charges", "dispenser_chains", "dispenser_claims", "feedback", "intents", "key_events", "key_model_spend", "keys", "schema_migrations", "usage_days", "video_jobs", "x402_nonces"]);
       const { rows } = await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations WHERE version = 7`);
       expect(rows[0]?.name).toBe("intents by owner (listIntents)");
     });
@@ -57,6 +57,54 @@ for (const { name, db, connect, schema: newSchema } of databases) {
       expect(await tables(db, schema)).toEqual(["a", "b", "schema_migrations"]);
     });
 
+    it("migration 15 sums the charges of a schema populated at version 14 into per-day rollups; new charges then add to them", async () => {
+      const schema = newSchema();
+      const q = quoteIdent(schema);
+      expect(await migrate(db, { schema }, MIGRATIONS.filter((m) => m.version <= 14))).toEqual(ALL.filter((v) => v <= 14));
+      const day = 86_400_000;
+      const t0 = Math.floor(Date.now() / day) * day - 3 * day;
+      await db.query(
+        `INSERT INTO ${q}.keys (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at)
+         VALUES ('key_u', 'tok_u', 'owner_u', 8453, 'api', 1000000, 0, 0, ${t0}, ${t0 + 30 * day})`,
+      );
+      const charge = async (n: number, at: number, amount: number, modelId: string | null) => {
+        const request = JSON.stringify(modelId === null ? { service: "s" } : { service: "s", modelId });
+        await db.query(
+          `INSERT INTO ${q}.intents (intent_id, key_id, owner, chain_id, status, max_amount, final_amount, released_amount, fingerprint, request, created_at, expires_at)
+           VALUES ($1::text, 'key_u', 'owner_u', 8453, 'settled', $2::numeric, $2::numeric, 0, 'f', $3::json, $4::bigint, $4::bigint + 60000)`,
+          [`pi_u${n}`, amount, request, at],
+        );
+        await db.query(
+          `INSERT INTO ${q}.charges (charge_id, intent_id, key_id, owner, chain_id, amount, status, created_at)
+           VALUES ($1::text, $2::text, 'key_u', 'owner_u', 8453, $3::numeric, 'queued', $4::bigint)`,
+          [`ch_u${n}`, `pi_u${n}`, amount, at],
+        );
+      };
+      await charge(1, t0 + 1, 5, "m1");
+      await charge(2, t0 + 2, 7, "m1");
+      await charge(3, t0 + 3, 11, null);
+      await charge(4, t0 + day, 13, "m2");
+
+      expect(await migrate(db, { schema })).toEqual([15]);
+      const rollups = async () =>
+        (await db.query(`SELECT day_start::text AS day, model_id, spent::text, calls::int FROM ${q}.usage_days ORDER BY day_start, model_id`)).rows;
+      expect(await rollups()).toEqual([
+        { day: String(t0), model_id: "", spent: "11", calls: 1 },
+        { day: String(t0), model_id: "m1", spent: "12", calls: 2 },
+        { day: String(t0 + day), model_id: "m2", spent: "13", calls: 1 },
+      ]);
+      // The trigger adds the next charge; the usage read of whole days comes from the rollups.
+      await charge(5, t0 + day + 9, 17, "m2");
+      const store = await createPostgresStore({ pool: db, schema, migrate: false });
+      const usage = await store.usageByWallet({ wallet: "owner_u", fromMs: t0, toMs: t0 + 2 * day, now: t0 + 2 * day });
+      expect(usage.cells.sort((a, b) => a.dayStart - b.dayStart || String(a.modelId).localeCompare(String(b.modelId)))).toEqual([
+        { dayStart: t0, modelId: "m1", spent: 12n, calls: 2 },
+        { dayStart: t0, modelId: null, spent: 11n, calls: 1 },
+        { dayStart: t0 + day, modelId: "m2", spent: 30n, calls: 2 },
+      ]);
+      await store.close();
+    });
+
     it("migration 13 counts each key's authorized intents of a schema populated at version 12", async () => {
       const schema = newSchema();
       const q = quoteIdent(schema);
@@ -81,7 +129,7 @@ for (const { name, db, connect, schema: newSchema } of databases) {
       await intent("pi_b0", "key_b", "aborted");
       await intent("pi_b1", "key_b", "expired");
 
-      expect(await migrate(db, { schema })).toEqual([13, 14]);
+      expect(await migrate(db, { schema })).toEqual([13, 14, 15]);
       const { rows } = await db.query<{ key_id: string; n: string }>(`SELECT key_id, open_intents::text AS n FROM ${q}.keys ORDER BY key_id`);
       expect(rows).toEqual([
         { key_id: "key_a", n: "3" },

@@ -98,6 +98,8 @@ for (const database of testDatabases("plans")) {
         const w = windowValues(later);
         const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w, 1000];
         const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...chargeValues(undefined), ...videoJobValues(undefined), ...w];
+        // A range with whole days (the rollups) and a part of a day at each end (the charges).
+        const usageArgs = [OWNER, 5, 86_400_000, null, later, 86_400_000, 2 * 86_400_000, 2 * 86_400_000, later];
         const found = {
           reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),
           // Its look for overdue intents runs only when its guard misses.
@@ -106,7 +108,7 @@ for (const database of testDatabases("plans")) {
           sweep: await scansOf(session, "tg_plan_sweep", sql.sweep, [later, 100, ...windowValues(later)], "intents"),
           releaseKeys: await scansOf(session, "tg_plan_release", sql.releaseKeys, [JSON.stringify(["key_p"]), later, ...windowValues(later)], "intents"),
           // A wallet's usage: its charges' intents by id, its keys' overdue intents by key (open ones come from keys.budget_reserved).
-          usage: await scansOf(session, "tg_plan_usage", usageSql(tablesIn(schema)), [OWNER, 0, later, null, later], "intents"),
+          usage: await scansOf(session, "tg_plan_usage", usageSql(tablesIn(schema)), usageArgs, "intents"),
         };
         // A page of the owner's intents (filtered, past a cursor) and its scan's boundary: one range of
         // the owner index each, bounded by row values, never the owner's history from end to end.
@@ -127,6 +129,9 @@ for (const database of testDatabases("plans")) {
         // A wallet's live keys (a key insert under its cap): its unrevoked keys that expire later, by index.
         const live = await tableNodesOf(session, "tg_plan_live_keys", liveKeysSql(tablesIn(schema)), [OWNER, later], "keys");
         expect(live.map((n) => n["Index Name"])).toEqual(["keys_live_by_owner"]);
+        // Whole days come from the wallet's rollup rows by index, never from every wallet's.
+        const rollups = await tableNodesOf(session, "tg_plan_usage_days", usageSql(tablesIn(schema)), usageArgs, "usage_days");
+        expect(rollups.map((n) => n["Index Name"])).toEqual(["usage_days_by_owner"]);
         for (const [statement, scans] of Object.entries(found)) {
           expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);
           expect(

@@ -15,7 +15,7 @@ import { OPEN_INTENTS_SQL } from "./health.js";
 import { LIVE_KEYS_SQL } from "./keys.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
-import { HELD_SQL } from "./usage.js";
+import { DAY_CELLS_SQL, HELD_SQL } from "./usage.js";
 
 const dir = join(tmpdir(), `tollgate-sqlite-plans-${process.pid}-${Date.now()}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -123,6 +123,10 @@ describe("sqlite intent plans", () => {
       expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX intents_due \(expires_at<\?\)/);
       expect(sweep.join(" | ")).toMatch(/SEARCH intents USING (COVERING )?INDEX sqlite_autoindex_intents_1 \(intent_id=\?\)/);
       expect(planOf(db, OPEN_INTENTS_SQL, [now])).toEqual(["SEARCH intents USING COVERING INDEX intents_due (expires_at>?)"]);
+      // A wallet's spend over whole days: its rollup rows, by owner and day.
+      expect(planOf(db, DAY_CELLS_SQL, { wallet: OWNER, chain: null, from: T, to: now })).toContainEqual(
+        expect.stringMatching(/^SEARCH usage_days USING INDEX usage_days_by_owner \(owner=\? AND day_start>\? AND day_start<\?\)$/),
+      );
       // A wallet's open reservations: its keys, then each key's overdue intents (never every wallet's, nor its open ones).
       expectHeldPlan(planOf(db, HELD_SQL, { wallet: OWNER, chain: null, from: 0, to: now, now }));
       // Not one of them reads the table itself from end to end.

@@ -75,6 +75,40 @@ export const usageTests = {
     expect(v.totals).toEqual({ spent: "31", calls: 5, reserved: "0" });
   },
 
+  "a range of any bounds is exact: whole days and the parts of a day at its ends, over several keys and models": async ({ store }) => {
+    const [a, b] = [await addKey(store, LONG), await addKey(store, LONG)];
+    const charges: Array<{ at: number; amount: bigint; modelId: string | null }> = [];
+    const times = [T0 - 1, T0, T0 + 5, T0 + DAY / 2, T0 + DAY - 1, T0 + DAY, T0 + DAY + 7, T0 + 2 * DAY - 3, T0 + 2 * DAY, T0 + 3 * DAY + 1];
+    for (const [n, at] of times.entries()) {
+      const modelId = n % 3 === 0 ? null : n % 3 === 1 ? "m1" : "m2";
+      const amount = BigInt(10 + n);
+      await spend(store, n % 2 ? a : b, amount, at, modelId ?? undefined);
+      charges.push({ at, amount, modelId });
+    }
+    // The cells a range must give, summed from the charges above.
+    const expected = (fromMs: number, toMs: number) => {
+      const cells = new Map<string, UsageCell>();
+      for (const c of charges.filter((x) => x.at >= fromMs && x.at < toMs)) {
+        const dayStart = Math.floor(c.at / DAY) * DAY;
+        const slot = `${dayStart}/${c.modelId}`;
+        const cell = cells.get(slot) ?? { dayStart, modelId: c.modelId, spent: 0n, calls: 0 };
+        cells.set(slot, { ...cell, spent: cell.spent + c.amount, calls: cell.calls + 1 });
+      }
+      return sorted([...cells.values()]);
+    };
+    const ranges: Array<[number, number]> = [
+      [T0, T0 + 3 * DAY], // whole days
+      [T0 + 3, T0 + 2 * DAY - 2], // a part of a day at each end
+      [T0 + 1, T0 + DAY / 2 + 1], // within one day
+      [T0 - DAY, T0 + DAY + 8], // a whole day before, a part after
+      [T0 + DAY, T0 + DAY], // empty
+    ];
+    for (const [fromMs, toMs] of ranges) {
+      const usage = await store.usageByWallet({ wallet: OWNER, fromMs, toMs, now: T0 + 5 * DAY });
+      expect(sorted(usage.cells), `[${fromMs - T0}, ${toMs - T0})`).toEqual(expected(fromMs, toMs));
+    }
+  },
+
   "every day of the range is listed, zero-filled; an empty wallet answers zeros": async ({ store }) => {
     const key = await addKey(store, LONG);
     const now = T0 + 9 * DAY + 5000; // Jan 10

@@ -55,5 +55,6 @@ export { createMemoryStore } from "./memory.js";
 export * from "./sql-rows.js";
 export * from "./intent-list.js";
 export * from "./key-limits.js";
+export * from "./usage-days.js";
 export * from "./ledger-records.js";
 export * from "./sql-rows-governance.js";
