@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { KeyRecord, NewIntent, Store } from "@tollgate/core";
 import { MIGRATIONS, migrate } from "./migrations.js";
 import { createSqliteStore } from "./store.js";
+import { databaseAtVersion } from "./temp-stores.js";
 
 const dir = join(tmpdir(), `tollgate-sqlite-gov-${process.pid}-${Date.now()}`);
 let n = 0;
@@ -53,14 +54,7 @@ async function withStore(run: (store: Store) => Promise<void>): Promise<void> {
 describe("sqlite key governance", () => {
   it("a database at version 10 migrates to the latest; its keys and intents read without the new fields and keep working", async () => {
     const filename = file();
-    const old = new Database(filename);
-    old.defaultSafeIntegers(true);
-    expect(
-      migrate(
-        old,
-        MIGRATIONS.filter((m) => m.version <= 10),
-      ),
-    ).toContain(10);
+    const old = databaseAtVersion(filename, 10);
     old
       .prepare(
         `INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at)

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeIntent, makeKey } from "@tollgate/testing";
-import { MIGRATIONS, migrate } from "./migrations.js";
 import { createSqliteStore } from "./store.js";
+import { databaseAtVersion } from "./temp-stores.js";
 
 const dir = join(tmpdir(), `tollgate-sqlite-open-${process.pid}-${Date.now()}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,14 +21,7 @@ describe("sqlite open-intent counter", () => {
   it("migration 13 counts each key's authorized intents (overdue ones too); the cap then holds from that count", async () => {
     mkdirSync(dir, { recursive: true });
     const filename = join(dir, "v12.db");
-    const old = new Database(filename);
-    old.defaultSafeIntegers(true);
-    expect(
-      migrate(
-        old,
-        MIGRATIONS.filter((m) => m.version <= 12),
-      ),
-    ).toContain(12);
+    const old = databaseAtVersion(filename, 12);
     const insertKey = old.prepare(
       `INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at)
        VALUES (?, ?, '0xaa', 1, 'api', 1000, 0, ?, ${T}, ${T + 86_400_000})`,

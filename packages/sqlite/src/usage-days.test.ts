@@ -6,10 +6,10 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { MIGRATIONS, migrate } from "./migrations.js";
+import { migrate } from "./migrations.js";
 import { createSqliteStore } from "./store.js";
+import { databaseAtVersion } from "./temp-stores.js";
 
 const dir = join(tmpdir(), `tollgate-sqlite-usage-days-${process.pid}-${Date.now()}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,14 +21,7 @@ describe("sqlite usage rollups", () => {
   it("migration 15 sums the charges of a database at version 14 per key, day and model; new charges then add to them", async () => {
     mkdirSync(dir, { recursive: true });
     const filename = join(dir, "v14.db");
-    const old = new Database(filename);
-    old.defaultSafeIntegers(true);
-    expect(
-      migrate(
-        old,
-        MIGRATIONS.filter((m) => m.version <= 14),
-      ),
-    ).toContain(14);
+    const old = databaseAtVersion(filename, 14);
     old
       .prepare(
         `INSERT INTO keys (key_id, token_hash, owner, chain_id, purpose, budget_limit, budget_used, budget_reserved, created_at, expires_at)
