@@ -15,6 +15,12 @@ export function liveKeysSql(t: TableName): string {
   return `SELECT count(*)::int AS n FROM ${t("keys")} WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $2::bigint`;
 }
 
+/** The owner's active session key on chain $2 at $3, by keys_live_by_owner or keys_active_session (plans.test.ts). */
+export function activeSessionSql(t: TableName): string {
+  return `SELECT ${KEY_COLS} FROM ${t("keys")} x WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $3::bigint AND chain_id = $2::bigint AND purpose = 'session'
+    ORDER BY x.created_at DESC, x.key_id DESC LIMIT 1`;
+}
+
 /**
  * `db` runs the statements; `txDb` (the pool itself, not a wrapper that names statements) runs
  * the transaction of an insert under a cap of live keys.
@@ -131,6 +137,11 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
       const { rows } = await db.query<KeyRow>(page, [owner, chainId ?? null, cursor?.createdAt ?? null, cursor?.keyId ?? null, pageQuerySize(limit)]);
       const { items: keys, more } = keysetPage(rows, limit, toKey);
       return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
+    },
+
+    /** One indexed read of the owner's unrevoked keys (plans.test.ts), never its whole key list. */
+    async findActiveSessionKey(owner, chainId, now) {
+      return one(activeSessionSql(t), [owner, chainId, now]);
     },
 
     /** One conditional UPDATE: the row lock makes the first revocation time win. */

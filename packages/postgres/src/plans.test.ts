@@ -12,7 +12,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { windowValues } from "./governance.js";
-import { liveKeysSql } from "./keys.js";
+import { activeSessionSql, liveKeysSql } from "./keys.js";
 import { ledgerSql } from "./ledger-sql.js";
 import type { Queryable } from "./queryable.js";
 import { chargeValues, tablesIn } from "./rows.js";
@@ -129,6 +129,9 @@ for (const database of testDatabases("plans")) {
         // A wallet's live keys (a key insert under its cap): its unrevoked keys that expire later, by index.
         const live = await tableNodesOf(session, "tg_plan_live_keys", liveKeysSql(tablesIn(schema)), [OWNER, later], "keys");
         expect(live.map((n) => n["Index Name"])).toEqual(["keys_live_by_owner"]);
+        const activeSession = await tableNodesOf(session, "tg_plan_active_session", activeSessionSql(tablesIn(schema)), [OWNER, 8453, later], "keys");
+        expect(activeSession).toHaveLength(1);
+        expect(["keys_live_by_owner", "keys_active_session"]).toContain(activeSession[0]!["Index Name"]);
         // Whole days come from the wallet's rollup rows by index, never from every wallet's.
         const rollups = await tableNodesOf(session, "tg_plan_usage_days", usageSql(tablesIn(schema)), usageArgs, "usage_days");
         expect(rollups.map((n) => n["Index Name"])).toEqual(["usage_days_by_owner"]);

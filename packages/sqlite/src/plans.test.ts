@@ -12,7 +12,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeKey } from "@tollgate/testing";
 import { OPEN_INTENTS_SQL } from "./health.js";
-import { LIVE_KEYS_SQL } from "./keys.js";
+import { ACTIVE_SESSION_SQL, LIVE_KEYS_SQL } from "./keys.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
 import { DAY_CELLS_SQL, HELD_SQL } from "./usage.js";
@@ -102,6 +102,11 @@ describe("sqlite intent plans", () => {
       const live = planOf(db, LIVE_KEYS_SQL, { owner: OWNER, at: now });
       expect(live).toHaveLength(1);
       expect(live[0]).toMatch(/^SEARCH keys USING (COVERING )?INDEX keys_live_by_owner \(owner=\? AND expires_at>\?\)$/);
+      // So does the look for its active session key on a chain (GET /api/session, settlement status).
+      const session = planOf(db, ACTIVE_SESSION_SQL, { owner: OWNER, chain_id: 8453, now });
+      expect(session[0]).toMatch(
+        /^SEARCH keys USING INDEX (keys_live_by_owner \(owner=\? AND expires_at>\?\)|keys_active_session \(owner=\? AND chain_id=\?\))$/,
+      );
       // A page is one range of the owner index between its cursor and its scan's boundary: deep
       // pages and filters never walk the owner's history from its newest intent or to its end.
       const range = "USING INDEX intents_by_owner (owner=? AND (created_at,intent_id)>(?,?) AND (created_at,intent_id)<(?,?))";

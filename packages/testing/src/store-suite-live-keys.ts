@@ -1,6 +1,6 @@
 /**
  * Conformance: `insertKey`'s `liveLimit`, the cap on a wallet's live keys (neither revoked nor
- * expired). A refused insert writes nothing (not even the session keys it would have superseded);
+ * expired), and `findActiveSessionKey`, which reads the same live keys. A refused insert writes nothing (not even the session keys it would have superseded);
  * revoked and expired keys free their place; a session key that supersedes one takes its place;
  * and the cap is exact under concurrency.
  */
@@ -69,5 +69,22 @@ export const liveKeyTests = {
     expect(listed.keys).toHaveLength(6);
     expect(listed.keys.every((k) => k.revokedAt === undefined)).toBe(true);
     for (const id of won) expect(listed.keys.map((k) => k.keyId)).toContain(id);
+  },
+
+  "findActiveSessionKey: the chain's session key that is neither revoked nor expired, or null": async ({ store }) => {
+    expect(await store.findActiveSessionKey(OWNER, 8453, T0)).toBeNull();
+    await addKey(store, { chainId: 8453 }); // an api key
+    await addKey(store, { purpose: "session", chainId: 8453, revokedAt: T0 });
+    await addKey(store, { purpose: "session", chainId: 8453, expiresAt: T0 + 10 });
+    await addKey(store, { purpose: "session", chainId: 1 });
+    await addKey(store, { purpose: "session", chainId: 8453, owner: OTHER_OWNER });
+    const older = await addKey(store, { purpose: "session", chainId: 8453, createdAt: T0 - 5 });
+    expect((await store.findActiveSessionKey(OWNER, 8453, T0))?.keyId).toBe(older.keyId);
+    // The next session key supersedes it (revoked), and is found until it expires.
+    const newer = await addKey(store, { purpose: "session", chainId: 8453, createdAt: T0 - 1, expiresAt: T0 + 100 });
+    expect((await store.findActiveSessionKey(OWNER, 8453, T0))?.keyId).toBe(newer.keyId);
+    expect(await store.findActiveSessionKey(OWNER, 8453, T0 + 100)).toBeNull();
+    expect(await store.findActiveSessionKey(OWNER, 10, T0)).toBeNull();
+    expect(await store.findActiveSessionKey(OWNER, 8453, T0)).toEqual(await store.getKeyById(newer.keyId));
   },
 } satisfies Record<string, StoreTest>;

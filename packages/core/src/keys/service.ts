@@ -6,7 +6,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
-import type { BudgetPeriod, KeyCursor, KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
+import type { BudgetPeriod, KeyPurpose, KeyRateLimit, KeyRecord, Store } from "../store/types.js";
 import { windowStart } from "./period.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken, tokenPrefix } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
@@ -209,14 +209,8 @@ export function createKeyService(deps: {
     },
     async activeSession(owner, chainId) {
       const now = clock.now();
-      let cursor: KeyCursor | undefined;
-      for (;;) {
-        const page = await store.listKeys(owner, { limit: 200, chainId, ...(cursor ? { cursor } : {}) });
-        const key = page.keys.find((k) => k.purpose === "session" && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now);
-        if (key) return releaseOnRead(store, key, now);
-        if (!page.nextCursor) return null;
-        cursor = page.nextCursor;
-      }
+      const key = await store.findActiveSessionKey(owner, chainId, now);
+      return key ? releaseOnRead(store, key, now) : null;
     },
     async spender(authorization) {
       const token = bearerToken(authorization);

@@ -171,6 +171,15 @@ export function createMemoryStore(): Store {
       return { keys: page.items.map(copyKey), nextCursor: page.next && { createdAt: page.next.createdAt, keyId: page.next.id } };
     },
 
+    async findActiveSessionKey(owner, chainId, now) {
+      let found: KeyRecord | undefined;
+      for (const k of keys.values()) {
+        if (k.owner !== owner || k.chainId !== chainId || k.purpose !== "session" || k.revokedAt !== undefined || k.expiresAt <= now) continue;
+        if (!found || k.createdAt > found.createdAt || (k.createdAt === found.createdAt && k.keyId > found.keyId)) found = k;
+      }
+      return found ? copyKey(found) : null;
+    },
+
     async revokeKey(keyId, at) {
       const key = keys.get(keyId);
       if (!key) return null;

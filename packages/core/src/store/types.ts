@@ -233,6 +233,12 @@ export interface KeyStore {
    */
   listKeys(owner: string, options: { limit: number; cursor?: KeyCursor; chainId?: number }): Promise<{ keys: KeyRecord[]; nextCursor: KeyCursor | null }>;
   /**
+   * The owner's active `session` key on `chainId` at `now` (neither revoked nor expired; the
+   * newest if several), or null. One indexed read of the owner's unrevoked keys, never the
+   * revoked ones a wallet piles up (it used to page through all of them).
+   */
+  findActiveSessionKey(owner: string, chainId: number, now: number): Promise<KeyRecord | null>;
+  /**
    * Sets `revokedAt = at` if it is not set. Single native atomic operation; an already revoked key
    * is returned unchanged (the first revocation time wins); returns null when the key is unknown.
    * Outstanding intents of a revoked key can still be settled or aborted.
