@@ -15,6 +15,7 @@ import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
 import { memoryIntentPage } from "./intent-list.js";
 import { tooManyKeys } from "./key-limits.js";
+import { activeSessionOf, newestFirstPage } from "./memory-keys.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
 /** Refuses an amount the store cannot hold (negative or above uint256). */
@@ -172,11 +173,7 @@ export function createMemoryStore(): Store {
     },
 
     async findActiveSessionKey(owner, chainId, now) {
-      let found: KeyRecord | undefined;
-      for (const k of keys.values()) {
-        if (k.owner !== owner || k.chainId !== chainId || k.purpose !== "session" || k.revokedAt !== undefined || k.expiresAt <= now) continue;
-        if (!found || k.createdAt > found.createdAt || (k.createdAt === found.createdAt && k.keyId > found.keyId)) found = k;
-      }
+      const found = activeSessionOf(keys.values(), owner, chainId, now);
       return found ? copyKey(found) : null;
     },
 
@@ -389,18 +386,4 @@ export function createMemoryStore(): Store {
       return n;
     },
   };
-}
-
-/** A newest-first keyset page (createdAt desc, id desc) of `items` after `cursor`; `next` is null on the last page. */
-function newestFirstPage<T extends { createdAt: number }>(
-  items: T[],
-  idOf: (item: T) => string,
-  cursor: { createdAt: number; id: string } | undefined,
-  limit: number,
-): { items: T[]; next: { createdAt: number; id: string } | null } {
-  const after = (x: T) => !cursor || x.createdAt < cursor.createdAt || (x.createdAt === cursor.createdAt && idOf(x) < cursor.id);
-  const sorted = items.filter(after).sort((a, b) => b.createdAt - a.createdAt || (idOf(a) < idOf(b) ? 1 : idOf(a) > idOf(b) ? -1 : 0));
-  const page = sorted.slice(0, Math.max(0, limit));
-  const last = page[page.length - 1];
-  return { items: page, next: sorted.length > page.length && last ? { createdAt: last.createdAt, id: idOf(last) } : null };
 }
