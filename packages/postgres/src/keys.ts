@@ -1,5 +1,5 @@
 /** {@link KeyStore} on PostgreSQL. */
-import { keysetPage, pageQuerySize, tooManyKeys } from "@tollgate/core";
+import { isLiveKey, keysetPage, pageQuerySize, tooManyKeys } from "@tollgate/core";
 import type { KeyRecord, KeyStore } from "@tollgate/core";
 import { createGovernanceOps } from "./governance.js";
 import { inTransaction, retryOnConflict, type Queryable } from "./queryable.js";
@@ -31,6 +31,7 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
   // transaction; the count then sees every insert committed before, read from keys_live_by_owner.
   const lockOwner = "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))";
   const liveOfOwner = liveKeysSql(t);
+  const activeSession = activeSessionSql(t);
   const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
   // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
   // every other one still active at $21 (the latest versions, re-checked after any wait); `sup`
@@ -107,8 +108,7 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
         return [];
       };
       const limit = options.liveLimit;
-      if (limit === undefined || key.revokedAt !== undefined || key.expiresAt <= at)
-        return { superseded: await retryOnConflict(["keys_current_session"], () => insert(db)) };
+      if (limit === undefined || !isLiveKey(key, at)) return { superseded: await retryOnConflict(["keys_current_session"], () => insert(db)) };
       const superseded = await retryOnConflict(["keys_current_session"], () =>
         inTransaction(txDb, async (tx) => {
           await tx.query(lockOwner, [`${keys}:${key.owner}`]);
@@ -141,7 +141,7 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
 
     /** One indexed read of the owner's unrevoked keys (plans.test.ts), never its whole key list. */
     async findActiveSessionKey(owner, chainId, now) {
-      return one(activeSessionSql(t), [owner, chainId, now]);
+      return one(activeSession, [owner, chainId, now]);
     },
 
     /** One conditional UPDATE: the row lock makes the first revocation time win. */

@@ -1,6 +1,6 @@
 /** {@link KeyStore} on SQLite (its governance operations are in governance.ts). */
 import type Database from "better-sqlite3";
-import { keyFromRow, keysetPage, pageQuerySize, tooManyKeys, type KeyRecord, type KeyStore } from "@tollgate/core";
+import { isLiveKey, keyFromRow, keysetPage, pageQuerySize, tooManyKeys, type KeyRecord, type KeyStore } from "@tollgate/core";
 import { checkAmount, keyParams, type KeyRow } from "./rows.js";
 
 /** A wallet's live keys at `@at`, read from keys_live_by_owner alone (its unrevoked keys, by expiry; plans.test.ts). */
@@ -40,8 +40,8 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
   const insertTx = db.transaction((key: KeyRecord, at: number, liveLimit: number | undefined): string[] => {
     const superseded = key.purpose === "session" ? supersede.all({ at, owner: key.owner, chain_id: key.chainId }).map((r) => r.key_id) : [];
     insert.run(keyParams(key));
-    const adds = key.revokedAt === undefined && key.expiresAt > at;
-    if (liveLimit !== undefined && adds && Number(liveOfOwner.get({ owner: key.owner, at })!.n) > liveLimit) throw tooManyKeys(key.owner, liveLimit);
+    if (liveLimit !== undefined && isLiveKey(key, at) && Number(liveOfOwner.get({ owner: key.owner, at })!.n) > liveLimit)
+      throw tooManyKeys(key.owner, liveLimit);
     return superseded.sort();
   });
 

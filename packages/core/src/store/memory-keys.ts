@@ -1,4 +1,5 @@
 /** Key reads of the memory store: a newest-first keyset page, and a wallet's active session key. */
+import { isLiveKey } from "./key-limits.js";
 import type { KeyRecord } from "./types.js";
 
 /** A newest-first keyset page (createdAt desc, id desc) of `items` after `cursor`; `next` is null on the last page. */
@@ -19,7 +20,7 @@ export function newestFirstPage<T extends { createdAt: number }>(
 export function activeSessionOf(keys: Iterable<KeyRecord>, owner: string, chainId: number, now: number): KeyRecord | undefined {
   let found: KeyRecord | undefined;
   for (const k of keys) {
-    if (k.owner !== owner || k.chainId !== chainId || k.purpose !== "session" || k.revokedAt !== undefined || k.expiresAt <= now) continue;
+    if (k.owner !== owner || k.chainId !== chainId || k.purpose !== "session" || !isLiveKey(k, now)) continue;
     if (!found || k.createdAt > found.createdAt || (k.createdAt === found.createdAt && k.keyId > found.keyId)) found = k;
   }
   return found;

@@ -14,7 +14,7 @@ import { createMemoryGovernance } from "./memory-governance.js";
 import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
 import { memoryIntentPage } from "./intent-list.js";
-import { tooManyKeys } from "./key-limits.js";
+import { isLiveKey, tooManyKeys } from "./key-limits.js";
 import { activeSessionOf, newestFirstPage } from "./memory-keys.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -134,20 +134,18 @@ export function createMemoryStore(): Store {
       if (keyIdByToken.has(key.tokenHash)) throw new Error("memory store: duplicate tokenHash");
       const superseded: string[] = [];
       const at = options.supersedeSessionAt ?? key.createdAt;
-      const live = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > at;
-      const supersedes = (k: KeyRecord) => key.purpose === "session" && k.purpose === "session" && k.owner === key.owner && k.chainId === key.chainId;
-      if (options.liveLimit !== undefined && live(key)) {
+      // The owner's live session key on the chain, which a new session key supersedes.
+      const supersedes = (k: KeyRecord) =>
+        key.purpose === "session" && k.purpose === "session" && k.owner === key.owner && k.chainId === key.chainId && isLiveKey(k, at);
+      if (options.liveLimit !== undefined && isLiveKey(key, at)) {
         let n = 1;
-        for (const other of keys.values()) if (other.owner === key.owner && live(other) && !supersedes(other)) n++;
+        for (const other of keys.values()) if (other.owner === key.owner && isLiveKey(other, at) && !supersedes(other)) n++;
         if (n > options.liveLimit) throw tooManyKeys(key.owner, options.liveLimit);
       }
-      if (key.purpose === "session") {
-        for (const other of keys.values()) {
-          if (other.purpose === "session" && other.owner === key.owner && other.chainId === key.chainId && other.revokedAt === undefined && other.expiresAt > at) {
-            other.revokedAt = at;
-            superseded.push(other.keyId);
-          }
-        }
+      for (const other of keys.values()) {
+        if (!supersedes(other)) continue;
+        other.revokedAt = at;
+        superseded.push(other.keyId);
       }
       superseded.sort();
       keys.set(key.keyId, copyKey(key));
