@@ -10,6 +10,7 @@ import type { Clock } from "./clock.js";
 import type { HttpClient } from "./http/client.js";
 import type { IdGenerator } from "./ids.js";
 import type { Store } from "./store/types.js";
+import { MAX_INTENT_LIFETIME_MS } from "./store/usage-days.js";
 import { feedbackOptionsSchema } from "./feedback/options.js";
 import { agentsOptionsSchema } from "./agents/options.js";
 import { dispenserOptionsSchema } from "./dispenser/options.js";
@@ -122,7 +123,7 @@ export const gatewayOptionsSchema = z.strictObject({
   ids: withMethod<IdGenerator>("next", "an IdGenerator ({ next(prefix): string })").optional(),
   compat: z.enum(["compose"]).optional(),
   /** Lifetime of an unsettled payment intent in ms. @default 900000 (15 min) */
-  intentTtlMs: z.number().int().min(1000).max(7 * 24 * 3_600_000).optional(),
+  intentTtlMs: z.number().int().min(1000).max(MAX_INTENT_LIFETIME_MS).optional(),
   /** Platform fee in basis points (100 = 1%). @default 100 */
   feeBps: z.number().int().min(0).max(10_000).optional(),
   /**

@@ -11,6 +11,7 @@
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { heldKeysSince } from "@tollgate/core";
 import { windowValues } from "./governance.js";
 import { activeSessionSql, liveKeysSql } from "./keys.js";
 import { ledgerSql } from "./ledger-sql.js";
@@ -99,7 +100,7 @@ for (const database of testDatabases("plans")) {
         const reserveArgs = ["key_p", later, "10", "pi_new", null, "f", "null", later, later + 60_000, ...w, 1000];
         const finishArgs = ["pi_000001", later, "settled", "5", "null", null, ...chargeValues(undefined), ...videoJobValues(undefined), ...w];
         // A range with whole days (the rollups) and a part of a day at each end (the charges).
-        const usageArgs = [OWNER, 5, 86_400_000, null, later, 86_400_000, 2 * 86_400_000, 2 * 86_400_000, later];
+        const usageArgs = [OWNER, 5, 86_400_000, null, later, 86_400_000, 2 * 86_400_000, 2 * 86_400_000, later, heldKeysSince(later)];
         const found = {
           reserve: await scansOf(session, "tg_plan_reserve", sql.reserve, reserveArgs, "intents"),
           // Its look for overdue intents runs only when its guard misses.
@@ -135,6 +136,10 @@ for (const database of testDatabases("plans")) {
         // Whole days come from the wallet's rollup rows by index, never from every wallet's.
         const rollups = await tableNodesOf(session, "tg_plan_usage_days", usageSql(tablesIn(schema)), usageArgs, "usage_days");
         expect(rollups.map((n) => n["Index Name"])).toEqual(["usage_days_by_owner"]);
+        // Its open reservations: only the wallet's keys that may still hold one (unrevoked by
+        // expiry, revoked by revocation time), never every key it ever had.
+        const heldKeys = await tableNodesOf(session, "tg_plan_usage_keys", usageSql(tablesIn(schema)), usageArgs, "keys");
+        expect(heldKeys.map((n) => n["Index Name"]).sort()).toEqual(["keys_live_by_owner", "keys_revoked_by_owner"]);
         for (const [statement, scans] of Object.entries(found)) {
           expect(scans.length, `${statement} reads intents`).toBeGreaterThan(0);
           expect(

@@ -4,7 +4,7 @@
  * at an end of the range) by UTC day and by the model their intents recorded, beside the sum of
  * its open reservations. NUMERIC sums are exact at any size; they leave the database as text.
  */
-import { splitUsageRange, type UsageStore } from "@tollgate/core";
+import { heldKeysSince, splitUsageRange, type UsageStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import type { TableName } from "./rows.js";
@@ -78,8 +78,11 @@ interface UsageRow {
  * (each [from, to) in ms). The model is the intent request's `modelId` when it is a JSON string
  * (the ledger writes one). `held` is what the wallet's keys hold reserved (a key's
  * `budget_reserved` is the sum of its authorized intents) less what their overdue authorized
- * intents hold, read through the partial index intents_due_by_key (authorized only; plans.test.ts):
- * it grows with the wallet's keys and overdue intents, never with its open ones.
+ * intents hold, read through the partial index intents_due_by_key (authorized only; plans.test.ts),
+ * over `held_keys`: only the keys that may still hold an open reservation at $10
+ * ({@link heldKeysSince}), unrevoked ones expiring after it (keys_live_by_owner) and ones revoked
+ * after it (keys_revoked_by_owner). It grows with the wallet's recent keys and their overdue
+ * intents, never with its open ones nor with the keys it revoked long ago.
  */
 export function usageSql(t: TableName): string {
   const [keys, intents, charges, days] = [t("keys"), t("intents"), t("charges"), t("usage_days")];
@@ -100,11 +103,18 @@ export function usageSql(t: TableName): string {
       ) parts
       GROUP BY 1, 2
     ),
+    held_keys AS MATERIALIZED (
+      SELECT key_id, budget_reserved FROM ${keys}
+      WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $10::bigint AND ($4::bigint IS NULL OR chain_id = $4::bigint)
+      UNION ALL
+      SELECT key_id, budget_reserved FROM ${keys}
+      WHERE owner = $1::text AND revoked_at > $10::bigint AND ($4::bigint IS NULL OR chain_id = $4::bigint)
+    ),
     held AS (
-      SELECT ((SELECT COALESCE(sum(budget_reserved), 0) FROM ${keys} WHERE owner = $1::text AND ($4::bigint IS NULL OR chain_id = $4::bigint))
+      SELECT ((SELECT COALESCE(sum(budget_reserved), 0) FROM held_keys)
         - (SELECT COALESCE(sum(i.max_amount), 0)
-           FROM ${keys} k JOIN ${intents} i ON i.key_id = k.key_id
-           WHERE k.owner = $1::text AND ($4::bigint IS NULL OR k.chain_id = $4::bigint) AND i.status = 'authorized' AND i.expires_at <= $5::bigint))::text AS reserved
+           FROM held_keys k JOIN ${intents} i ON i.key_id = k.key_id
+           WHERE i.status = 'authorized' AND i.expires_at <= $5::bigint))::text AS reserved
     )
     SELECT held.reserved, cells.day_start, cells.model_id, cells.spent, cells.calls FROM held LEFT JOIN cells ON true`;
 }
@@ -116,7 +126,18 @@ export function createUsageOps(db: Queryable, t: TableName): UsageStore {
     async usageByWallet({ wallet, chainId, fromMs, toMs, now }) {
       const { days, charges } = splitUsageRange(fromMs, toMs);
       const [head, tail] = [charges[0] ?? [0, 0], charges[1] ?? [0, 0]];
-      const { rows } = await db.query<UsageRow>(usage, [wallet, head[0], head[1], chainId ?? null, now, days?.[0] ?? 0, days?.[1] ?? 0, tail[0], tail[1]]);
+      const { rows } = await db.query<UsageRow>(usage, [
+        wallet,
+        head[0],
+        head[1],
+        chainId ?? null,
+        now,
+        days?.[0] ?? 0,
+        days?.[1] ?? 0,
+        tail[0],
+        tail[1],
+        heldKeysSince(now),
+      ]);
       const cells = rows
         .filter((r) => r.day_start !== null)
         .map((r) => ({ dayStart: Number(r.day_start), modelId: r.model_id, spent: BigInt(r.spent ?? "0"), calls: Number(r.calls ?? "0") }));

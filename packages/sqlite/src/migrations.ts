@@ -118,13 +118,21 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     // by expiry, so the count never reads the revoked or expired keys a wallet piles up.
     sql: "CREATE INDEX keys_live_by_owner ON keys (owner, expires_at) WHERE revoked_at IS NULL;",
   },
+  {
+    version: 16,
+    name: "keys: revoked keys by owner",
+    // With keys_live_by_owner, the keys that may still hold a reservation (usage.ts HELD_SQL): the
+    // unrevoked ones by expiry and these by revocation, so the usage read never walks the keys a
+    // wallet revoked long ago (a session key is revoked each time a new one supersedes it).
+    sql: "CREATE INDEX keys_revoked_by_owner ON keys (owner, revoked_at) WHERE revoked_at IS NOT NULL;",
+  },
 ];
 
 /**
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
  * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
- * intents count, 14 live keys by owner, 15 usage rollups per day; each capability
+ * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner; each capability
  * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [

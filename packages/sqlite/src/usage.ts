@@ -10,7 +10,7 @@
  * can overflow below 2^31 rows per group, and the halves are joined as bigint here.
  */
 import type Database from "better-sqlite3";
-import { splitUsageRange, type UsageStore } from "@tollgate/core";
+import { heldKeysSince, splitUsageRange, type UsageStore } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 
 /** The model a charge paid for: its intent request's `modelId` when that is a JSON string (the ledger writes one); '' for none. */
@@ -71,23 +71,33 @@ interface Bounds {
   from: number;
   to: number;
   now: number;
+  /** {@link heldKeysSince} of `now`. */
+  since: number;
 }
 
 /**
- * A wallet's open reservations: what its keys hold reserved (`keys_by_owner`; a key's
- * `budget_reserved` is the sum of its authorized intents, money invariant 1's bookkeeping) less
- * what its overdue authorized intents still hold (each key's by `intents_due_by_key`, which
- * only reaches the overdue ones). So the read grows with the wallet's keys and their overdue
- * intents, never with its open ones (up to `limits.openIntentsPerKey` per key). CROSS JOIN fixes
- * the keys-first order: with statistics of a small or empty intents table SQLite would otherwise
- * scan every wallet's authorized intents first (plans.test.ts).
+ * A wallet's open reservations: what its keys hold reserved (a key's `budget_reserved` is the sum
+ * of its authorized intents, money invariant 1's bookkeeping) less what their overdue authorized
+ * intents still hold (each key's by `intents_due_by_key`, which only reaches the overdue ones).
+ * Only the keys that may still hold an open reservation are read: those unrevoked and expiring
+ * after `@since` (keys_live_by_owner) and those revoked after it (keys_revoked_by_owner); every
+ * intent of an older key is overdue ({@link heldKeysSince}), so leaving it out changes no sum. So
+ * the read grows with the wallet's recent keys and their overdue intents, never with its open ones
+ * (up to `limits.openIntentsPerKey` per key) nor with the keys it revoked long ago. CROSS JOIN
+ * fixes the keys-first order: with statistics of a small or empty intents table SQLite would
+ * otherwise scan every wallet's authorized intents first (plans.test.ts).
  */
 export const HELD_SQL = `
+    WITH held_keys AS (
+      SELECT key_id, budget_reserved FROM keys WHERE owner = @wallet AND revoked_at IS NULL AND expires_at > @since AND (@chain IS NULL OR chain_id = @chain)
+      UNION ALL
+      SELECT key_id, budget_reserved FROM keys WHERE owner = @wallet AND revoked_at > @since AND (@chain IS NULL OR chain_id = @chain)
+    )
     SELECT r.hi, r.lo, d.hi AS due_hi, d.lo AS due_lo
-    FROM (SELECT ${splitSum("budget_reserved")} FROM keys WHERE owner = @wallet AND (@chain IS NULL OR chain_id = @chain)) r,
+    FROM (SELECT ${splitSum("budget_reserved")} FROM held_keys) r,
       (SELECT ${splitSum("i.max_amount")}
-       FROM keys k CROSS JOIN intents i ON i.key_id = k.key_id
-       WHERE k.owner = @wallet AND (@chain IS NULL OR k.chain_id = @chain) AND i.status = 'authorized' AND i.expires_at <= @now) d`;
+       FROM held_keys k CROSS JOIN intents i ON i.key_id = k.key_id
+       WHERE i.status = 'authorized' AND i.expires_at <= @now) d`;
 
 interface HeldRow {
   hi: bigint | null;
@@ -135,7 +145,7 @@ export function createUsageOps(db: Database.Database): UsageStore {
 
   return {
     async usageByWallet({ wallet, chainId, fromMs, toMs, now }) {
-      const { rows, reserved: held } = read({ wallet, chain: chainId ?? null, from: fromMs, to: toMs, now });
+      const { rows, reserved: held } = read({ wallet, chain: chainId ?? null, from: fromMs, to: toMs, now, since: heldKeysSince(now) });
       return {
         cells: rows.map((r) => ({ dayStart: Number(r.day_start), modelId: r.model_id, spent: joined(r), calls: Number(r.calls) })),
         reserved: held,

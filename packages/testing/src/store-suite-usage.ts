@@ -219,6 +219,29 @@ export const usageTests = {
     expect(await store.usageByWallet({ wallet: OWNER, fromMs: T0 + 5 * DAY, toMs: T0 + 6 * DAY, now: T0 + DAY })).toEqual({ cells: [], reserved: 300n });
   },
 
+  "a revoked or expired key's reservation counts until its intent is overdue; keys revoked or expired long ago hold none": async ({ store }) => {
+    // An intent outlives its key's revocation or expiry by up to MAX_INTENT_LIFETIME_MS (7 days).
+    const now = T0 + 40 * DAY;
+    const hold = async (key: KeyRecord, amount: bigint, at: number, lifetime: number) =>
+      expect((await store.reserve({ intent: makeIntent(key.keyId, amount, { createdAt: at, expiresAt: at + lifetime }), now: at })).ok).toBe(true);
+    const revokedLately = await addKey(store, LONG);
+    await hold(revokedLately, 11n, now - 7 * DAY + 3_600_000 - 1, 7 * DAY); // open until an hour after now
+    await store.revokeKey(revokedLately.keyId, now - 7 * DAY + 3_600_000);
+    const expiredLately = await addKey(store, { ...LONG, expiresAt: now - 6 * DAY });
+    await hold(expiredLately, 13n, now - 6 * DAY - 1, 7 * DAY); // open until a day after now
+    const revokedLongAgo = await addKey(store, LONG);
+    await hold(revokedLongAgo, 100n, now - 30 * DAY, DAY); // overdue, never swept
+    await store.revokeKey(revokedLongAgo.keyId, now - 30 * DAY + 1);
+    const expiredLongAgo = await addKey(store, { ...LONG, expiresAt: now - 20 * DAY });
+    await hold(expiredLongAgo, 200n, now - 20 * DAY - 1, DAY); // overdue, never swept
+    const live = await addKey(store, LONG);
+    await hold(live, 17n, now - 1, 2 * DAY);
+    const at = (t: number) => store.usageByWallet({ wallet: OWNER, fromMs: T0, toMs: T0 + DAY, now: t });
+    expect(await at(now)).toEqual({ cells: [], reserved: 41n });
+    expect((await view(store, now)).totals.reserved).toBe("41");
+    expect(await at(now + DAY)).toEqual({ cells: [], reserved: 17n });
+  },
+
   "charges count whatever their on-chain settlement status": async ({ store }) => {
     const key = await addKey(store, LONG);
     await spend(store, key, 11n, T0 + 1, "m");

@@ -16,6 +16,7 @@ import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
 import type { IntentRecord, IntentStatus, KeyBudget, KeyRecord, Store } from "../store/types.js";
 import type { VideoJobRecord } from "../store/video-types.js";
+import { MAX_INTENT_LIFETIME_MS } from "../store/usage-days.js";
 import { priceMeter, type MeterInput, type PricedMeter } from "./meter.js";
 import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
 
@@ -45,7 +46,7 @@ export interface PrepareInput {
    * cap for that model is reserved against in the same atomic step (402 `model_budget_exhausted`).
    */
   readonly model?: ModelRef | undefined;
-  /** The intent's lifetime when it must outlive the default `intentTtlMs` (a long stream); never shorter than the default. */
+  /** The intent's lifetime when it must outlive the default `intentTtlMs` (a long stream); never shorter than the default, never longer than MAX_INTENT_LIFETIME_MS. */
   readonly ttlMs?: number | undefined;
 }
 
@@ -289,7 +290,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
             request: amount === maxAmount ? recorded : Object.assign({}, recorded, { maxAmountWei: amount.toString() }),
             createdAt: now,
-            expiresAt: now + Math.max(options.intentTtlMs, input.ttlMs ?? 0),
+            expiresAt: now + Math.min(Math.max(options.intentTtlMs, input.ttlMs ?? 0), MAX_INTENT_LIFETIME_MS),
             ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
             ...(budgetScope ? { budgetScope } : {}),
           },

@@ -26,3 +26,22 @@ export function splitUsageRange(fromMs: number, toMs: number): UsageRangeSplit {
   if (last < toMs) charges.push([last, toMs]);
   return { days: [first, last], charges };
 }
+
+/**
+ * The longest an intent lives: from its creation to its `expiresAt`. The ledger service never
+ * opens one for longer (`intentTtlMs` and a call's own TTL are clamped to it), and the stores'
+ * usage read relies on it (see {@link heldKeysSince}).
+ */
+export const MAX_INTENT_LIFETIME_MS = 7 * 86_400_000;
+
+/**
+ * The oldest revocation or expiry of a key that may still hold an open reservation at `now`: a
+ * key takes no reserve once revoked or expired, and an intent lives at most
+ * {@link MAX_INTENT_LIFETIME_MS}, so every intent of a key revoked or expired before this time is
+ * past its `expiresAt`. The reserved part of a usage read sums only keys live or revoked since
+ * then, so it reads the wallet's recent keys, not all it ever had. One hour of slack covers the
+ * clocks of several instances.
+ */
+export function heldKeysSince(now: number): number {
+  return now - MAX_INTENT_LIFETIME_MS - 3_600_000;
+}

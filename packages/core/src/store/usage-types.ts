@@ -32,7 +32,9 @@ export interface UsageStore {
    * of `createdAt` and by model; and the budget held now by the wallet's open reservations (on
    * that chain when given) — authorized intents not yet past `expiresAt` at `now`, whether or not
    * they are in the range. A read: nothing is expired or released. Sums are exact for any number
-   * of charges a store can hold.
+   * of charges a store can hold. A store may rely on no intent living longer than
+   * `MAX_INTENT_LIFETIME_MS` (the ledger service's bound): a key revoked or expired before
+   * `heldKeysSince(now)` holds no open reservation, and the SQL stores read only the others.
    */
   usageByWallet(input: { wallet: string; chainId?: number; fromMs: number; toMs: number; now: number }): Promise<WalletUsageRecord>;
 }
