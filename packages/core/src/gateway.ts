@@ -20,6 +20,7 @@ import { createKeyGovernance } from "./keys/governance.js";
 import { keyRoutes } from "./keys/routes.js";
 import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
+import { startSweeper } from "./ledger/sweeper.js";
 import type { CapabilityDeps } from "./capability.js";
 import { createX402Service } from "./x402/service.js";
 import { createFeedbackService } from "./feedback/service.js";
@@ -46,6 +47,9 @@ import { createRateLimiter } from "./http/rate-limit.js";
 import { createObservability } from "./observability/service.js";
 import { observabilityRoutes } from "./observability/routes.js";
 
+/** The sweeper's batch of overdue intents, and the most batches of one run. */
+const SWEEP_BATCH = 500;
+const SWEEP_BATCHES = 100;
 
 /** Every route of the gateway, in table order; the last one serves the OpenAPI document of them all. */
 export function gatewayRoutes(): AnyRoute[] {
@@ -150,14 +154,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   let closed: Promise<void> | undefined;
   const sweepMs = o.sweepIntervalMs ?? 60_000;
   // Expiry is enforced on every read; the sweeper only returns idle reservations to budgets sooner.
-  // Up to 100 batches of 500 a run, so a backlog of lapsed holds (many keys at their open-intent
-  // cap, say) drains in minutes, not hours, while requests keep being served between batches.
+  // Up to 100 batches of 500 a run, requests served between batches; a run that stops at that cap
+  // is followed soon by the next (ledger/sweeper.ts), so a backlog of lapsed holds drains fast.
   const sweep = async () => {
-    await services.ledger.sweep(500, 100);
+    const expired = await services.ledger.sweep(SWEEP_BATCH, SWEEP_BATCHES);
     await services.auth.prune();
+    return expired >= SWEEP_BATCH * SWEEP_BATCHES;
   };
-  const sweeper = sweepMs > 0 ? setInterval(() => void sweep().catch((err: unknown) => observability.logger.error({ err }, "sweep failed")), sweepMs) : undefined;
-  (sweeper as { unref?: () => void } | undefined)?.unref?.();
+  const sweeper =
+    sweepMs > 0 ? startSweeper({ intervalMs: sweepMs, run: sweep, onError: (err) => observability.logger.error({ err }, "sweep failed") }) : undefined;
   return {
     services,
     metrics: observability.metrics.registry,
@@ -180,7 +185,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       `cors: ${o.cors ? (o.cors.origins === "*" ? "any origin" : o.cors.origins.join(", ")) : "off"}`,
     ],
     close: () => {
-      if (sweeper) clearInterval(sweeper);
+      sweeper?.stop();
       return (closed ??= (async () => {
         for (const fn of closers) await fn();
         await store.close();
