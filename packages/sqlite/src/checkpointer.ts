@@ -7,10 +7,15 @@
  * while the worker runs. If the worker cannot start or dies, the serving connection's
  * auto-checkpoint is turned back on. Once a passive pass leaves a long log, the worker restarts it
  * (see WORKER_SOURCE), so the WAL stays bounded under writes that never pause.
+ *
+ * The worker's connection also answers the one read whose cost grows with every wallet's open
+ * reservations together, the count of open intents for `/metrics` (tens of ms at a million), so a
+ * scrape never stalls the serving thread with it.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
+import { OPEN_INTENTS_SQL } from "./health.js";
 
 // An eval worker (CommonJS): no file to locate after bundling, and no TypeScript loader needed.
 const WORKER_SOURCE = `
@@ -45,7 +50,14 @@ const checkpoint = () => {
   } catch { /* busy or locked: the next tick retries */ }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
-parentPort.on("message", () => {
+const openIntents = db.prepare(workerData.openIntentsSql);
+parentPort.on("message", (message) => {
+  if (message && message.count !== undefined) {
+    let n = null;
+    try { n = Number(openIntents.get(message.now).n); } catch { /* the caller counts on its own connection */ }
+    parentPort.postMessage({ count: message.count, n });
+    return;
+  }
   clearInterval(timer);
   checkpoint();
   db.close();
@@ -56,6 +68,11 @@ parentPort.postMessage("ready");
 
 /** A running checkpointer; `close()` runs a last checkpoint and stops the worker. */
 export interface Checkpointer {
+  /**
+   * The open intents at `now` (OPEN_INTENTS_SQL), counted on the worker's connection; null when
+   * the worker is not running (not yet started, failed, closed) or the count failed there.
+   */
+  countOpenIntents(now: number): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -71,17 +88,35 @@ const RESTART_FRAMES = DEFAULT_AUTOCHECKPOINT;
  */
 export function startCheckpointer(db: Database.Database, filename: string, intervalMs: number, synchronous: "NORMAL" | "FULL"): Checkpointer {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, filename, intervalMs, synchronous, restartFrames: RESTART_FRAMES } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { driver, filename, intervalMs, synchronous, restartFrames: RESTART_FRAMES, openIntentsSql: OPEN_INTENTS_SQL },
+  });
   worker.unref();
   let running = false;
+  let closing = false;
+  // Counts asked of the worker and not yet answered; the worker is referenced while any are.
+  const counts = new Map<number, (n: number | null) => void>();
+  let nextCount = 0;
+  const answer = (id: number, n: number | null) => {
+    counts.get(id)?.(n);
+    counts.delete(id);
+    if (counts.size === 0 && !closing) worker.unref();
+  };
   const restore = () => {
     running = false;
+    for (const id of [...counts.keys()]) answer(id, null);
     if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
   };
-  worker.once("message", () => {
-    if (!db.open) return;
-    running = true;
-    db.pragma("wal_autocheckpoint = 0");
+  worker.on("message", (message: unknown) => {
+    if (message === "ready") {
+      if (!db.open) return;
+      running = true;
+      db.pragma("wal_autocheckpoint = 0");
+    } else if (typeof message === "object" && message !== null && "count" in message) {
+      const { count, n } = message as { count: number; n: number | null };
+      answer(count, n);
+    }
   });
   worker.once("error", restore);
   const exited = new Promise<void>((resolve) =>
@@ -91,7 +126,17 @@ export function startCheckpointer(db: Database.Database, filename: string, inter
     }),
   );
   return {
+    countOpenIntents(now) {
+      if (!running || closing) return Promise.resolve(null);
+      const id = ++nextCount;
+      if (counts.size === 0) worker.ref();
+      return new Promise((resolve) => {
+        counts.set(id, resolve);
+        worker.postMessage({ count: id, now });
+      });
+    },
     async close() {
+      closing = true;
       // Unreferenced, the worker would not keep the process alive until its last checkpoint.
       worker.ref();
       if (running) worker.postMessage("close");

@@ -9,9 +9,13 @@ export const OPEN_INTENTS_SQL = "SELECT COUNT(*) AS n FROM intents WHERE status 
 /**
  * `ready()`: the connection is open and `schema_migrations` holds every migration of this build
  * (one read of a table of a dozen rows). `countOpenIntents(now)`: a count over the partial index of
- * authorized intents (`intents_due`), never the table.
+ * authorized intents (`intents_due`), never the table; by `offThread` (the checkpoint worker's
+ * connection) when it answers, on `db` otherwise.
  */
-export function createHealthOps(db: Database.Database): Required<Pick<Store, "ready" | "countOpenIntents">> {
+export function createHealthOps(
+  db: Database.Database,
+  offThread?: (now: number) => Promise<number | null>,
+): Required<Pick<Store, "ready" | "countOpenIntents">> {
   const applied = db.prepare<[], { version: bigint }>("SELECT version FROM schema_migrations");
   const open = db.prepare<[number], { n: bigint }>(OPEN_INTENTS_SQL);
   const latest = Math.max(...MIGRATIONS.map((m) => m.version));
@@ -24,7 +28,7 @@ export function createHealthOps(db: Database.Database): Required<Pick<Store, "re
       return { ok: true, detail: `SQLite, schema at migration ${latest}` };
     },
     async countOpenIntents(now) {
-      return Number(open.get(now)?.n ?? 0n);
+      return (await offThread?.(now)) ?? Number(open.get(now)?.n ?? 0n);
     },
   };
 }

@@ -10,6 +10,7 @@ import Database from "better-sqlite3";
 import { createGateway, createManualClock, type Store } from "@tollgate/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations.js";
+import { startCheckpointer } from "./checkpointer.js";
 import { createSqliteStore } from "./store.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tollgate-sqlite-readiness-"));
@@ -98,5 +99,29 @@ describe("SQLite readiness", () => {
     clock.advance(15 * 60_000 + 1);
     expect(await count(store)).toBe(0);
     await gateway.close();
+  });
+
+  it("counts on the checkpoint worker's connection once it runs (a scrape never holds the serving thread), on the serving connection without one", async () => {
+    const { filename, gateway, clock, withKey } = setup();
+    const prepare = await withKey();
+    await Promise.all([prepare(10n), prepare(20n), prepare(30n)]);
+    // A checkpointer of its own on the same file (beside its own serving connection): it answers
+    // once its worker runs, and null once closed (the store then counts on its own connection).
+    const serving = new Database(filename);
+    const checkpointer = startCheckpointer(serving, filename, 60_000, "NORMAL");
+    let n: number | null = null;
+    for (let i = 0; i < 200 && n === null; i++) {
+      n = await checkpointer.countOpenIntents(clock.now());
+      if (n === null) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(n).toBe(3);
+    expect(await checkpointer.countOpenIntents(clock.now() + 15 * 60_000 + 1)).toBe(0);
+    await checkpointer.close();
+    expect(await checkpointer.countOpenIntents(clock.now())).toBeNull();
+    serving.close();
+    await gateway.close();
+    const without = createSqliteStore({ filename, checkpointIntervalMs: 0 });
+    expect(await without.countOpenIntents!(clock.now())).toBe(3);
+    await without.close();
   });
 });

@@ -100,7 +100,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createPaymentNonceOps(db),
     ...createAuthOps(db),
     ...createUsageOps(db),
-    ...createHealthOps(db),
+    ...createHealthOps(db, checkpointer && ((now) => checkpointer.countOpenIntents(now))),
     groupCommitStats: () => ({ ...group.stats }),
     async close() {
       if (!db.open) return;
