@@ -138,42 +138,6 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
     // a wallet revoked long ago (a session key is revoked each time a new one supersedes it).
     sql: "CREATE INDEX keys_revoked_by_owner ON keys (owner, revoked_at) WHERE revoked_at IS NOT NULL;",
   },
-  {
-    version: 17,
-    name: "keys: shape checks on their own columns",
-    // PostgreSQL checks every CHECK constraint of a table in every statement that writes a row of
-    // it, reading and planning each stored expression anew; the ledger writes a key twice a paid
-    // call, never to these five columns. As a trigger on just those columns, the same five checks
-    // (same names, same SQLSTATE 23514, the same rule: only a FALSE refuses) cost a paid call
-    // nothing: ~7 % more reserve + settle pairs per second, measured. The money CHECKs stay.
-    sql: `
-      ALTER TABLE keys
-        DROP CONSTRAINT keys_purpose_check,
-        DROP CONSTRAINT keys_current_is_session,
-        DROP CONSTRAINT keys_budget_period_check,
-        DROP CONSTRAINT keys_models_check,
-        DROP CONSTRAINT keys_model_budgets_check;
-      CREATE FUNCTION keys_shape() RETURNS trigger LANGUAGE plpgsql AS $fn$
-      DECLARE
-        failed text;
-      BEGIN
-        failed := CASE
-          WHEN (NEW.purpose IN ('session', 'api')) IS FALSE THEN 'keys_purpose_check'
-          WHEN (NEW.current_session IS NULL OR (NEW.current_session AND NEW.purpose = 'session')) IS FALSE THEN 'keys_current_is_session'
-          WHEN (NEW.budget_period IN ('daily', 'weekly', 'monthly')) IS FALSE THEN 'keys_budget_period_check'
-          WHEN (json_typeof(NEW.models) = 'array') IS FALSE THEN 'keys_models_check'
-          WHEN (json_typeof(NEW.model_budgets) = 'object') IS FALSE THEN 'keys_model_budgets_check'
-        END;
-        IF failed IS NOT NULL THEN
-          RAISE check_violation USING MESSAGE = format('new row for relation "keys" violates check constraint "%s"', failed), CONSTRAINT = failed, TABLE = 'keys';
-        END IF;
-        RETURN NEW;
-      END
-      $fn$;
-      CREATE TRIGGER keys_shape BEFORE INSERT OR UPDATE OF purpose, current_session, budget_period, models, model_budgets ON keys
-        FOR EACH ROW EXECUTE FUNCTION keys_shape();
-    `,
-  },
 ];
 
 /**
@@ -181,7 +145,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
  * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
  * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner (the same numbers as
- * `@tollgate/sqlite`), 17 the keys' shape checks as a trigger (PostgreSQL only).
+ * `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   ...LEDGER_MIGRATIONS,
