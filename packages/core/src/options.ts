@@ -132,7 +132,11 @@ export const gatewayOptionsSchema = z.strictObject({
    * call). 0 looks the key up on every call. @default 1000
    */
   keyCacheMs: z.number().int().min(0).max(60_000).optional(),
-  /** How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still applies). @default 60000 */
+  /**
+   * How often the sweeper releases expired reservations, in ms; 0 turns it off (expiry on read still
+   * applies). A run that finds a backlog (50 000 overdue) is followed sooner, after four times its
+   * own duration. @default 60000
+   */
   sweepIntervalMs: z.number().int().min(0).max(3_600_000).optional(),
   /** EVM chains (RPC URL and USDC address per chain id) used by x402, the dispenser and settlement. */
   chains: chainsOptionsSchema,
