@@ -31,7 +31,7 @@ function recordingTimer() {
     // The run is async: wait until it has scheduled the next one (or stopped).
     for (let i = 0; i < 100 && pending === undefined; i++) await new Promise((r) => setTimeout(r, 1));
   };
-  return { timer, delays, cleared, fire, pending: () => pending };
+  return { timer, delays, cleared, fire };
 }
 
 describe("expiry sweeper", () => {
