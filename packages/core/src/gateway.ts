@@ -196,5 +196,6 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
 
 function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {
   const ip = Object.entries(r.perIp).map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`).join(", ");
-  return `per IP ${ip}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
+  const wallet = r.perWallet.keys === undefined ? "off" : `${r.perWallet.keys}/min`;
+  return `per IP ${ip}; per wallet key writes ${wallet}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
 }

@@ -136,6 +136,42 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       });
 
       test(
+        "key churn: a wallet's key writes (create, update, rotate) are limited per wallet; other wallets, the internal secret and a key renaming itself are not counted against it",
+        async (h) => {
+          const { token } = await h.signIn(victim);
+          const remaining = (r: { headers: Headers }) => r.headers.get("x-ratelimit-remaining");
+          const create = () => h.call("POST", "/api/keys", { headers: bearer(token), json: { ...KEY, expiresAt: h.clock.now() + DAY } });
+          const first = await create();
+          expect([first.status, remaining(first)]).toEqual([201, "3"]);
+          const second = await create();
+          expect([second.status, remaining(second)]).toEqual([201, "2"]);
+          const renamed = await h.call("PATCH", `/api/keys/${first.body.keyId}`, { headers: bearer(token), json: { name: "renamed" } });
+          expect([renamed.status, remaining(renamed)]).toEqual([200, "1"]);
+          const rotated = await h.call("POST", `/api/keys/${second.body.keyId}/rotate`, { headers: bearer(token), json: {} });
+          expect([rotated.status, remaining(rotated)]).toEqual([200, "0"]);
+          const over = await create();
+          refused(over, 429, "rate_limited");
+          expect(over.headers.get("retry-after")).toBe("60");
+          refused(await h.call("PATCH", `/api/keys/${first.body.keyId}`, { headers: bearer(token), json: { budgetLimit: "5" } }), 429, "rate_limited");
+          refused(await h.call("POST", `/api/keys/${first.body.keyId}/rotate`, { headers: bearer(token), json: {} }), 429, "rate_limited");
+          // The refused calls wrote nothing: the same two keys, neither changed, and one change event each.
+          const listed = await h.call("GET", "/api/keys", { headers: bearer(token) });
+          const views = listed.body.keys.map((k: any) => `${k.keyId} ${k.budgetLimit}`).sort();
+          expect(views).toEqual([`${first.body.keyId} 1000000`, `${second.body.keyId} 1000000`].sort());
+          for (const key of [first.body, second.body]) expect((await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: bearer(token) })).body.events).toHaveLength(1);
+          // A key renaming itself has its own window: the owner's does not stop it, nor does it use the owner's.
+          expect((await h.call("PATCH", `/api/keys/${first.body.keyId}`, { headers: bearer(first.body.token), json: { name: "mine" } })).status).toBe(200);
+          // Another wallet, and the host app's server with the internal secret, are not affected.
+          await h.createKey((await h.signIn(attacker)).token);
+          const bySecret = await h.call("POST", "/api/keys", { headers: { ...header(victim.address), "x-internal-secret": SECRET }, json: { ...KEY, expiresAt: h.clock.now() + DAY } });
+          expect([bySecret.status, remaining(bySecret)]).toEqual([201, null]);
+          h.clock.advance(60_000);
+          expect((await create()).status).toBe(201);
+        },
+        { rateLimits: { perWallet: { keys: 4 } } },
+      );
+
+      test(
         "the dispenser claim is rate limited per client IP: exactly N pass, then 429 with Retry-After",
         async (h) => {
           const ip = { "x-forwarded-for": "203.0.113.7" };

@@ -54,7 +54,19 @@ export const rateLimitOptionsSchema = z
           dispenser: perMinute.optional(),
         })
         .optional(),
-      /** How many clients (keys and IPs) the limiter tracks at once; the oldest are forgotten beyond it. @default 100000 */
+      /**
+       * Requests per minute per owner wallet on the routes that write its keys: create
+       * (`POST /api/keys`), update (`PATCH /api/keys/{id}`) and rotate. Each adds rows (a key, its
+       * change events) that stay; without a limit one wallet session could add them as fast as the
+       * gateway answers. The internal secret (the host app's own server) is not counted.
+       */
+      perWallet: z
+        .strictObject({
+          /** Key create, update and rotate. @default 60 */
+          keys: perMinute.optional(),
+        })
+        .optional(),
+      /** How many clients (keys, wallets and IPs) the limiter tracks at once; the oldest are forgotten beyond it. @default 100000 */
       maxTrackedClients: z.number().int().min(100).max(10_000_000).optional(),
     }),
   ])
@@ -63,21 +75,27 @@ export const rateLimitOptionsSchema = z
 /** A group of credential-free routes limited per client IP. */
 export type IpLimitGroup = "auth" | "feedback" | "dispenser";
 
+/** A group of wallet-proven routes limited per owner wallet. */
+export type WalletLimitGroup = "keys";
+
 /** The rate limits after defaults: requests per minute, or undefined for none. */
 export interface ResolvedRateLimits {
   readonly keyDefault: number | undefined;
   readonly perIp: Readonly<Record<IpLimitGroup, number | undefined>>;
+  readonly perWallet: Readonly<Record<WalletLimitGroup, number | undefined>>;
   readonly maxTrackedClients: number;
 }
 
 /** Applies the defaults of {@link rateLimitOptionsSchema}. */
 export function resolveRateLimits(options: z.output<typeof rateLimitOptionsSchema>): ResolvedRateLimits {
   const off = (v: number | false | undefined, def: number | undefined) => (v === false ? undefined : (v ?? def));
-  if (options === false) return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined }, maxTrackedClients: 100 };
+  if (options === false)
+    return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined }, perWallet: { keys: undefined }, maxTrackedClients: 100 };
   const ip = options?.perIp;
   return {
     keyDefault: off(options?.keyDefault, undefined),
     perIp: { auth: off(ip?.auth, 60), feedback: off(ip?.feedback, 60), dispenser: off(ip?.dispenser, 10) },
+    perWallet: { keys: off(options?.perWallet?.keys, 60) },
     maxTrackedClients: options?.maxTrackedClients ?? 100_000,
   };
 }

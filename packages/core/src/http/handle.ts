@@ -13,7 +13,7 @@ import { corsHeaders, preflightHeaders } from "./cors.js";
 import { empty, json } from "./respond.js";
 import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
-import { limitByIp, limitByKey } from "./limits.js";
+import { limitByIp, limitByKey, limitByWallet } from "./limits.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 import type { RequestTrace } from "../observability/telemetry.js";
 
@@ -126,6 +126,7 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
   const auth: unknown = route.authenticate ? await route.authenticate(req, ctx) : undefined;
   trace.keyId = route.rateLimit?.key?.(auth)?.keyId;
   Object.assign(limitHeaders, limitByKey(route, auth, ctx));
+  Object.assign(limitHeaders, limitByWallet(route, auth, ctx));
   const params = route.params ? parseWith(route.params, rawParams, "path") : rawParams;
   const q = queryObject(req.query);
   const query = route.query ? parseWith(route.query, q, "query") : q;

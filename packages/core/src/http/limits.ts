@@ -1,4 +1,4 @@
-/** The pipeline's rate-limit steps: per client IP on credential-free routes, per service key. */
+/** The pipeline's rate-limit steps: per client IP on credential-free routes, per owner wallet, per service key. */
 import type { GatewayContext } from "../context.js";
 import { clientIp } from "./client-ip.js";
 import { rateLimited, rateLimitHeaders } from "./rate-limit.js";
@@ -30,5 +30,21 @@ export function limitByKey(route: AnyRoute, auth: unknown, ctx: GatewayContext):
   const now = ctx.clock.now();
   const decision = ctx.rateLimits.limiter.hit(`key:${key.keyId}`, perMinute);
   if (!decision.allowed) throw rateLimited(decision, now, `key ${key.keyId}`);
+  return rateLimitHeaders(decision, now);
+}
+
+/**
+ * Counts the request against the owner wallet its route names, in the route's wallet group (after
+ * the credential is resolved, so only a proven wallet is counted).
+ */
+export function limitByWallet(route: AnyRoute, auth: unknown, ctx: GatewayContext): Record<string, string> {
+  const limit = route.rateLimit?.wallet;
+  if (!limit) return {};
+  const perMinute = ctx.rateLimits.perWallet[limit.group];
+  const address = perMinute === undefined ? undefined : limit.of(auth);
+  if (perMinute === undefined || address === undefined) return {};
+  const now = ctx.clock.now();
+  const decision = ctx.rateLimits.limiter.hit(`wallet:${limit.group}:${address}`, perMinute);
+  if (!decision.allowed) throw rateLimited(decision, now, `${limit.group} writes of wallet ${address}`);
   return rateLimitHeaders(decision, now);
 }

@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 import type { GatewayContext } from "../context.js";
-import type { IpLimitGroup } from "../auth/options.js";
+import type { IpLimitGroup, WalletLimitGroup } from "../auth/options.js";
 import type { KeyRecord } from "../store/types.js";
 import type { RequestTrace } from "../observability/telemetry.js";
 
@@ -83,9 +83,14 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, A = unde
   /**
    * Rate limits the pipeline applies: `ip` counts the client IP in that group before anything
    * else; `key` counts the key the route's credential resolved to (its own `rateLimit`, else the
-   * gateway default). Both answer 429 `rate_limited` with `Retry-After` and `x-ratelimit-*`.
+   * gateway default); `wallet` counts the owner wallet `of` returns (lower-case address; undefined:
+   * not counted) in that group. All answer 429 `rate_limited` with `Retry-After` and `x-ratelimit-*`.
    */
-  readonly rateLimit?: { readonly ip?: IpLimitGroup; readonly key?: (auth: A) => KeyRecord | undefined };
+  readonly rateLimit?: {
+    readonly ip?: IpLimitGroup;
+    readonly key?: (auth: A) => KeyRecord | undefined;
+    readonly wallet?: { readonly group: WalletLimitGroup; readonly of: (auth: A) => string | undefined };
+  };
   /**
    * Also accept `multipart/form-data` (the OpenAI SDK uploads files so): text parts become string
    * fields, file parts `{ filename?, contentType?, data: Uint8Array }`.

@@ -13,7 +13,7 @@ import { GatewayError } from "../errors.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, clampedInt, optionalText, unixMs } from "../http/schemas.js";
-import { proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY } from "../http/wallet-proof.js";
+import { proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY, type ProvenWallet } from "../http/wallet-proof.js";
 import type { GatewayRequest } from "../http/types.js";
 import type { KeyPatch, KeyRecord } from "../store/types.js";
 import { checkModelPatterns, DEFAULT_ROTATION_GRACE_MS, MAX_ROTATION_GRACE_MS, type Actor } from "./governance.js";
@@ -42,6 +42,18 @@ const patchBody = z.strictObject({
 
 const keyIdParams = z.object({ keyId: z.string().min(1).max(100) });
 
+/**
+ * The per-wallet limit of the routes that write a wallet's keys (`rateLimits.perWallet.keys`):
+ * counted by the proven owner; the internal secret (the host app's own server) is not counted.
+ */
+export const keyWritesLimit = {
+  group: "keys",
+  of: (wallet: ProvenWallet) => (wallet.via === "internal_secret" ? undefined : wallet.address),
+} as const;
+
+/** Who a key update comes from: the key itself (renaming itself), or its owner's proven wallet. */
+type UpdateAuth = { readonly key: KeyRecord; readonly wallet?: undefined } | { readonly key?: undefined; readonly wallet: ProvenWallet };
+
 /** Checks `models` and `modelBudgets` patterns against the catalog (400 naming the field). */
 export function checkGovernanceModels(gateway: GatewayContext, body: { models?: readonly string[] | null | undefined; modelBudgets?: Record<string, bigint> | null | undefined }): void {
   if (body.models) checkModelPatterns(gateway.services.catalog, body.models, "models");
@@ -50,7 +62,11 @@ export function checkGovernanceModels(gateway: GatewayContext, body: { models?: 
 
 /** The target key when the request proves its owner's wallet without a service key; 404/403 otherwise. */
 export async function ownedKey(request: GatewayRequest, gateway: GatewayContext, keyId: string): Promise<{ key: KeyRecord; actor: Actor }> {
-  const wallet = await proveWallet(request, gateway, { serviceKey: false });
+  return ownedBy(await proveWallet(request, gateway, { serviceKey: false }), gateway, keyId);
+}
+
+/** The target key when it belongs to the proven wallet; 404/403 otherwise. */
+async function ownedBy(wallet: ProvenWallet, gateway: GatewayContext, keyId: string): Promise<{ key: KeyRecord; actor: Actor }> {
   const key = await gateway.services.store.getKeyById(keyId);
   if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
   if (key.owner !== wallet.address) throw new GatewayError("forbidden", "The key belongs to another wallet than the one proven.");
@@ -80,16 +96,20 @@ export function governanceRoutes(): AnyRoute[] {
         "Update a key (owner's wallet proof; the key itself may change only its name): name, budgetLimit (never below the window's used + reserved), expiresAt (future), budgetPeriod, models, modelBudgets, rateLimit; null clears. Every change is recorded.",
       params: keyIdParams,
       body: patchBody,
+      authenticate: async (request, gateway): Promise<UpdateAuth> =>
+        sendsServiceKey(request) ? { key: await gateway.services.keys.authenticate(request.headers.authorization) } : { wallet: await proveWallet(request, gateway, { serviceKey: false }) },
+      // A key renaming itself is counted as its own subject, so it cannot use up its owner's window.
+      rateLimit: { wallet: { group: "keys", of: (auth) => (auth.wallet ? keyWritesLimit.of(auth.wallet) : `key:${auth.key.keyId}`) } },
       security: { accepts: ["walletSession", ["internalSecret", "session"], "serviceKey"] },
-      handle: async ({ request, params, body, gateway }) => {
+      handle: async ({ auth, params, body, gateway }) => {
         let target: { key: KeyRecord; actor: Actor };
-        if (sendsServiceKey(request)) {
-          const key = await gateway.services.keys.authenticate(request.headers.authorization);
+        if (auth.key) {
+          const key = auth.key;
           if (key.keyId !== params.keyId) throw new GatewayError("forbidden", "A service key may update only itself, and only its name; the owner's wallet changes the rest.");
           const others = Object.keys(body).filter((f) => f !== "name");
           if (others.length > 0) throw new GatewayError("forbidden", `A service key may change only its own name; ${others.join(", ")} need the owner's wallet proof.`, { param: others[0]! });
           target = { key, actor: `key:${key.keyId}` };
-        } else target = await ownedKey(request, gateway, params.keyId);
+        } else target = await ownedBy(auth.wallet, gateway, params.keyId);
         checkGovernanceModels(gateway, body);
         const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as KeyPatch;
         if (target.key.revokedAt !== undefined) throw new GatewayError("invalid_state", `Key ${target.key.keyId} is revoked; a revoked key cannot be changed.`, { details: { status: "revoked" } });
@@ -105,9 +125,10 @@ export function governanceRoutes(): AnyRoute[] {
       params: keyIdParams,
       body: z.strictObject({ graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS / 1000).optional() }).optional(),
       authenticate: (request, gateway) => proveWallet(request, gateway, { serviceKey: false }),
+      rateLimit: { wallet: keyWritesLimit },
       security: WALLET_PROOF_NO_KEY,
-      handle: async ({ request, params, body, gateway }) => {
-        const { key, actor } = await ownedKey(request, gateway, params.keyId);
+      handle: async ({ auth, params, body, gateway }) => {
+        const { key, actor } = await ownedBy(auth, gateway, params.keyId);
         const graceMs = body?.graceSeconds === undefined ? DEFAULT_ROTATION_GRACE_MS : body.graceSeconds * 1000;
         const rotated = await gateway.services.keyGovernance.rotate(key, graceMs, actor);
         return json(Object.assign(await fullView(gateway, rotated.key), { token: rotated.token, previousTokenValidUntil: rotated.key.previousTokenValidUntil }));

@@ -8,7 +8,7 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
 import { budgetHeaders, keyView, remainingOf } from "./view.js";
 import { sessionRoutes } from "./session-route.js";
-import { checkGovernanceModels, fullView, governanceFields, governanceRoutes, ownedKey, sendsServiceKey } from "./governance-routes.js";
+import { checkGovernanceModels, fullView, governanceFields, governanceRoutes, keyWritesLimit, ownedKey, sendsServiceKey } from "./governance-routes.js";
 import { rolled } from "./period.js";
 import type { KeyBudget } from "../store/types.js";
 
@@ -45,6 +45,7 @@ export function keyRoutes(): AnyRoute[] {
       summary: "Create a service key for the proven wallet (a wallet session, or the internal secret with x-session-user-address); the token is returned once.",
       body: createBody,
       authenticate: (request, gateway) => proveWallet(request, gateway, { serviceKey: false }),
+      rateLimit: { wallet: keyWritesLimit },
       security: WALLET_PROOF_NO_KEY,
       handle: async ({ auth: wallet, body, gateway }) => {
         checkGovernanceModels(gateway, body);
