@@ -41,13 +41,13 @@ export function toHex(bytes: Uint8Array): string {
 const TIME_ORDERED: ReadonlySet<IdPrefix> = new Set(["pi", "ch"]);
 
 /**
- * Random ids: 12 bytes as 24 hex digits. Most are 96 bits of CSPRNG output (unguessable). Intent
- * and charge ids (`pi_`, `ch_`) are the creation time in ms (6 bytes, big-endian) then 48 random
- * bits: they sort by creation and are still unpredictable; no route trusts them as a secret
- * (every intent route needs the owner's key).
+ * Random ids. Most are 12 bytes of CSPRNG output as 24 hex digits (96 bits, unguessable). Intent
+ * and charge ids (`pi_`, `ch_`) are the creation time in ms (6 bytes, big-endian) then 80 random
+ * bits, 32 hex digits: they sort by creation, and the random part alone is unguessable, which an
+ * intent id must be: settle and abort take it as a capability without a credential.
  */
 export const randomIds: IdGenerator = {
-  next: (prefix) => `${prefix}_${TIME_ORDERED.has(prefix) ? Date.now().toString(16).padStart(12, "0") + toHex(randomBytes(6)) : toHex(randomBytes(12))}`,
+  next: (prefix) => `${prefix}_${TIME_ORDERED.has(prefix) ? Date.now().toString(16).padStart(12, "0") + toHex(randomBytes(10)) : toHex(randomBytes(12))}`,
 };
 
 /** Sequential ids (`key_000001`), for tests and reproducible examples. */

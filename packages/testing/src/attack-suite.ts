@@ -190,6 +190,20 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       );
     });
 
+    test("the intent of a paid call the gateway served is not the caller's to settle or abort (403), with or without its key", async (h) => {
+      const key = await h.createKey((await h.signIn(attacker)).token);
+      const paid = await h.call("POST", "/v1/embeddings", { headers: bearer(key.token), json: { model: "text-embedding-3-small", input: "hello" } });
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+      const intentId = paid.headers.get("x-payment-intent-id")!;
+      expect(intentId).toMatch(/^pi_[0-9a-f]{32}$/);
+      for (const headers of [{}, bearer(key.token)]) {
+        refused(await h.call("POST", "/api/payments/abort", { headers, json: { paymentIntentId: intentId } }), 403, "forbidden");
+        refused(await h.call("POST", "/api/payments/settle", { headers, json: { paymentIntentId: intentId, finalAmountWei: "0" } }), 403, "forbidden");
+      }
+      const view = await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) });
+      expect([view.body.budgetUsed, view.body.budgetReserved]).toEqual([paid.body.receipt.finalAmountWei, "0"]);
+    });
+
     describe("the legitimate path of every proof kind", () => {
       test("a wallet session (bearer, then cookie) creates and lists its own keys", async (h) => {
         const { token, reply } = await h.signIn(victim);

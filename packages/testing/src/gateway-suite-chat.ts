@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";
 import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
-import { expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
+import { bearer, expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 import { expectUncharged, richKey } from "./gateway-suite-media-helpers.js";
 import { bodyReceipt, CHAT_MODEL, HELLO, meterChat, postChat, promptCount, readEvents, settledKey, spent, streamReceipt, textCount } from "./gateway-suite-chat-helpers.js";
 import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
@@ -225,6 +225,35 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
         const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+      },
+      () => ({ media: { providers: { local: { type: "local", chatChunkDelayMs: 2 } } } }),
+    );
+
+    test(
+      "the stream's intent id is no lever: public settle and abort of it are 403 (no credential, or the owner's key), and the stream is still billed in full",
+      async (h) => {
+        const key = await richKey(h);
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        const intentId = res.headers.get("x-payment-intent-id")!;
+        expect(intentId).toMatch(/^pi_[0-9a-f]{32}$/);
+        const reader = res.body!.getReader();
+        await reader.read();
+        // Mid-stream: release the reservation, or settle it at 0, as the caller who read the header.
+        const refused = [
+          await h.abort({ paymentIntentId: intentId }),
+          await h.settle({ paymentIntentId: intentId, finalAmountWei: "0" }),
+          await h.abort({ paymentIntentId: intentId }, bearer(key.token)),
+          await h.settle({ paymentIntentId: intentId, finalAmountWei: "0" }, bearer(key.token)),
+        ];
+        for (const r of refused) expectError(r, 403, "forbidden", "paymentIntentId");
+        let text = "";
+        for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+        const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
+        expect(receipt.paymentIntentId).toBe(intentId);
+        expect(BigInt(receipt.finalAmountWei)).toBeGreaterThan(0n);
+        expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
+        // Finished, it stays the gateway's: no replay of its settlement through the public route either.
+        expectError(await h.settle({ paymentIntentId: intentId, finalAmountWei: receipt.finalAmountWei }), 403, "forbidden");
       },
       () => ({ media: { providers: { local: { type: "local", chatChunkDelayMs: 2 } } } }),
     );

@@ -76,9 +76,11 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
         ["embedding", 1, 1536],
       ]);
       const receipt = await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: 5 } });
-      // The intent behind the receipt is settled: settling it again replays the first result.
-      const again = await h.settle({ paymentIntentId: receipt.paymentIntentId, finalAmountWei: receipt.finalAmountWei });
-      expect([again.status, again.body.status, again.body.finalAmountWei]).toEqual([200, "settled", receipt.finalAmountWei]);
+      // The intent behind the receipt is settled, and it is the gateway's: the public settle refuses it.
+      const listed = await h.call("GET", "/api/payments/intents", { headers: { authorization: `Bearer ${key.token}` } });
+      const intent = listed.body.intents.find((i: any) => i.paymentIntentId === receipt.paymentIntentId);
+      expect([intent?.status, intent?.finalAmountWei]).toEqual(["settled", receipt.finalAmountWei]);
+      expectError(await h.settle({ paymentIntentId: receipt.paymentIntentId, finalAmountWei: receipt.finalAmountWei }), 403, "forbidden");
       await expectUncharged(h, key, receipt.finalAmountWei);
     });
 

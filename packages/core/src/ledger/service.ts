@@ -48,6 +48,13 @@ export interface PrepareInput {
   readonly model?: ModelRef | undefined;
   /** The intent's lifetime when it must outlive the default `intentTtlMs` (a long stream); never shorter than the default, never longer than MAX_INTENT_LIFETIME_MS. */
   readonly ttlMs?: number | undefined;
+  /**
+   * The gateway's own paid call holds this intent: only the gateway settles or releases it
+   * ({@link LedgerService.settleOwn}, {@link LedgerService.abortOwn}). The public settle and abort
+   * refuse it with 403 `forbidden`, so a caller who reads its id from a response header (a chat
+   * stream sends it first) cannot release or zero the payment of a call still being served.
+   */
+  readonly managed?: boolean | undefined;
 }
 
 /** Settle parameters. Exactly one of `finalAmount` / `meter`. */
@@ -77,6 +84,7 @@ export type FinishView = Record<string, unknown>;
 /** The payment-intent service. */
 export interface LedgerService {
   prepare(input: PrepareInput): Promise<PrepareResult>;
+  /** Settles an intent prepared by `POST /api/payments/prepare` (403 `forbidden` on a {@link PrepareInput.managed} one). */
   settle(input: SettleInput): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /**
    * Settles an intent this process prepared and still holds (the paid-call pipeline): no read
@@ -88,7 +96,10 @@ export interface LedgerService {
     finalAmount: bigint;
     videoJob?: SettleInput["videoJob"];
   }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
+  /** Aborts an intent prepared by `POST /api/payments/prepare` (403 `forbidden` on a {@link PrepareInput.managed} one). */
   abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
+  /** Releases an intent the paid-call pipeline prepared ({@link PrepareInput.managed}): upstream failure, a client gone. Errors as {@link abort}. */
+  abortOwn(input: { intentId: string; reason: string }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /**
    * Releases overdue reservations (the sweeper), oldest first, in up to `batches` batches of
    * `limit` (default 500 and 1): it stops at the first batch that comes back short, and yields to
@@ -179,8 +190,13 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
     return error;
   };
 
-  const ownedBy = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
+  /** The checks of the public settle and abort: a bearer of the intent's owner, and not an intent of the gateway's own paid call. */
+  const publicIntent = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
     if (bearer && bearer.owner !== intent.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the intent.");
+    if ((intent.request as { managed?: unknown } | null)?.managed === true)
+      throw new GatewayError("forbidden", `Payment intent ${intent.intentId} pays for a call this gateway serves; the gateway settles or releases it itself.`, {
+        param: "paymentIntentId",
+      });
   };
 
   const load = async (intentId: string): Promise<IntentRecord> => {
@@ -253,6 +269,17 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
     throw stateError(intent, "settled");
   }
 
+  /** The guarded abort of an intent read by `load`; a repeat replays the first abort's answer. */
+  async function abortLoaded(current: IntentRecord, reason: string) {
+    const view: FinishView = { paymentIntentId: current.intentId, status: "aborted", reason, releasedWei: current.maxAmount.toString() };
+    const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
+    if (result.ok) return { view, key: result.key, replay: false };
+    if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${current.intentId} does not exist.`);
+    if (result.intent.status === "aborted" && result.intent.result)
+      return { view: result.intent.result as FinishView, replay: true, ...(await keyOf(result.intent)) };
+    throw stateError(result.intent, "aborted");
+  }
+
   return {
     async prepare(input) {
       const now = clock.now();
@@ -279,7 +306,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       };
       // The stored request also records the catalog model paid for (GET /api/usage groups spend by
       // it); the idempotency fingerprint is still taken over `request` alone, as before.
-      const recorded = model ? Object.assign({}, request, { modelId: model.modelId }) : request;
+      const recorded = model || input.managed ? Object.assign({}, request, model ? { modelId: model.modelId } : undefined, input.managed ? { managed: true } : undefined) : request;
       const reserve = (amount: bigint) =>
         store.reserve({
           intent: {
@@ -338,7 +365,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
 
     async settle(input) {
       const current = await load(input.intentId);
-      ownedBy(input.bearer, current);
+      publicIntent(input.bearer, current);
       const priced = input.meter ? priceMeter(catalog, input.meter, options.feeBps) : undefined;
       const finalAmount = priced ? priced.priced.finalAmount : input.finalAmount!;
       if (input.trace) input.trace.keyId ??= current.keyId;
@@ -352,16 +379,11 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
 
     async abort(input) {
       const current = await load(input.intentId);
-      ownedBy(input.bearer, current);
-      const reason = input.reason ?? "aborted";
-      const view: FinishView = { paymentIntentId: current.intentId, status: "aborted", reason, releasedWei: current.maxAmount.toString() };
-      const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
-      if (result.ok) return { view, key: result.key, replay: false };
-      if (result.reason === "not_found") throw new GatewayError("intent_not_found", `Payment intent ${input.intentId} does not exist.`);
-      if (result.intent.status === "aborted" && result.intent.result)
-        return { view: result.intent.result as FinishView, replay: true, ...(await keyOf(result.intent)) };
-      throw stateError(result.intent, "aborted");
+      publicIntent(input.bearer, current);
+      return abortLoaded(current, input.reason ?? "aborted");
     },
+
+    abortOwn: async ({ intentId, reason }) => abortLoaded(await load(intentId), reason),
 
     async sweep(limit = 500, batches = 1) {
       let total = 0;

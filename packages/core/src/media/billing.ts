@@ -118,6 +118,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
         method: "POST",
         maxAmount: call.quote.finalAmount,
         model: call.card,
+        managed: true,
         ...(minAmount === undefined ? {} : { minAmount }),
         ...(ttlMs === undefined ? {} : { ttlMs }),
       });
@@ -146,7 +147,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     try {
       result = await upstream(from, call.card, () => call.run(req.signal));
     } catch (error) {
-      await deps.ledger.abort({ intentId, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
+      await deps.ledger.abortOwn({ intentId, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
       throw error;
     }
     const priced = capped(call.meter(result), call.quote);
