@@ -89,4 +89,24 @@ describe("provider byte codecs", () => {
     expect(audioSeconds(wav)).toEqual({ seconds: 0.5, estimated: false });
     expect(audioSeconds(new Uint8Array(16_000))).toEqual({ seconds: 1, estimated: true });
   });
+
+  it("a WAV's length comes from its frames and sample rate: a header declaring a huge byte rate or block size is billed for its real length", () => {
+    // 300 s of 16 kHz mono 16-bit PCM: 32,000 bytes a second.
+    const honest = encodeWav(new Int16Array(16_000 * 300), 16_000);
+    expect(audioSeconds(honest)).toEqual({ seconds: 300, estimated: false });
+    const lying = new Uint8Array(honest);
+    const v = new DataView(lying.buffer);
+    v.setUint32(28, 9_600_000, true); // byteRate: 300× the real one
+    v.setUint16(32, 4096, true); // blockAlign
+    expect(audioSeconds(lying)).toEqual({ seconds: 300, estimated: false });
+    // A codec other than sample frames (here 0x55, MP3 in WAV): the header gives no length, so the byte-length estimate.
+    const coded = new Uint8Array(honest);
+    new DataView(coded.buffer).setUint16(20, 0x55, true);
+    expect(parseWav(coded)!.durationSeconds).toBeNull();
+    expect(audioSeconds(coded)).toEqual({ seconds: (coded.length * 8) / 128_000, estimated: true });
+    // A sample rate of 0 is not a readable WAV.
+    const silent = new Uint8Array(honest);
+    new DataView(silent.buffer).setUint32(24, 0, true);
+    expect(parseWav(silent)).toBeNull();
+  });
 });

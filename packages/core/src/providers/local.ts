@@ -151,7 +151,8 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
     async transcribe(req: TranscriptionRequest): Promise<TranscriptionResult> {
       checkSignal(req.signal);
       const wav = parseWav(req.file);
-      if (!wav) throw invalidRequest("the local provider transcribes WAV files only; file is not a readable WAV", "file");
+      if (!wav || wav.durationSeconds === null) throw invalidRequest("the local provider transcribes WAV files of PCM samples only; file is not one", "file");
+      const seconds = wav.durationSeconds;
       const embedded = wav.chunks.get(LOCAL_TEXT_CHUNK);
       let text: string | undefined;
       if (embedded) {
@@ -161,7 +162,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
           text = undefined;
         }
       }
-      return { text: text ?? `[local transcription: ${wav.durationSeconds.toFixed(1)} s of audio]`, durationSeconds: wav.durationSeconds };
+      return { text: text ?? `[local transcription: ${seconds.toFixed(1)} s of audio]`, durationSeconds: seconds };
     },
 
     async createVideo(req: VideoCreateRequest): Promise<VideoCreateResult> {

@@ -23,8 +23,14 @@ export interface WavInfo {
   dataBytes: number;
   /** Offset of the sample bytes. */
   dataOffset: number;
-  /** `dataBytes / byteRate`. */
-  durationSeconds: number;
+  /**
+   * Seconds of audio. For sample formats (integer or float PCM, A-law, µ-law, extensible) the
+   * frames in `data` over the sample rate, as a decoder plays them, with the frame size taken from
+   * the channels and bits per sample; the header's `byteRate` and `blockAlign` are not trusted
+   * (a file could declare a huge byte rate to be billed for a fraction of its length). Null for
+   * other codecs, whose length the header alone does not give.
+   */
+  durationSeconds: number | null;
   /** Every chunk other than `fmt ` and `data`, by id (the first of each id). */
   chunks: Map<string, Uint8Array>;
 }
@@ -97,21 +103,27 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
     if (declared > bytes.length - body) break;
     at = body + declared + (declared % 2);
   }
-  if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0) return null;
-  return Object.assign({}, fmt, { dataBytes: data.size, dataOffset: data.offset, durationSeconds: data.size / fmt.byteRate, chunks });
+  if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0 || fmt.sampleRate === 0) return null;
+  const frameBytes = SAMPLE_FORMATS.has(fmt.audioFormat) && fmt.bitsPerSample > 0 ? fmt.channels * Math.ceil(fmt.bitsPerSample / 8) : 0;
+  const durationSeconds = frameBytes > 0 ? Math.floor(data.size / frameBytes) / fmt.sampleRate : null;
+  return Object.assign({}, fmt, { dataBytes: data.size, dataOffset: data.offset, durationSeconds, chunks });
 }
+
+/** WAVE format tags whose `data` is plain sample frames: PCM, IEEE float, A-law, µ-law, extensible. */
+const SAMPLE_FORMATS: ReadonlySet<number> = new Set([1, 3, 6, 7, 0xfffe]);
 
 /** Assumed bitrate of {@link estimateAudioSeconds}: 128 kbit/s. */
 export const ESTIMATE_BITS_PER_SECOND = 128_000;
 
 /**
- * The length of an audio file in seconds: exact for WAV (from its header); otherwise an ESTIMATE
- * from the byte length at {@link ESTIMATE_BITS_PER_SECOND} (right for 128 kbit/s CBR MP3, off for
- * other bitrates and codecs). Never below 0.
+ * The length of an audio file in seconds: exact for a WAV of sample frames (see
+ * {@link WavInfo.durationSeconds}); otherwise an ESTIMATE from the byte length at
+ * {@link ESTIMATE_BITS_PER_SECOND} (right for 128 kbit/s CBR MP3, short for lower bitrates). Never
+ * below 0.
  */
 export function audioSeconds(bytes: Uint8Array): { seconds: number; estimated: boolean } {
-  const wav = parseWav(bytes);
-  if (wav) return { seconds: wav.durationSeconds, estimated: false };
+  const seconds = parseWav(bytes)?.durationSeconds;
+  if (seconds !== undefined && seconds !== null) return { seconds, estimated: false };
   return { seconds: (bytes.length * 8) / ESTIMATE_BITS_PER_SECOND, estimated: true };
 }
 
