@@ -221,6 +221,10 @@ export interface VideoCreateRequest {
   seconds?: number;
   /** `"WxH"`. */
   size?: string;
+  /** A resolution tier such as `"720p"`, when the model's price depends on it (forwarded, so the clip rendered is the one billed). */
+  resolution?: string;
+  /** An aspect ratio such as `"16:9"`, when the model's price depends on it (forwarded likewise). */
+  ratio?: string;
   /** Optional first frame / reference image bytes. */
   image?: Uint8Array;
   signal?: AbortSignal;

@@ -86,7 +86,8 @@ export function videoRoutes(): AnyRoute[] {
                 model: card.modelId,
                 prompt: body.prompt,
                 seconds,
-                ...(body.size ? { size: body.size } : {}),
+                // Every field the price depends on goes upstream: the clip rendered is the one billed.
+                ...variant,
                 ...(image ? { image: image.data } : {}),
                 ...(signal ? { signal } : {}),
               }),
