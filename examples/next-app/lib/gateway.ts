@@ -6,7 +6,9 @@
  * Wallets prove themselves with Sign-In with Ethereum (the dashboard's "Sign in with wallet").
  * `TOLLGATE_INTERNAL_SECRET` (at least 16 characters), when set, also lets a server-side
  * script act for a wallet it names (`x-internal-secret` with `x-session-user-address`); never
- * send it from a browser.
+ * send it from a browser. `TOLLGATE_AUTH_DOMAINS` (comma-separated hosts) sets the hosts a sign-in
+ * message may name; set it to the public host in any deployment others can reach, or a phishing
+ * page could relay a signature given to it (the default is the Host the request names).
  */
 import { createGateway, type Gateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
@@ -16,9 +18,14 @@ const holder = globalThis as typeof globalThis & { __tollgateGateway?: Gateway }
 /** Returns the process-wide gateway; the database file is `TOLLGATE_DB` (default `./data/tollgate.db`). */
 export function getGateway(): Gateway {
   const internalSecret = process.env.TOLLGATE_INTERNAL_SECRET || undefined;
+  const domains = (process.env.TOLLGATE_AUTH_DOMAINS ?? "")
+    .split(",")
+    .map((d) => d.trim())
+    .filter((d) => d !== "");
   holder.__tollgateGateway ??= createGateway({
     store: createSqliteStore({ filename: process.env.TOLLGATE_DB ?? "./data/tollgate.db" }),
     ...(internalSecret === undefined ? {} : { internalSecret }),
+    ...(domains.length === 0 ? {} : { auth: { domains } }),
   });
   return holder.__tollgateGateway;
 }

@@ -101,6 +101,16 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
   };
 }
 
+/**
+ * What `NODE_ENV=production` refuses to serve without (a usage error, exit 2): the sign-in domains.
+ * Without `auth.domains` a SIWE message verifies for whatever `Host` the request names, so a
+ * phishing page could relay a signature its visitor gave it and open a session for that wallet.
+ */
+function productionProblem(options: GatewayOptions, nodeEnv: string | undefined): string | undefined {
+  if (nodeEnv !== "production" || options.auth?.domains) return undefined;
+  return "NODE_ENV=production needs the sign-in domains: set --auth-domains (or TOLLGATE_AUTH_DOMAINS, or auth.domains in --config) to the gateway's public host(s); without them a sign-in message for any Host a client names would verify";
+}
+
 /** Where the metrics are served, and whether they need the token. */
 function metricsLine(url: string, metrics: GatewayOptions["metrics"]): string {
   if (metrics?.enabled === false) return "off";
@@ -125,6 +135,11 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
   if (!dev.ok) {
     await store.close();
     return fail(dev.message, dev.exitCode);
+  }
+  const unsafe = productionProblem(dev.options, process.env["NODE_ENV"]);
+  if (unsafe) {
+    await Promise.all([store.close(), dev.stop()]);
+    return fail(unsafe);
   }
   const http = createUndiciHttpClient();
   // Values the --config file took from the environment are masked in everything printed below.

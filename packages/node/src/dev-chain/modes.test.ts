@@ -78,7 +78,7 @@ describe("tollgate serve without a dev chain", () => {
 
   it("NODE_ENV=production turns auto off", async () => {
     const data = tempDataDir("dev-production");
-    const out = await serveWithout(["--db", data.db], { TOLLGATE_DEV_CHAIN: "auto", NODE_ENV: "production" }, data.devChainDir);
+    const out = await serveWithout(["--db", data.db, "--auth-domains", "gateway.example.com"], { TOLLGATE_DEV_CHAIN: "auto", NODE_ENV: "production" }, data.devChainDir);
     expect(out).toContain("dev chain: off (NODE_ENV=production)");
   });
 
@@ -96,11 +96,12 @@ describe("tollgate serve without a dev chain", () => {
     const data = tempDataDir("dev-usage");
     const config = join(data.dir, "gateway.json");
     writeFileSync(config, JSON.stringify({ chains: [CHAIN] }));
-    const [withChain, inProduction, unknown, noAnvil] = await Promise.all([
+    const [withChain, inProduction, unknown, noAnvil, noDomains] = await Promise.all([
       runCli(["serve", "--port", "0", "--db", data.db, "--config", config, "--dev-chain", "on"]),
       runCli(["serve", "--port", "0", "--db", data.db], { TOLLGATE_DEV_CHAIN: "on", NODE_ENV: "production" }),
       runCli(["serve", "--port", "0", "--db", data.db, "--dev-chain", "maybe"]),
       runCli(["serve", "--port", "0", "--db", data.db, "--dev-chain", "on"], { ANVIL_BIN: join(data.dir, "no-such-anvil") }),
+      runCli(["serve", "--port", "0", "--db", data.db], { TOLLGATE_DEV_CHAIN: "auto", NODE_ENV: "production" }),
     ]);
     expect([withChain.code, withChain.err]).toEqual([
       2,
@@ -113,6 +114,9 @@ describe("tollgate serve without a dev chain", () => {
     expect([unknown.code, unknown.err]).toEqual([2, 'tollgate: --dev-chain must be auto, on or off (got "maybe")\n']);
     expect(noAnvil.code).toBe(1);
     expect(noAnvil.err).toMatch(/^tollgate: the dev chain did not start: could not run anvil/);
-    for (const r of [withChain, inProduction, unknown, noAnvil]) expect(r.out).not.toContain("listening on");
-  }, 60_000); // four CLI processes at once on a shared machine
+    // In production the sign-in domains are required: a SIWE message must not verify for any Host a client names.
+    expect(noDomains.code).toBe(2);
+    expect(noDomains.err).toMatch(/^tollgate: NODE_ENV=production needs the sign-in domains: set --auth-domains/);
+    for (const r of [withChain, inProduction, unknown, noAnvil, noDomains]) expect(r.out).not.toContain("listening on");
+  }, 60_000); // five CLI processes at once on a shared machine
 });
