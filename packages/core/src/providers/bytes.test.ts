@@ -104,6 +104,22 @@ describe("provider byte codecs", () => {
     new DataView(coded.buffer).setUint16(20, 0x55, true);
     expect(parseWav(coded)!.durationSeconds).toBeNull();
     expect(audioSeconds(coded)).toEqual({ seconds: (coded.length * 8) / 128_000, estimated: true });
+    // A second `fmt ` after the data, declaring an absurd rate, changes nothing: the first one counts.
+    const second = new Uint8Array(honest.length + 24);
+    second.set(honest);
+    const fmt2 = new DataView(second.buffer, honest.length);
+    second.set([0x66, 0x6d, 0x74, 0x20], honest.length); // "fmt "
+    fmt2.setUint32(4, 16, true);
+    fmt2.setUint16(8, 1, true);
+    fmt2.setUint16(10, 64, true);
+    fmt2.setUint32(12, 0xffffffff, true);
+    fmt2.setUint16(22, 16, true);
+    new DataView(second.buffer).setUint32(4, second.length - 8, true);
+    expect(audioSeconds(second)).toEqual({ seconds: 300, estimated: false });
+    // A first header beyond any real recording (4 GHz) gives no exact length: the byte-length estimate.
+    const absurd = new Uint8Array(honest);
+    new DataView(absurd.buffer).setUint32(24, 0xffffffff, true);
+    expect(audioSeconds(absurd)).toEqual({ seconds: (absurd.length * 8) / 128_000, estimated: true });
     // A sample rate of 0 is not a readable WAV.
     const silent = new Uint8Array(honest);
     new DataView(silent.buffer).setUint32(24, 0, true);

@@ -27,8 +27,9 @@ export interface WavInfo {
    * Seconds of audio. For sample formats (integer or float PCM, A-law, µ-law, extensible) the
    * frames in `data` over the sample rate, as a decoder plays them, with the frame size taken from
    * the channels and bits per sample; the header's `byteRate` and `blockAlign` are not trusted
-   * (a file could declare a huge byte rate to be billed for a fraction of its length). Null for
-   * other codecs, whose length the header alone does not give.
+   * (a file could declare a huge byte rate to be billed for a fraction of its length), and only the
+   * first `fmt ` chunk counts. Null for other codecs, whose length the header alone does not give,
+   * and for a sample rate above 768 kHz, more than 64 channels or samples wider than 64 bits.
    */
   durationSeconds: number | null;
   /** Every chunk other than `fmt ` and `data`, by id (the first of each id). */
@@ -86,7 +87,8 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
     const declared = v.getUint32(at + 4, true);
     const body = at + 8;
     const size = Math.min(declared, bytes.length - body);
-    if (id === "fmt ") {
+    if (id === "fmt " && fmt === undefined) {
+      // The first `fmt ` counts, as decoders read it; a later one cannot change what is billed.
       if (size < 16) return null;
       fmt = {
         audioFormat: v.getUint16(body, true),
@@ -95,6 +97,8 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
         byteRate: v.getUint32(body + 8, true),
         bitsPerSample: v.getUint16(body + 14, true),
       };
+    } else if (id === "fmt ") {
+      // a second `fmt `: ignored
     } else if (id === "data") {
       data ??= { offset: body, size };
     } else if (!chunks.has(id)) {
@@ -104,10 +108,15 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
     at = body + declared + (declared % 2);
   }
   if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0 || fmt.sampleRate === 0) return null;
-  const frameBytes = SAMPLE_FORMATS.has(fmt.audioFormat) && fmt.bitsPerSample > 0 ? fmt.channels * Math.ceil(fmt.bitsPerSample / 8) : 0;
+  const plausible = fmt.sampleRate <= MAX_SAMPLE_RATE && fmt.channels <= MAX_CHANNELS && fmt.bitsPerSample > 0 && fmt.bitsPerSample <= 64;
+  const frameBytes = SAMPLE_FORMATS.has(fmt.audioFormat) && plausible ? fmt.channels * Math.ceil(fmt.bitsPerSample / 8) : 0;
   const durationSeconds = frameBytes > 0 ? Math.floor(data.size / frameBytes) / fmt.sampleRate : null;
   return Object.assign({}, fmt, { dataBytes: data.size, dataOffset: data.offset, durationSeconds, chunks });
 }
+
+/** The most a real recording has (768 kHz and 64 channels); a header beyond them gives no exact length. */
+const MAX_SAMPLE_RATE = 768_000;
+const MAX_CHANNELS = 64;
 
 /** WAVE format tags whose `data` is plain sample frames: PCM, IEEE float, A-law, µ-law, extensible. */
 const SAMPLE_FORMATS: ReadonlySet<number> = new Set([1, 3, 6, 7, 0xfffe]);
