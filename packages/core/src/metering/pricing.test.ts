@@ -10,7 +10,7 @@ import { createManualClock } from "../clock.js";
 import { createGateway } from "../gateway.js";
 import type { GatewayOptions } from "../options.js";
 import { parseDecimal } from "../money.js";
-import { lineAmount, priceQuantities } from "./pricing.js";
+import { lineAmount, priceQuantities, pricedSelection } from "./pricing.js";
 import { priceUsage, type Media, type Usage } from "./usage.js";
 
 const card = (modelId: string): ModelCard => {
@@ -98,6 +98,18 @@ describe("lineAmount: ceil(quantity × unitPriceUsd × 10^6 / unitScale), exact"
     expect(p.platformFee).toBe(25_000_000_000_000_000_000_000_000_001n);
     expect(p.finalAmount).toBe(2_525_000_000_000_000_000_000_000_000_004n);
     expect(p.lineItems[0]).toMatchObject({ quantity: "1000000000000000000000000000001", amountWei: "2500000000000000000000000000003" });
+  });
+});
+
+describe("pricedSelection: the params a price depends on, as sent upstream", () => {
+  const byId = (provider: string, modelId: string) => NATIVE_CATALOG.find((c) => c.provider === provider && c.modelId === modelId)!;
+  it("names each priced param once, the caller's value over the card's default, and nothing unpriced", () => {
+    const ray = byId("luma", "ray-2");
+    // Priced by resolution only: its default when the caller names none, the caller's value otherwise; aspect_ratio is not priced.
+    expect(pricedSelection(ray, {})).toEqual({ resolution: "720p" });
+    expect(pricedSelection(ray, { resolution: "540p", ratio: "1:1", size: "x" })).toEqual({ resolution: "540p" });
+    // One price for every clip: nothing is added to what goes upstream (OpenAI's /videos refuses unknown fields).
+    expect(pricedSelection(card("sora-2"), { resolution: "1080p", ratio: "16:9" })).toEqual({});
   });
 });
 

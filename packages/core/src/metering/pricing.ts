@@ -48,6 +48,19 @@ export function selectionFor(card: ModelCard, given: Readonly<Record<string, unk
 }
 
 /**
+ * The values of the params `card`'s prices depend on (the names in its price lines' `when`), from
+ * {@link selectionFor}: the card's defaults overlaid with `given`. What a paid call must send
+ * upstream so that what is rendered is what was priced, e.g. `{ resolution: "720p" }` for a
+ * model priced by resolution whose caller named none.
+ */
+export function pricedSelection(card: ModelCard, given: Readonly<Record<string, unknown>>): Record<string, string> {
+  const selection = selectionFor(card, given);
+  const out: Record<string, string> = {};
+  for (const line of card.pricing) for (const name of Object.keys(line.when ?? {})) if (selection[name] !== undefined) out[name] = selection[name];
+  return out;
+}
+
+/**
  * The price line for `key` under `selection`: among the lines of that key whose `when` entries
  * all equal the selection, the most specific one. Throws 400 when the card has variants for
  * the key but none matches (the message lists the priced variants).

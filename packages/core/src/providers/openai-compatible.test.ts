@@ -245,9 +245,9 @@ describe("OpenAI-compatible provider", () => {
     expect(job).toEqual({ upstreamId: expect.stringMatching(/^video_/), status: "queued", progress: 0 });
     expect(seen[0]!.json).toEqual({ model: "sora-2", prompt: "a boat", seconds: "4", size: "1280x720" });
     expect(await p.getVideo(job.upstreamId)).toEqual({ status: "processing", progress: 42 });
-    // The priced variants a model's card may list go upstream as the client named them.
-    await p.createVideo({ model: "ray-2", prompt: "a boat", seconds: 9, resolution: "540p", ratio: "16:9" });
-    expect(seen.at(-1)!.json).toEqual({ model: "ray-2", prompt: "a boat", seconds: "9", resolution: "540p", ratio: "16:9" });
+    // The priced params go upstream under the card's names; an explicit size is not overwritten.
+    await p.createVideo({ model: "ray-2", prompt: "a boat", seconds: 9, size: "960x540", priced: { resolution: "540p", size: "1280x720" } });
+    expect(seen.at(-1)!.json).toEqual({ model: "ray-2", prompt: "a boat", seconds: "9", size: "960x540", resolution: "540p" });
     expect(await p.getVideo(job.upstreamId)).toEqual({ status: "completed", progress: 100, url: `${base}/videos/${job.upstreamId}/content` });
     const failed = await p.createVideo({ model: "fail-video", prompt: "x", image: Uint8Array.from([0xff, 0xd8, 0xff, 0]) });
     expect(seen.at(-1)!.form!.files.input_reference!.contentType).toBe("image/jpeg");

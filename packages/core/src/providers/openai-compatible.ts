@@ -209,8 +209,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const fields: Record<string, string> = { model: req.model, prompt: req.prompt };
       if (req.seconds !== undefined) fields.seconds = String(req.seconds);
       if (req.size !== undefined) fields.size = req.size;
-      if (req.resolution !== undefined) fields.resolution = req.resolution;
-      if (req.ratio !== undefined) fields.ratio = req.ratio;
+      for (const [name, value] of Object.entries(req.priced ?? {})) fields[name] ??= value;
       const body: OpenAIBody = req.image
         ? { multipart: encodeMultipart(fields, { input_reference: { filename: "reference", contentType: sniffImageMime(req.image), data: req.image } }) }
         : { json: fields };

@@ -221,10 +221,12 @@ export interface VideoCreateRequest {
   seconds?: number;
   /** `"WxH"`. */
   size?: string;
-  /** A resolution tier such as `"720p"`, when the model's price depends on it (forwarded, so the clip rendered is the one billed). */
-  resolution?: string;
-  /** An aspect ratio such as `"16:9"`, when the model's price depends on it (forwarded likewise). */
-  ratio?: string;
+  /**
+   * The params the model's price depends on, by the names its catalog card uses (e.g.
+   * `{ resolution: "720p" }` or `{ ratio: "1280:768" }`), defaults included: sent upstream so
+   * that the clip rendered is the one billed. `size` also comes in {@link size}.
+   */
+  priced?: Readonly<Record<string, string>>;
   /** Optional first frame / reference image bytes. */
   image?: Uint8Array;
   signal?: AbortSignal;

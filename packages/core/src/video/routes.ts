@@ -1,6 +1,7 @@
 /** The video routes: paid submission, status (not billed), and the SSE status stream. */
 import { z } from "zod";
 import { priceUsage } from "../metering/usage.js";
+import { pricedSelection } from "../metering/pricing.js";
 import { json } from "../http/respond.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { servePaid } from "../media/serve.js";
@@ -86,8 +87,9 @@ export function videoRoutes(): AnyRoute[] {
                 model: card.modelId,
                 prompt: body.prompt,
                 seconds,
-                // Every field the price depends on goes upstream: the clip rendered is the one billed.
-                ...variant,
+                ...(body.size ? { size: body.size } : {}),
+                // Every param the price depends on goes upstream, defaults included: the clip rendered is the one billed.
+                priced: pricedSelection(card, variant),
                 ...(image ? { image: image.data } : {}),
                 ...(signal ? { signal } : {}),
               }),
