@@ -136,7 +136,7 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       });
 
       test(
-        "key churn: a wallet's key writes (create, update, rotate) are limited per wallet; other wallets, the internal secret and a key renaming itself are not counted against it",
+        "key churn: a wallet's key writes (create, update, rotate) are limited per wallet, its keys' renames of themselves in a window of their own; other wallets and the internal secret are not counted against it",
         async (h) => {
           const { token } = await h.signIn(victim);
           const remaining = (r: { headers: Headers }) => r.headers.get("x-ratelimit-remaining");
@@ -159,8 +159,17 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           const views = listed.body.keys.map((k: any) => `${k.keyId} ${k.budgetLimit}`).sort();
           expect(views).toEqual([`${first.body.keyId} 1000000`, `${second.body.keyId} 1000000`].sort());
           for (const key of [first.body, second.body]) expect((await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: bearer(token) })).body.events).toHaveLength(1);
-          // A key renaming itself has its own window: the owner's does not stop it, nor does it use the owner's.
-          expect((await h.call("PATCH", `/api/keys/${first.body.keyId}`, { headers: bearer(first.body.token), json: { name: "mine" } })).status).toBe(200);
+          // Keys renaming themselves share one window per owner, apart from the owner's: the owner's does not stop them,
+          // and together they are held to the same limit (4 renames over two keys, then 429).
+          const rename = (key: any, name: string) => h.call("PATCH", `/api/keys/${key.keyId}`, { headers: bearer(key.token), json: { name } });
+          const renames = [await rename(first.body, "a"), await rename(second.body, "b"), await rename(first.body, "c"), await rename(second.body, "d")];
+          expect(renames.map((r) => [r.status, remaining(r)])).toEqual([
+            [200, "3"],
+            [200, "2"],
+            [200, "1"],
+            [200, "0"],
+          ]);
+          refused(await rename(first.body, "e"), 429, "rate_limited");
           // Another wallet, and the host app's server with the internal secret, are not affected.
           await h.createKey((await h.signIn(attacker)).token);
           const bySecret = await h.call("POST", "/api/keys", { headers: { ...header(victim.address), "x-internal-secret": SECRET }, json: { ...KEY, expiresAt: h.clock.now() + DAY } });

@@ -98,8 +98,9 @@ export function governanceRoutes(): AnyRoute[] {
       body: patchBody,
       authenticate: async (request, gateway): Promise<UpdateAuth> =>
         sendsServiceKey(request) ? { key: await gateway.services.keys.authenticate(request.headers.authorization) } : { wallet: await proveWallet(request, gateway, { serviceKey: false }) },
-      // A key renaming itself is counted as its own subject, so it cannot use up its owner's window.
-      rateLimit: { wallet: { group: "keys", of: (auth) => (auth.wallet ? keyWritesLimit.of(auth.wallet) : `key:${auth.key.keyId}`) } },
+      // Keys renaming themselves share one window per owner, apart from the owner's own: together
+      // they are bounded like the owner, and cannot use up the owner's window.
+      rateLimit: { wallet: { group: "keys", of: (auth) => (auth.wallet ? keyWritesLimit.of(auth.wallet) : `renames:${auth.key.owner}`) } },
       security: { accepts: ["walletSession", ["internalSecret", "session"], "serviceKey"] },
       handle: async ({ auth, params, body, gateway }) => {
         let target: { key: KeyRecord; actor: Actor };
