@@ -128,6 +128,9 @@ async function runMigrate(config: ConfigOf<typeof migrateOptions>): Promise<numb
 }
 
 async function runServe(config: ServeConfig): Promise<number | "running"> {
+  // Before the store is opened, so that a refused start applies no migration.
+  const unsafe = productionProblem(gatewayOptions(config), process.env["NODE_ENV"]);
+  if (unsafe) return fail(unsafe);
   const opened = await openStore(config);
   if (!opened.ok) return fail(opened.message, opened.exitCode);
   const { store } = opened;
@@ -135,11 +138,6 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
   if (!dev.ok) {
     await store.close();
     return fail(dev.message, dev.exitCode);
-  }
-  const unsafe = productionProblem(dev.options, process.env["NODE_ENV"]);
-  if (unsafe) {
-    await Promise.all([store.close(), dev.stop()]);
-    return fail(unsafe);
   }
   const http = createUndiciHttpClient();
   // Values the --config file took from the environment are masked in everything printed below.

@@ -79,7 +79,7 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       // The intent behind the receipt is settled, and it is the gateway's: the public settle refuses it.
       const listed = await h.call("GET", "/api/payments/intents", { headers: { authorization: `Bearer ${key.token}` } });
       const intent = listed.body.intents.find((i: any) => i.paymentIntentId === receipt.paymentIntentId);
-      expect([intent?.status, intent?.finalAmountWei]).toEqual(["settled", receipt.finalAmountWei]);
+      expect([intent?.status, intent?.finalAmountWei, intent?.managed]).toEqual(["settled", receipt.finalAmountWei, true]);
       expectError(await h.settle({ paymentIntentId: receipt.paymentIntentId, finalAmountWei: receipt.finalAmountWei }), 403, "forbidden");
       await expectUncharged(h, key, receipt.finalAmountWei);
     });

@@ -145,7 +145,7 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
         const all = await h.call("GET", "/api/payments/intents", { headers: session });
         expect(all.status).toBe(200);
         expect(all.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third, second, first]);
-        expect(all.body.intents[0]).toMatchObject({ keyId: a.keyId, chainId: CHAIN, status: "settled", service: "inference", maxAmountWei: "300", finalAmountWei: "120", releasedWei: "180" });
+        expect(all.body.intents[0]).toMatchObject({ keyId: a.keyId, chainId: CHAIN, status: "settled", service: "inference", maxAmountWei: "300", finalAmountWei: "120", releasedWei: "180", managed: false });
         expect(all.body.intents[1]).toMatchObject({ status: "aborted", reason: "cancelled", releasedWei: "100", finalAmountWei: null });
         expect(all.body.next_cursor).toBeNull();
 

@@ -138,6 +138,8 @@ export interface IntentListItem {
   expiresAt: number;
   finishedAt: number | null;
   reason: string | null;
+  /** The intent of a paid call the gateway serves (media, embeddings, chat): only the gateway settles or aborts it. */
+  managed: boolean;
 }
 
 /**

@@ -151,7 +151,7 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     const statuses = (method: string, path: string) => Object.keys(op(method, path).responses);
     expect(statuses("get", "/api/pricing")).toEqual(["200", "404", "500", "default"]);
     expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "403", "404", "413", "415", "429", "500", "default"]);
-    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "404", "413", "415", "429", "500", "default"]);
+    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "403", "404", "413", "415", "429", "500", "default"]);
     expect(statuses("post", "/api/dispenser/claim")).toEqual(["200", "400", "404", "413", "415", "429", "500", "default"]);
     expect(op("post", "/api/keys/settle").responses["402"]).toEqual({ $ref: "#/components/responses/BudgetExhausted" });
     expect(op("post", "/v1/embeddings").responses["402"]).toEqual({ $ref: "#/components/responses/PaymentRequired" });

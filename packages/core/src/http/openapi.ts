@@ -169,7 +169,8 @@ function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefin
   if (accepts.length > 0) out["401"] = responseRef("Unauthorized");
   if (security?.charges) out["402"] = responseRef(accepts.includes("x402") ? "PaymentRequired" : "BudgetExhausted");
   out["404"] = responseRef("NotFound");
-  if (accepts.includes("walletSession")) out["403"] = responseRef("Forbidden");
+  // A wallet proof can name another wallet; a key can be of another owner, or barred from a model.
+  if (accepts.includes("walletSession") || accepts.includes("serviceKey")) out["403"] = responseRef("Forbidden");
   if (route.body) out["413"] = responseRef("PayloadTooLarge");
   if (route.body) out["415"] = responseRef("UnsupportedMediaType");
   if (route.rateLimit || security?.charges) out["429"] = responseRef("RateLimited");

@@ -102,6 +102,8 @@ function intentView(intent: IntentRecord, now: number) {
     expiresAt: intent.expiresAt,
     finishedAt: intent.finishedAt ?? null,
     reason: intent.reason ?? null,
+    // The intent of a paid call the gateway serves: the gateway settles or releases it (settle/abort of it are 403).
+    managed: request.managed === true,
   };
 }
 

@@ -98,10 +98,10 @@ describe("tollgate serve without a dev chain", () => {
     writeFileSync(config, JSON.stringify({ chains: [CHAIN] }));
     const [withChain, inProduction, unknown, noAnvil, noDomains] = await Promise.all([
       runCli(["serve", "--port", "0", "--db", data.db, "--config", config, "--dev-chain", "on"]),
-      runCli(["serve", "--port", "0", "--db", data.db], { TOLLGATE_DEV_CHAIN: "on", NODE_ENV: "production" }),
+      runCli(["serve", "--port", "0", "--db", data.db, "--auth-domains", "gateway.example.com"], { TOLLGATE_DEV_CHAIN: "on", NODE_ENV: "production" }),
       runCli(["serve", "--port", "0", "--db", data.db, "--dev-chain", "maybe"]),
       runCli(["serve", "--port", "0", "--db", data.db, "--dev-chain", "on"], { ANVIL_BIN: join(data.dir, "no-such-anvil") }),
-      runCli(["serve", "--port", "0", "--db", data.db], { TOLLGATE_DEV_CHAIN: "auto", NODE_ENV: "production" }),
+      runCli(["serve", "--port", "0", "--db", join(data.dir, "production.db")], { TOLLGATE_DEV_CHAIN: "auto", NODE_ENV: "production" }),
     ]);
     expect([withChain.code, withChain.err]).toEqual([
       2,
@@ -117,6 +117,7 @@ describe("tollgate serve without a dev chain", () => {
     // In production the sign-in domains are required: a SIWE message must not verify for any Host a client names.
     expect(noDomains.code).toBe(2);
     expect(noDomains.err).toMatch(/^tollgate: NODE_ENV=production needs the sign-in domains: set --auth-domains/);
+    expect(existsSync(join(data.dir, "production.db"))).toBe(false); // refused before the database was opened: no migration ran
     for (const r of [withChain, inProduction, unknown, noAnvil, noDomains]) expect(r.out).not.toContain("listening on");
   }, 60_000); // five CLI processes at once on a shared machine
 });
