@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bytesToBase64 } from "@tollgate/core/internals";
 import type { GatewayOptions } from "@tollgate/core";
-import { encodeMultipart } from "@tollgate/core/internals";
+import { encodeMultipart, encodeWav } from "@tollgate/core/internals";
 import { bearer, expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 import { expectPaid, expectUncharged, headerReceipt, richKey, send, type SendInit } from "./gateway-suite-media-helpers.js";
 
@@ -209,6 +209,9 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       expectError(await send(h, "/v1/embeddings", { token: key.token, raw: "{oops" }), 400, "invalid_request");
       const noFile = encodeMultipart({ model: "whisper-1" });
       expectError(await send(h, "/v1/audio/transcriptions", { token: key.token, form: noFile }), 400, "invalid_request", "file");
+      // A WAV without a sample prices to 0: refused, with a key and without one (no 402 offer of 0 to pay).
+      const silent = { model: "whisper-1", file: bytesToBase64(encodeWav(new Int16Array(0), 16_000)) };
+      for (const token of [key.token, undefined]) expectError(await send(h, "/v1/audio/transcriptions", { ...(token ? { token } : {}), json: silent }), 400, "invalid_request");
       await expectUncharged(h, key);
     });
 

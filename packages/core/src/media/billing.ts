@@ -194,11 +194,13 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     /**
      * Pays for and runs one call. A key credential bills the key; a signature pays with x402;
      * without a credential the answer is the 402 challenge. Throws the upstream's GatewayError after
-     * releasing the payment.
+     * releasing the payment, and 400 `invalid_request` for a call whose quote is 0.
      */
     async run<T>(from: PaidRequest, call: PaidCall<T>): Promise<PaidOutcome<T>> {
       const { request, credential } = from;
       if (from.trace) from.trace.model = subjectOf(call.card);
+      // Nothing to pay is nothing to serve: no reservation of 0, and no x402 offer or payment of 0.
+      if (call.quote.finalAmount <= 0n) throw new GatewayError("invalid_request", `This ${call.action} request prices to 0 atomic units with ${subjectOf(call.card)}; there is nothing to bill, so it is not served (an empty input?).`);
       if (credential.kind === "key") return withKey(from, call, credential.key);
       if (credential.kind === "signature") return withSignature(from, call, credential.header);
       return { kind: "respond", response: await challenge(request, call, "Payment required: send PAYMENT-SIGNATURE (x402) or Authorization: Bearer <service key>.") };
