@@ -129,12 +129,13 @@ async function runMigrate(config: ConfigOf<typeof migrateOptions>): Promise<numb
 
 async function runServe(config: ServeConfig): Promise<number | "running"> {
   // Before the store is opened, so that a refused start applies no migration.
-  const unsafe = productionProblem(gatewayOptions(config), process.env["NODE_ENV"]);
+  const options = gatewayOptions(config);
+  const unsafe = productionProblem(options, process.env["NODE_ENV"]);
   if (unsafe) return fail(unsafe);
   const opened = await openStore(config);
   if (!opened.ok) return fail(opened.message, opened.exitCode);
   const { store } = opened;
-  const dev = await prepareDevChain(config, gatewayOptions(config));
+  const dev = await prepareDevChain(config, options);
   if (!dev.ok) {
     await store.close();
     return fail(dev.message, dev.exitCode);

@@ -86,7 +86,7 @@ export async function openChatPayment(
         },
         settleCut: async (delivered) => (await finish(delivered)).receipt,
         async release(cause) {
-          await deps.ledger.abortOwn({ intentId: intent.intentId, reason: cause });
+          await deps.ledger.abortOwn({ intent, reason: cause });
         },
       },
     };

@@ -11,6 +11,7 @@ import { INTENT_LIST_SCAN, listedStatus } from "../store/intent-list.js";
 import { budgetHeaders } from "../keys/view.js";
 import { mediaSchema, usageSchema } from "../metering/usage.js";
 import { meterCard, meterSchema, modelMeterQuote, type MeterInput } from "./meter.js";
+import { isManagedIntent } from "./service.js";
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const idempotencyKey = z.string().trim().min(1).max(255);
@@ -103,7 +104,7 @@ function intentView(intent: IntentRecord, now: number) {
     finishedAt: intent.finishedAt ?? null,
     reason: intent.reason ?? null,
     // The intent of a paid call the gateway serves: the gateway settles or releases it (settle/abort of it are 403).
-    managed: request.managed === true,
+    managed: isManagedIntent(intent),
   };
 }
 

@@ -23,6 +23,9 @@ import type { FinishView, LedgerOptions, LedgerService, SettleInput } from "./ty
 
 export type { FinishView, LedgerOptions, LedgerService, PrepareInput, PrepareResult, SettleInput } from "./types.js";
 
+/** Whether the gateway's own paid call holds `intent` ({@link PrepareInput.managed}): only the gateway finishes it. */
+export const isManagedIntent = (intent: IntentRecord): boolean => (intent.request as { managed?: unknown } | null)?.managed === true;
+
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** The model a meter subject (`<provider>:<modelId>`) names. */
@@ -87,7 +90,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
   /** The checks of the public settle and abort: a bearer of the intent's owner, and not an intent of the gateway's own paid call. */
   const publicIntent = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
     if (bearer && bearer.owner !== intent.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the intent.");
-    if ((intent.request as { managed?: unknown } | null)?.managed === true)
+    if (isManagedIntent(intent))
       throw new GatewayError("forbidden", `Payment intent ${intent.intentId} pays for a call this gateway serves; the gateway settles or releases it itself.`, {
         param: "paymentIntentId",
       });
@@ -163,7 +166,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
     throw stateError(intent, "settled");
   }
 
-  /** The guarded abort of an intent read by `load`; a repeat replays the first abort's answer. */
+  /** The guarded abort of an intent (as read, or as prepared by this process); a repeat replays the first abort's answer. */
   async function abortLoaded(current: IntentRecord, reason: string) {
     const view: FinishView = { paymentIntentId: current.intentId, status: "aborted", reason, releasedWei: current.maxAmount.toString() };
     const result = await store.abort({ intentId: current.intentId, reason, result: view, now: clock.now() });
@@ -277,7 +280,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       return abortLoaded(current, input.reason ?? "aborted");
     },
 
-    abortOwn: async ({ intentId, reason }) => abortLoaded(await load(intentId), reason),
+    abortOwn: ({ intent, reason }) => abortLoaded(intent, reason),
 
     async sweep(limit = 500, batches = 1) {
       let total = 0;

@@ -86,8 +86,12 @@ export interface LedgerService {
   }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /** Aborts an intent prepared by `POST /api/payments/prepare` (403 `forbidden` on a {@link PrepareInput.managed} one). */
   abort(input: { intentId: string; reason?: string | undefined; bearer?: KeyRecord | null }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
-  /** Releases an intent the paid-call pipeline prepared ({@link PrepareInput.managed}): upstream failure, a client gone. Errors as {@link abort}. */
-  abortOwn(input: { intentId: string; reason: string }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
+  /**
+   * Releases an intent this process prepared for a paid call ({@link PrepareInput.managed}) and
+   * still holds: upstream failure, a client gone. No read before the guarded step, as
+   * {@link settleOwn}. Errors as {@link abort}.
+   */
+  abortOwn(input: { intent: IntentRecord; reason: string }): Promise<{ view: FinishView; key?: KeyBudget; replay: boolean }>;
   /**
    * Releases overdue reservations (the sweeper), oldest first, in up to `batches` batches of
    * `limit` (default 500 and 1): it stops at the first batch that comes back short, and yields to

@@ -147,7 +147,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     try {
       result = await upstream(from, call.card, () => call.run(req.signal));
     } catch (error) {
-      await deps.ledger.abortOwn({ intentId, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
+      await deps.ledger.abortOwn({ intent: reserved.intent, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
       throw error;
     }
     const priced = capped(call.meter(result), call.quote);
