@@ -3,8 +3,9 @@
  *
  *   1. claim test USDC from the dispenser for a fresh wallet;
  *   2. pay an embeddings call with x402, using the official client (`@x402/fetch` + `@x402/evm`);
- *   3. sign in with Ethereum, create a service key and make a key-billed embeddings call;
- *   4. approve the settlement spender and run a settlement batch, which moves the key's charges on-chain.
+ *   3. sign in with Ethereum, approve the settlement spender for the key's budget, create a service
+ *      key and make a key-billed embeddings call;
+ *   4. run a settlement batch, which moves the key's charges on-chain.
  *
  *   npm start                                  # in one terminal
  *   npx tsx examples/dev-chain-walk.ts         # in another: [gateway URL] [dev-chain.json]
@@ -139,6 +140,18 @@ export async function walkDevChain(options: WalkOptions): Promise<WalkResult> {
     200,
   );
   const keyBody = { budgetLimit: "500000", expiresAt: Date.now() + 3_600_000, networkId: info.chainId, purpose: "session", name: "dev-chain walk" };
+  // A key's budget is credit against the wallet's allowance to the settlement spender (and its
+  // balance): approve the spender first, or the gateway refuses the key with 402 insufficient_funds.
+  // Dev chain only: anvil_setBalance gives the fresh wallet gas for its approve (on a real chain it holds ETH).
+  await createTestClient({ mode: "anvil", chain, transport: http(info.rpcUrl) }).setBalance({ address: account.address, value: parseEther("0.1") });
+  const walletClient = createWalletClient({ chain, transport: http(info.rpcUrl), account, pollingInterval: 50 });
+  const approveTx = await walletClient.writeContract({
+    address: info.usdc,
+    abi: erc20Abi,
+    functionName: "approve",
+    args: [info.roles.spender, BigInt(keyBody.budgetLimit)],
+  });
+  await publicClient.waitForTransactionReceipt({ hash: approveTx });
   const created = await call(
     "/api/keys",
     {
@@ -156,17 +169,7 @@ export async function walkDevChain(options: WalkOptions): Promise<WalkResult> {
   const key = { keyId: created.body.keyId as string, budgetUsed: BigInt(keyCall.res.headers.get("x-key-budget-used") ?? "0") };
   log(`3. key ${key.keyId}: a key-billed call charged ${key.budgetUsed} atomic units (queued for settlement)`);
 
-  // 4. The wallet lets the spender collect its charges, then a batch moves them on-chain.
-  // Dev chain only: anvil_setBalance gives the fresh wallet gas for its approve (on a real chain it holds ETH).
-  await createTestClient({ mode: "anvil", chain, transport: http(info.rpcUrl) }).setBalance({ address: account.address, value: parseEther("0.1") });
-  const walletClient = createWalletClient({ chain, transport: http(info.rpcUrl), account, pollingInterval: 50 });
-  const approveTx = await walletClient.writeContract({
-    address: info.usdc,
-    abi: erc20Abi,
-    functionName: "approve",
-    args: [info.roles.spender, BigInt(keyBody.budgetLimit)],
-  });
-  await publicClient.waitForTransactionReceipt({ hash: approveTx });
+  // 4. A batch moves the key's queued charges on-chain, with the allowance approved in step 3.
   const ran = await call("/api/settlement/batch", { headers: { "x-internal-secret": secret }, body: "{}", requestId: requestIds.batch }, 200);
   const batch = ran.body as WalkResult["batch"];
   const mine = batch.results.find((r) => r.wallet === wallet);

@@ -71,7 +71,8 @@ export class AuthenticationError extends TollgateError {}
 /**
  * 402: the key's budget is too small (`budget_exhausted`), its cap for the model is
  * (`model_budget_exhausted`, `details.scope` names the cap), or a paid route wants a payment
- * (`payment_required`). When the gateway offers x402, {@link paymentRequired} holds the decoded
+ * (`payment_required`), or a key's budget is beyond what the wallet has approved and holds for the
+ * gateway's settlement spender (`insufficient_funds`, from `keys.create` and `keys.update`). When the gateway offers x402, {@link paymentRequired} holds the decoded
  * `PAYMENT-REQUIRED` challenge to sign and send back as `paymentSignature`.
  */
 export class PaymentRequiredError extends TollgateError {

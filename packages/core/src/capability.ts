@@ -3,6 +3,8 @@ import type { Clock } from "./clock.js";
 import type { HttpClient } from "./http/client.js";
 import type { IdGenerator } from "./ids.js";
 import type { KeyService } from "./keys/service.js";
+import type { KeyGovernance } from "./keys/governance.js";
+import type { FundingGuard } from "./settlement/funding.js";
 import type { LedgerService } from "./ledger/service.js";
 import type { ResolvedOptions } from "./options.js";
 import type { Store } from "./store/types.js";
@@ -21,6 +23,10 @@ export interface CapabilityDeps {
   readonly http: HttpClient;
   readonly options: ResolvedOptions;
   readonly keys: KeyService;
+  /** Key updates with their recorded events (the settlement service freezes underfunded wallets' keys through it). */
+  readonly keyGovernance: KeyGovernance;
+  /** Whether a wallet's funds back its keys on a chain. */
+  readonly funding: FundingGuard;
   readonly ledger: LedgerService;
   readonly feeBps: number;
   readonly compat: "compose" | undefined;

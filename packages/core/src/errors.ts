@@ -27,6 +27,11 @@ export const ERROR_TABLE = {
   budget_exhausted: { status: 402, type: "insufficient_quota", message: "The key's remaining budget is too small." },
   model_budget_exhausted: { status: 402, type: "insufficient_quota", message: "The key's budget for this model is too small." },
   payment_required: { status: 402, type: "payment_required", message: "Payment is required." },
+  insufficient_funds: {
+    status: 402,
+    type: "insufficient_quota",
+    message: "The wallet's USDC allowance or balance for the settlement spender does not cover its keys' budgets and queued charges.",
+  },
   not_found: { status: 404, type: "not_found_error", message: "No route matches this path." },
   key_not_found: { status: 404, type: "not_found_error", message: "The key does not exist." },
   intent_not_found: { status: 404, type: "not_found_error", message: "The payment intent does not exist." },
@@ -52,6 +57,7 @@ export const ERROR_TABLE = {
   upstream_error: { status: 502, type: "api_error", message: "The upstream service failed." },
   not_configured: { status: 503, type: "api_error", message: "This feature is not configured." },
   overloaded: { status: 503, type: "api_error", message: "The gateway is reading too many request bodies at once; retry shortly." },
+  chain_unavailable: { status: 503, type: "api_error", message: "The chain's RPC did not answer; retry shortly." },
   not_ready: { status: 503, type: "api_error", message: "The gateway is not ready: a store, chain or upstream check failed." },
   upstream_timeout: { status: 504, type: "api_error", message: "The upstream service timed out." },
 } as const satisfies Record<string, ErrorSpec>;

@@ -17,6 +17,7 @@ import type { GatewayServices } from "./services.js";
 import { createMemoryStore } from "./store/memory.js";
 import { createKeyService } from "./keys/service.js";
 import { createKeyGovernance } from "./keys/governance.js";
+import { createFundingGuard } from "./settlement/funding.js";
 import { keyRoutes } from "./keys/routes.js";
 import { createLedgerService } from "./ledger/service.js";
 import { ledgerRoutes } from "./ledger/routes.js";
@@ -92,7 +93,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const http = o.http ?? createFetchHttpClient();
   const observability = createObservability(o, { store, http, clock });
   const { telemetry } = observability.metrics;
-  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, liveKeysPerWallet: o.liveKeysPerWallet, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
+  const funding = createFundingGuard({ store, clock, chains: o.chains, settlement: o.settlement });
+  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, funding, liveKeysPerWallet: o.liveKeysPerWallet, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
+  const keyGovernance = createKeyGovernance({ store, clock, ids, compat: o.compat, funding, onChange: () => keys.forget() });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps, openIntentsPerKey: o.openIntentsPerKey }, telemetry });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];
@@ -104,6 +107,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     http,
     options: o,
     keys,
+    keyGovernance,
+    funding,
     ledger,
     feeBps,
     compat: o.compat,
@@ -121,7 +126,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     store,
     feeBps,
     keys,
-    keyGovernance: createKeyGovernance({ store, clock, ids, compat: o.compat, onChange: () => keys.forget() }),
+    keyGovernance,
     ledger,
     x402,
     feedback: createFeedbackService(deps),

@@ -44,7 +44,8 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
   const treasury = freshAddress();
   const offChain: Partial<GatewayOptions> = {
     chains: [DEAD_CHAIN],
-    settlement: { internalSecret: SECRET, treasury, chains: [{ chainId: DEAD_CHAIN.chainId, spenderPrivateKey: SOME_KEY }] },
+    // Keys on a chain that cannot be read are refused when funding is required (gateway-suite-funding.ts): these tests queue charges there.
+    settlement: { internalSecret: SECRET, treasury, chains: [{ chainId: DEAD_CHAIN.chainId, spenderPrivateKey: SOME_KEY }], requireFunding: false },
   };
 
   describe(`settlement routes: ${name}`, () => {
@@ -252,9 +253,11 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
       run("a wallet without allowance fails and stays queued while another wallet's group settles", async (h, to) => {
         const [good, broke] = [usdc.node.accounts[3]!, usdc.node.accounts[4]!];
         await fund(good, 1_000_000n);
-        await fund(broke, 0n);
+        // The key needs the allowance when it is created; the wallet withdraws it after spending.
+        await fund(broke, 100_000n);
         await paidCalls(h, good.address, usdc.chain.chainId, [500, 20]);
         await paidCalls(h, broke.address, usdc.chain.chainId, [300]);
+        await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, broke.privateKey, spender().address, 0n);
         const r = await batch(h);
         expect(r).toMatchObject({ totalGroups: 2, totalIntents: 3, totalValueWei: "820", successCount: 1, failCount: 1 });
         const byWallet = Object.fromEntries(r.results.map((g: any) => [g.wallet, g]));

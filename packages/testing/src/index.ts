@@ -11,6 +11,7 @@ export { runKeyRouteSuite } from "./gateway-suite-keys.js";
 export { runPaymentRouteSuite } from "./gateway-suite-payments.js";
 export { runDispenserRouteSuite, startUsdcNode, DEAD_CHAIN, SOME_KEY, type UsdcNode } from "./gateway-suite-dispenser.js";
 export { runSettlementRouteSuite } from "./gateway-suite-settlement.js";
+export { runFundingRouteSuite } from "./gateway-suite-funding.js";
 export { runFeedbackRouteSuite } from "./gateway-suite-feedback.js";
 export { runAgentRouteSuite } from "./gateway-suite-agents.js";
 export { runMediaRouteSuite } from "./gateway-suite-media.js";

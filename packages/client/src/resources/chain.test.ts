@@ -94,6 +94,15 @@ describe("dispenser", () => {
 });
 
 describe("settlement", () => {
+  it("a key beyond the wallet's allowance to the spender: PaymentRequiredError insufficient_funds with what the chain holds", async () => {
+    const owner = await gw.signedIn({ networkId: usdc.chain.chainId });
+    const e = await thrown(() => owner.keys.create({ budgetLimit: 5n, expiresAt: gw.clock.now() + DAY, purpose: "api" }));
+    expect(e).toBeInstanceOf(PaymentRequiredError);
+    expect([e.code, e.type, e.param]).toEqual(["insufficient_funds", "insufficient_quota", "budgetLimit"]);
+    expect(e.details).toEqual({ chainId: usdc.chain.chainId, spender: account(2).address.toLowerCase(), allowance: "0", balance: "0", required: "5" });
+    expect(await owner.keys.list()).toMatchObject({ keys: [] });
+  });
+
   it("batch moves the queued charges with the internal secret; 401 without it or with a wrong one; 503 when off", async () => {
     const payerWallet = account(6);
     await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payerWallet.privateKey, account(2).address, 1_000_000n);
@@ -146,7 +155,9 @@ describe("x402", () => {
   });
 
   it("a key too poor for the call: 402 budget_exhausted with the x402 offer beside it", async () => {
-    const owner = await gw.signedIn({ networkId: usdc.chain.chainId });
+    // A key's budget needs the wallet's allowance to the settlement spender: 1 atom of it here.
+    await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, account(5).privateKey, account(2).address, 1n);
+    const owner = await gw.signedIn({ networkId: usdc.chain.chainId }, privateKeyToAccount(account(5).privateKey));
     const key = await owner.keys.create({ budgetLimit: 1n, expiresAt: gw.clock.now() + DAY, purpose: "api" });
     const e = await thrown(() => gw.client({ apiKey: key.token }).embeddings.create(EMBED));
     expect(e).toBeInstanceOf(PaymentRequiredError);

@@ -219,7 +219,10 @@ export interface KeysResource {
    * left out) or `internalSecret` with `sessionAddress`. A service key cannot create keys (403
    * `forbidden`); no proof is 401 (`wallet_unverified` when only `sessionAddress` is sent).
    * 201 with the token. Not retried after a connection error (it would create a second key).
-   * Past the wallet's cap of live keys: `ConflictError` `too_many_keys` (revoke one first).
+   * Past the wallet's cap of live keys: `ConflictError` `too_many_keys` (revoke one first). On a
+   * chain where the gateway settles, the wallet's USDC allowance to the settlement spender and its
+   * balance must cover the new budget beside its other keys' and queued charges:
+   * `PaymentRequiredError` `insufficient_funds` (`details`: spender, allowance, balance, required).
    */
   create(params: CreateKeyParams, options?: RequestOptions): APIPromise<CreatedServiceKey>;
   /** The keys of the proven wallet (a `sessionToken`, a live key of the wallet as `apiKey`, or `internalSecret` with `sessionAddress`), newest first. */
@@ -250,8 +253,9 @@ export interface KeysResource {
    * owner's wallet proof — a `sessionToken`, or `internalSecret` with `sessionAddress` — may change
    * every field; the key itself (as the call's `apiKey`) may change only its `name` (anything else,
    * or another key, is 403 `forbidden`). A `budgetLimit` below the current window's used + reserved
-   * is 409 `limit_below_committed` (`ConflictError`, `details: {budgetUsed, budgetReserved}`).
-   * Every change is recorded (see `events`); a patch that changes nothing records nothing. Retried
+   * is 409 `limit_below_committed` (`ConflictError`, `details: {budgetUsed, budgetReserved}`); a
+   * change that lets the key spend more on a settled chain needs the wallet's funds to cover it
+   * (`PaymentRequiredError` `insufficient_funds`, as `create`). Every change is recorded (see `events`); a patch that changes nothing records nothing. Retried
    * like the other idempotent calls: it sets values, so repeating it changes nothing more.
    */
   update(keyId: string, patch: UpdateKeyParams, options?: RequestOptions): APIPromise<ServiceKey>;

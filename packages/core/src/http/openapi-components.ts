@@ -176,6 +176,10 @@ export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
   BadRequest: errorResponse("invalid_request: a path, query, body or header value is missing or invalid (`param` names it)."),
   Unauthorized: errorResponse("A required credential is missing, unknown, revoked or expired, or the internal secret is wrong."),
   BudgetExhausted: errorResponse("budget_exhausted: the key's remaining budget is too small."),
+  InsufficientFunds: errorResponse(
+    "insufficient_funds: on a chain the gateway settles, the wallet's USDC allowance to the settlement spender or its balance does not cover its live keys' budgets and queued charges with this change (details: chainId, spender, allowance, balance, required).",
+  ),
+  ChainUnavailable: errorResponse("chain_unavailable: the chain's RPC did not answer while the gateway read the wallet's allowance and balance; retry."),
   PaymentRequired: {
     description: "No payment was sent, the x402 payment was refused, or the key's budget is too small.",
     headers: { "PAYMENT-REQUIRED": { description: "The challenge, base64 JSON.", schema: { type: "string" } } },
@@ -221,6 +225,8 @@ export interface RouteDoc {
   readonly content?: Readonly<Record<string, JsonObject>>;
   /** Names in {@link HEADER_PARAMETERS}. */
   readonly headers?: readonly string[];
+  /** Error answers of this route beyond those its security and schemas imply: status → a name in `components.responses`. */
+  readonly errors?: Readonly<Record<string, string>>;
 }
 
 /** Response facts of the routes that differ from "200, a JSON object" or name their answer's schema, keyed by `METHOD path`. */
@@ -232,7 +238,8 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   "GET /api/models": {
     description: 'Without a models service, a `ModelList` page plus `source: "native"`; with one, the service\'s JSON as it is (header `x-models-source: upstream`).',
   },
-  "POST /api/keys": { status: 201, description: "The key with its token (returned only here)." },
+  "POST /api/keys": { status: 201, description: "The key with its token (returned only here).", errors: { "402": "InsufficientFunds", "503": "ChainUnavailable" } },
+  "PATCH /api/keys/:keyId": { errors: { "402": "InsufficientFunds", "503": "ChainUnavailable" } },
   "POST /api/payments/prepare": { headers: ["NetworkId", "ChainId", "IdempotencyKey"] },
   "GET /api/settlement/status": { headers: ["ChainId", "NetworkId"] },
   "POST /v1/feedback": { status: 201, description: "The stored feedback record.", headers: ["ChainId"] },

@@ -6,7 +6,7 @@ import { ERROR_TABLE } from "../errors.js";
 import { createGateway, gatewayRoutes } from "../gateway.js";
 import { createMemoryStore } from "../store/memory.js";
 import { generateCards } from "@tollgate/testing";
-import { HEADER_PARAMETERS, ROUTE_DOCS, SECURITY_SCHEMES, type JsonObject } from "./openapi-components.js";
+import { ERROR_RESPONSES, HEADER_PARAMETERS, ROUTE_DOCS, SECURITY_SCHEMES, type JsonObject } from "./openapi-components.js";
 import { API_VERSION, buildOpenApiDocument, openApiPath, operationIdOf, type OpenApiDocument } from "./openapi.js";
 import { json } from "./respond.js";
 import { defineRoute, type AnyRoute } from "./route.js";
@@ -150,10 +150,15 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     expect(new Set(body.properties.type!.enum)).toEqual(new Set(Object.values(ERROR_TABLE).map((s) => s.type)));
     const statuses = (method: string, path: string) => Object.keys(op(method, path).responses);
     expect(statuses("get", "/api/pricing")).toEqual(["200", "404", "500", "default"]);
-    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "403", "404", "413", "415", "429", "500", "default"]);
+    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "402", "403", "404", "413", "415", "429", "500", "503", "default"]);
     expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "403", "404", "413", "415", "429", "500", "default"]);
     expect(statuses("post", "/api/dispenser/claim")).toEqual(["200", "400", "404", "413", "415", "429", "500", "default"]);
     expect(op("post", "/api/keys/settle").responses["402"]).toEqual({ $ref: "#/components/responses/BudgetExhausted" });
+    // Key creation and changes need the wallet's funds on a settled chain, read from the chain.
+    for (const [method, path] of [["post", "/api/keys"], ["patch", "/api/keys/{keyId}"]] as const) {
+      expect(op(method, path).responses["402"]).toEqual({ $ref: "#/components/responses/InsufficientFunds" });
+      expect(op(method, path).responses["503"]).toEqual({ $ref: "#/components/responses/ChainUnavailable" });
+    }
     expect(op("post", "/v1/embeddings").responses["402"]).toEqual({ $ref: "#/components/responses/PaymentRequired" });
     expect(op("post", "/api/settlement/batch").responses["401"]).toEqual({ $ref: "#/components/responses/Unauthorized" });
   });
@@ -182,6 +187,7 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     for (const [key, facts] of Object.entries(ROUTE_DOCS)) {
       expect(keys, key).toContain(key);
       for (const h of facts.headers ?? []) expect(HEADER_PARAMETERS).toHaveProperty(h);
+      for (const name of Object.values(facts.errors ?? {})) expect(ERROR_RESPONSES, key).toHaveProperty(name);
     }
   });
 

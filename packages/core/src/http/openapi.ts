@@ -174,9 +174,10 @@ function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefin
   if (route.body) out["413"] = responseRef("PayloadTooLarge");
   if (route.body) out["415"] = responseRef("UnsupportedMediaType");
   if (route.rateLimit || security?.charges) out["429"] = responseRef("RateLimited");
+  for (const [code, name] of Object.entries(doc?.errors ?? {})) out[code] = responseRef(name);
   out["500"] = responseRef("InternalError");
   out.default = responseRef("Error");
-  return out;
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a === "default" ? 1 : b === "default" ? -1 : a.localeCompare(b))));
 }
 
 function operationOf(route: AnyRoute, defs: Record<string, JsonObject>): JsonObject {

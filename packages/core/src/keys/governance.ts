@@ -11,6 +11,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
+import { unspent, type FundingGuard } from "../settlement/funding.js";
 import { hashToken, mintToken } from "./token.js";
 
 /** A card as the model checks see it. */
@@ -61,8 +62,8 @@ export function checkModelPatterns(catalog: Catalog, patterns: readonly string[]
   }
 }
 
-/** Who changed a key: `wallet:<address>` or `key:<keyId>`. */
-export type Actor = `wallet:${string}` | `key:${string}`;
+/** Who changed a key: `wallet:<address>`, `key:<keyId>`, or `settlement:<runId>` (a batch that froze an underfunded wallet). */
+export type Actor = `wallet:${string}` | `key:${string}` | `settlement:${string}`;
 
 const wire = (v: unknown): unknown =>
   v === undefined ? null : typeof v === "bigint" ? v.toString() : v && typeof v === "object" ? JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x))) : v;
@@ -80,7 +81,7 @@ export function changesOf(key: KeyRecord, patch: KeyPatch): KeyEventRecord["chan
 }
 
 /** The governance service over the store. */
-export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; onChange: () => void }) {
+export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; onChange: () => void; funding?: FundingGuard }) {
   const { store, clock, ids } = deps;
   const event = (keyId: string, type: KeyEventRecord["type"], actor: Actor, changes: KeyEventRecord["changes"]): KeyEventRecord => ({
     eventId: ids.next("kev"),
@@ -95,7 +96,9 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
     /**
      * Applies `patch` to `key` and records who changed what. Refuses a past `expiresAt` (400) and
      * a `budgetLimit` below the current window's used + reserved (409 `limit_below_committed`).
-     * A patch that changes nothing records nothing and returns the key.
+     * A patch that changes nothing records nothing and returns the key. A patch that lets the key
+     * spend more (a higher limit, a fresh period window, an expired key revived) on a settlement
+     * chain needs the wallet's funds to cover it: 402 `insufficient_funds` (see `FundingGuard`).
      */
     async update(key: KeyRecord, patch: KeyPatch, actor: Actor): Promise<KeyRecord> {
       const now = clock.now();
@@ -103,7 +106,9 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       if (patch.budgetLimit !== undefined && patch.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
       const changes = changesOf(key, patch);
       if (Object.keys(changes).length === 0) return key;
-      const result = await store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+      const write = () => store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+      const raised = deps.funding?.checks(key.chainId) ? spendableAfter(key, patch, now) : 0n;
+      const result = await (raised > 0n ? deps.funding!.guard({ owner: key.owner, chainId: key.chainId, remaining: raised, replacing: key.keyId }, write) : write());
       deps.onChange();
       if (result.ok) return result.key;
       if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
@@ -136,6 +141,18 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       return { events: page.events, nextCursor: page.nextCursor ? `${page.nextCursor.at}.${page.nextCursor.eventId}` : null };
     },
   };
+}
+
+/**
+ * What `key` may spend after `patch` when that is more than it may spend now (else 0): a higher
+ * limit, a new period (a fresh window: used 0), or an expiry moved from the past to the future.
+ */
+function spendableAfter(key: KeyRecord, patch: KeyPatch, now: number): bigint {
+  const live = (expiresAt: number) => key.revokedAt === undefined && expiresAt > now;
+  const freshWindow = patch.budgetPeriod != null && patch.budgetPeriod !== key.budgetPeriod;
+  const before = live(key.expiresAt) ? unspent(key) : 0n;
+  const after = live(patch.expiresAt ?? key.expiresAt) ? unspent({ budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed }) : 0n;
+  return after > before ? after : 0n;
 }
 
 function decodeEventCursor(cursor: string): { at: number; eventId: string } {

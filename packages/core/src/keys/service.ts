@@ -10,6 +10,7 @@ import type { BudgetPeriod, KeyPurpose, KeyRateLimit, KeyRecord, Store } from ".
 import { windowStart } from "./period.js";
 import { bearerToken, hashToken, looksLikeToken, mintToken, tokenPrefix } from "./token.js";
 import { budgetHeaders, remainingOf } from "./view.js";
+import type { FundingGuard } from "../settlement/funding.js";
 import { noopTelemetry, recordCharge, UNMETERED, type RequestTrace, type Telemetry } from "../observability/telemetry.js";
 
 /** What creating a key needs (validated by the route). */
@@ -34,7 +35,9 @@ export interface CreateKeyInput {
 export interface KeyService {
   /**
    * Creates a key; a `session` key supersedes the owner's active session key on the same chain. The
-   * token is returned once. Beyond the wallet's cap of live keys: 409 `too_many_keys`.
+   * token is returned once. Beyond the wallet's cap of live keys: 409 `too_many_keys`. On a
+   * settlement chain, the wallet's funds must cover the new budget too (see `FundingGuard`): 402
+   * `insufficient_funds`, or 503 `chain_unavailable` when the chain cannot be read.
    */
   create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
   /**
@@ -133,6 +136,8 @@ export function createKeyService(deps: {
   keyCacheMs?: number;
   telemetry?: Telemetry;
   liveKeysPerWallet?: number;
+  /** Backs keys on settlement chains with the wallet's funds (absent: no check). */
+  funding?: FundingGuard;
 }): KeyService {
   const { store, clock, ids } = deps;
   const telemetry = deps.telemetry ?? noopTelemetry;
@@ -174,7 +179,9 @@ export function createKeyService(deps: {
         expiresAt: input.expiresAt,
       };
       const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
-      const { superseded } = await store.insertKey(key, Object.assign({ supersedeSessionAt: now }, live));
+      const insert = () => store.insertKey(key, Object.assign({ supersedeSessionAt: now }, live));
+      const change = { owner: key.owner, chainId: key.chainId, remaining: key.budgetLimit, supersedesSessions: key.purpose === "session" };
+      const { superseded } = await (deps.funding ? deps.funding.guard(change, insert) : insert());
       return { key, token, superseded };
     },
     async list(owner, options) {

@@ -301,6 +301,8 @@ describe("GET /metrics", () => {
         internalSecret: secret,
         treasury: anvil.accounts[1]!.address,
         chains: [{ chainId: anvil.chainId, spenderPrivateKey: anvil.accounts[2]!.privateKey }],
+        // Unbacked credit: the key is created without reading the (codeless) token.
+        requireFunding: false,
       },
     });
     const batch = async () => {

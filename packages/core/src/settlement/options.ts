@@ -29,6 +29,14 @@ export const settlementOptionsSchema = z
     batchLimit: z.number().int().min(1).max(10_000).optional(),
     /** Run a batch every `intervalMs` ms in the background (one at a time); unset = only on request. */
     intervalMs: z.number().int().min(1000).max(86_400_000).optional(),
+    /**
+     * Back every key on a settlement chain with the wallet's funds: creating a key or raising its
+     * budget needs the wallet's allowance to the spender and its balance to cover its live keys'
+     * remaining budgets plus its queued charges (402 `insufficient_funds`), and a batch that cannot
+     * collect from an underfunded wallet cuts its keys' budgets to what they have committed.
+     * `false` extends unbacked credit. @default true
+     */
+    requireFunding: z.boolean().optional(),
   })
   .optional();
 export type SettlementOptions = z.output<typeof settlementOptionsSchema>;

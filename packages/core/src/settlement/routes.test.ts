@@ -1,4 +1,5 @@
 import { createMemoryStore } from "../store/memory.js";
-import { runSettlementRouteSuite } from "@tollgate/testing";
+import { runFundingRouteSuite, runSettlementRouteSuite } from "@tollgate/testing";
 
 runSettlementRouteSuite("memory", { createStore: () => createMemoryStore() });
+runFundingRouteSuite("memory", { createStore: () => createMemoryStore() });

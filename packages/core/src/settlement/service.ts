@@ -11,7 +11,8 @@ import type { Address } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
-import type { ChargeRecord } from "../store/types.js";
+import type { ChargeRecord, KeyPatch, KeyRecord } from "../store/types.js";
+import { freezeWallet } from "./funding.js";
 import { outcomeUnknown, resolveWalletChains } from "./options.js";
 
 /** One (wallet, chain) group of a batch. */
@@ -88,7 +89,9 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   const spenders = () => [...wallets.values()].map((w) => ({ chainId: w.config.chainId, spender: w.chain.account ?? "" }));
   deps.describe(() =>
     config
-      ? `settlement: on, treasury ${config.treasury}, spender ${spenders().map((s) => `${s.spender} on chain ${s.chainId}`).join(", ") || "on no chain"}, ${config.intervalMs ? `every ${config.intervalMs / 1000} s` : "on request"}`
+      ? `settlement: on, treasury ${config.treasury}, spender ${spenders().map((s) => `${s.spender} on chain ${s.chainId}`).join(", ") || "on no chain"}, ${config.intervalMs ? `every ${config.intervalMs / 1000} s` : "on request"}, ${
+          config.requireFunding === false ? "keys NOT backed by funds (requireFunding: false)" : "keys backed by the wallet's allowance and balance"
+        }`
       : "settlement: off (set options.settlement with an internal secret, a treasury and a spender wallet per chain)",
   );
 
@@ -116,10 +119,29 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
       const message = (error as Error).message;
       if (outcomeUnknown(error))
         return { ...result, error: `The transfer's outcome is unknown (${message}); the charges stay leased until ${new Date(leaseUntil).toISOString()} and are retried after that.` };
-      return fail(message);
+      return fail(await freezeIfUnderfunded(first, amount, runId, message));
     }
     await store.completeCharges({ chargeIds, batchId: runId, txHash, now: clock.now() });
     return { ...result, txHash };
+  }
+
+  /**
+   * After a failed transfer: when the wallet's allowance or balance is below what the group needed,
+   * its keys on the chain are frozen ({@link freezeWallet}) and the error says so; otherwise (or when
+   * the chain cannot be read, or funding is not required) the error is `message` as it was.
+   */
+  async function freezeIfUnderfunded(first: ChargeRecord, amount: bigint, runId: string, message: string): Promise<string> {
+    try {
+      const have = await deps.funding.funding(first.owner, first.chainId);
+      if (!have || have.covered >= amount) return message;
+      const update = (key: KeyRecord, patch: KeyPatch) => deps.keyGovernance.update(key, patch, `settlement:${runId}`);
+      const frozen = await freezeWallet({ store, clock, update }, first.owner, first.chainId);
+      deps.logger.warn({ runId, wallet: first.owner, chainId: first.chainId, frozen }, `settlement: wallet ${first.owner} cannot pay ${amount}; ${frozen} keys frozen`);
+      return `${message} (the wallet can pay ${have.covered}: allowance ${have.allowance}, balance ${have.balance}; its ${frozen} live keys on chain ${first.chainId} were cut to what they have committed, until their budgets are raised again)`;
+    } catch (error) {
+      deps.logger.error({ err: error, runId, wallet: first.owner }, "settlement: could not check or freeze an underfunded wallet");
+      return message;
+    }
   }
 
   /** One batch, counted in the metrics (settled and failed groups, or an error when it threw). */

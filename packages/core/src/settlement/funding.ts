@@ -1,0 +1,186 @@
+/**
+ * The funding guard: a key's budget on a settlement chain is credit the gateway extends against
+ * the wallet's USDC allowance to the settlement spender. Before a key is created, or a key's budget
+ * is raised (or an expired key revived), the wallet's exposure on that chain — its live keys'
+ * remaining budgets plus its queued charges — must fit in what a batch could collect:
+ * `min(allowance(owner, spender), balanceOf(owner))`, read from the chain at that moment.
+ * After a batch fails to collect from an underfunded wallet, the settlement service cuts the
+ * wallet's keys down to what they have committed ({@link liveKeys} and `freezeWallet` there).
+ */
+import { privateKeyToAccount } from "viem/accounts";
+import type { Address, Chain } from "../chain/types.js";
+import type { ChainConfig } from "../chain/options.js";
+import { createViemChain } from "../chain/viem-chain.js";
+import type { Clock } from "../clock.js";
+import { GatewayError } from "../errors.js";
+import type { KeyRecord, Store } from "../store/types.js";
+import type { SettlementOptions } from "./options.js";
+
+/** One change of exposure to check: a key's remaining budget after the write. */
+export interface FundingChange {
+  readonly owner: string;
+  readonly chainId: number;
+  /** What the created or changed key may still spend after the write (limit − used, at least 0). */
+  readonly remaining: bigint;
+  /** The key being changed: its current remaining budget is not counted twice. */
+  readonly replacing?: string | undefined;
+  /** A new session key supersedes the owner's live session keys on the chain: only their reservations count. */
+  readonly supersedesSessions?: boolean | undefined;
+}
+
+/** What a wallet could pay now and what the gateway would be owed. */
+export interface WalletFunding {
+  readonly spender: Address;
+  readonly allowance: bigint;
+  readonly balance: bigint;
+  /** `min(allowance, balance)`. */
+  readonly covered: bigint;
+}
+
+/** The guard (one per gateway). Every method is a no-op on a chain without a settlement spender. */
+export interface FundingGuard {
+  /** Whether keys on `chainId` are backed by on-chain funds (settlement is on for it and the check is not turned off). */
+  checks(chainId: number): boolean;
+  /**
+   * Runs `write` if the wallet's funds cover its exposure after `change`; otherwise throws 402
+   * `insufficient_funds` (details: spender, allowance, balance, required) and writes nothing. An
+   * RPC failure is 503 `chain_unavailable`. Checks and writes of one wallet and chain run one at a
+   * time in this process, so two concurrent writes cannot both spend the same headroom here.
+   */
+  guard<T>(change: FundingChange, write: () => Promise<T>): Promise<T>;
+  /** The wallet's allowance and balance for the spender of `chainId` (undefined when not checked there). */
+  funding(owner: string, chainId: number): Promise<WalletFunding | undefined>;
+}
+
+/** How many keys one page of the exposure scan reads. */
+const PAGE = 500;
+
+/** The owner's live (unrevoked, unexpired at `now`) keys on `chainId`, page by page. */
+export async function* liveKeys(store: Store, owner: string, chainId: number, now: number): AsyncGenerator<KeyRecord> {
+  let cursor: Parameters<Store["listKeys"]>[1]["cursor"];
+  do {
+    const page = await store.listKeys(owner, cursor ? { limit: PAGE, chainId, cursor } : { limit: PAGE, chainId });
+    for (const key of page.keys) if (key.revokedAt === undefined && key.expiresAt > now) yield key;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+}
+
+/** What a key may still spend: its limit less what it used in the current window (never below 0). */
+export const unspent = (key: Pick<KeyRecord, "budgetLimit" | "budgetUsed">): bigint =>
+  key.budgetLimit > key.budgetUsed ? key.budgetLimit - key.budgetUsed : 0n;
+
+const chainUnavailable = (chainId: number, error: unknown) =>
+  new GatewayError("chain_unavailable", `Could not read the wallet's USDC allowance and balance on chain ${chainId}: ${(error as Error).message}`, {
+    cause: error,
+  });
+
+/**
+ * Creates the guard for the chains that `settlement` has a spender on. `settlement.requireFunding:
+ * false` turns it off (keys are then unbacked credit, as without settlement).
+ */
+export function createFundingGuard(deps: {
+  store: Store;
+  clock: Clock;
+  chains: readonly ChainConfig[] | undefined;
+  settlement: SettlementOptions | undefined;
+}): FundingGuard {
+  const readers = new Map<number, { chain: Chain; spender: Address }>();
+  if (deps.settlement && deps.settlement.requireFunding !== false)
+    for (const entry of deps.settlement.chains) {
+      const config = deps.chains?.find((c) => c.chainId === entry.chainId);
+      // A settlement chain missing from options.chains is reported by the settlement service.
+      if (!config || readers.has(entry.chainId)) continue;
+      const spender = privateKeyToAccount(entry.spenderPrivateKey).address.toLowerCase() as Address;
+      readers.set(entry.chainId, { chain: createViemChain({ rpcUrl: config.rpcUrl, chainId: config.chainId, usdc: config.usdc }), spender });
+    }
+  /** Per wallet and chain, the tail of the checks and writes in flight. */
+  const tails = new Map<string, Promise<unknown>>();
+
+  const funding = async (owner: string, chainId: number): Promise<WalletFunding | undefined> => {
+    const reader = readers.get(chainId);
+    if (!reader) return undefined;
+    try {
+      const [allowance, balance] = await Promise.all([reader.chain.allowance(owner as Address, reader.spender), reader.chain.balanceOf(owner as Address)]);
+      return { spender: reader.spender, allowance, balance, covered: allowance < balance ? allowance : balance };
+    } catch (error) {
+      throw chainUnavailable(chainId, error);
+    }
+  };
+
+  const check = async (change: FundingChange): Promise<void> => {
+    const have = await funding(change.owner, change.chainId);
+    if (!have) return;
+    let required = change.remaining + (await deps.store.pendingChargeTotals(change.owner, change.chainId)).amount;
+    for await (const key of liveKeys(deps.store, change.owner, change.chainId, deps.clock.now())) {
+      if (key.keyId === change.replacing) continue;
+      // A superseded session key is revoked by the write; what it has reserved may still be charged.
+      required += change.supersedesSessions && key.purpose === "session" ? key.budgetReserved : unspent(key);
+    }
+    if (required > have.covered)
+      throw new GatewayError(
+        "insufficient_funds",
+        `Wallet ${change.owner} can pay ${have.covered} on chain ${change.chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
+        {
+          param: "budgetLimit",
+          details: {
+            chainId: change.chainId,
+            spender: have.spender,
+            allowance: have.allowance.toString(),
+            balance: have.balance.toString(),
+            required: required.toString(),
+          },
+        },
+      );
+  };
+
+  return {
+    checks: (chainId) => readers.has(chainId),
+    funding,
+    guard(change, write) {
+      if (!readers.has(change.chainId)) return write();
+      const id = `${change.chainId}:${change.owner}`;
+      const run = (tails.get(id) ?? Promise.resolve()).then(async () => {
+        await check(change);
+        return write();
+      });
+      const tail = run.catch(() => undefined);
+      tails.set(id, tail);
+      void tail.then(() => {
+        if (tails.get(id) === tail) tails.delete(id);
+      });
+      return run;
+    },
+  };
+}
+
+/**
+ * Freezes an underfunded wallet on one chain: each of its live keys gets a budget limit equal to
+ * what it has used and reserved, without a period (so no new window refills it), through `update`
+ * (the key governance, which records the change as `actor`'s event). Reservations already held
+ * still settle; nothing new fits until the owner raises the budget again, which the guard checks
+ * against the funds. A key that reserved more meanwhile is re-read and cut again. Returns how many
+ * keys were cut.
+ */
+export async function freezeWallet(
+  deps: { store: Store; clock: Clock; update: (key: KeyRecord, patch: { budgetLimit: bigint; budgetPeriod: null }) => Promise<KeyRecord> },
+  owner: string,
+  chainId: number,
+): Promise<number> {
+  let frozen = 0;
+  for await (const live of liveKeys(deps.store, owner, chainId, deps.clock.now())) {
+    let key: KeyRecord | null = live;
+    for (let attempt = 0; key && attempt < 5; attempt++) {
+      const committed = key.budgetUsed + key.budgetReserved;
+      if (key.budgetLimit <= committed && key.budgetPeriod === undefined) break;
+      try {
+        await deps.update(key, { budgetLimit: committed, budgetPeriod: null });
+        frozen++;
+        break;
+      } catch (error) {
+        if (!(error instanceof GatewayError && error.code === "limit_below_committed")) throw error;
+        key = await deps.store.getKeyById(key.keyId);
+      }
+    }
+  }
+  return frozen;
+}

@@ -1,0 +1,212 @@
+/**
+ * The funding suite (docs/settlement.md "Keys are backed by the wallet's funds") through
+ * `gateway.fetch` on a real store and a real anvil node: a key's budget on a settlement chain
+ * needs the wallet's allowance to the spender and its balance; queued charges and the other live
+ * keys count; a batch that cannot collect freezes the wallet's keys at what they committed. A
+ * store's test file runs it in one line:
+ *
+ * ```ts
+ * runFundingRouteSuite("sqlite", { createStore: () => createSqliteStore({ filename: tmpFile() }) });
+ * ```
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayOptions } from "@tollgate/core";
+import { approveUsdc, type AnvilAccount } from "./anvil.js";
+import { DEAD_CHAIN, freshAddress, SOME_KEY, startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
+import { asWallet, bearer, DAY, expectError, PREPARE, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
+
+const SECRET = "funding-s3cret-s3cret";
+
+/** Registers the funding suite for the store `name` in the current vitest file. */
+export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions): void {
+  describe(`key funding: ${name}`, () => {
+    it("a key on a settlement chain whose RPC does not answer is 503 chain_unavailable; requireFunding false extends the credit", async () => {
+      const settlement = { internalSecret: SECRET, treasury: freshAddress(), chains: [{ chainId: DEAD_CHAIN.chainId, spenderPrivateKey: SOME_KEY }] };
+      const body = { budgetLimit: "100", expiresAt: 0, networkId: DEAD_CHAIN.chainId, purpose: "api" };
+      await withGateway(
+        options,
+        async (h) => {
+          const r = await h.call("POST", "/api/keys", { headers: asWallet(), body: { ...body, expiresAt: h.clock.now() + DAY } });
+          expect(expectError(r, 503, "chain_unavailable").message).toContain(`chain ${DEAD_CHAIN.chainId}`);
+          expect((await h.call("GET", "/api/keys", { headers: asWallet() })).body.keys).toEqual([]);
+        },
+        { chains: [DEAD_CHAIN], settlement },
+      );
+      await withGateway(options, async (h) => void (await h.createKey({ budgetLimit: "100", networkId: DEAD_CHAIN.chainId })), {
+        chains: [DEAD_CHAIN],
+        settlement: { ...settlement, requireFunding: false },
+      });
+    });
+
+    describe("on anvil", () => {
+      let usdc: UsdcNode;
+      beforeAll(async () => {
+        usdc = await startUsdcNode();
+      });
+      afterAll(() => usdc?.node.stop());
+      const spender = () => usdc.node.accounts[1]!;
+      const onChain = (): Partial<GatewayOptions> => ({
+        chains: [usdc.chain],
+        settlement: { internalSecret: SECRET, treasury: freshAddress(), chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender().privateKey }] },
+      });
+      const run = (title: string, fn: (h: Harness) => Promise<void>) => it(title, () => withGateway(options, fn, onChain()));
+      const approve = (wallet: AnvilAccount, amount: bigint) =>
+        approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, wallet.privateKey, spender().address, amount);
+      const chainId = () => usdc.chain.chainId;
+      const create = (h: Harness, owner: string, fields: Record<string, unknown>) =>
+        h.call("POST", "/api/keys", {
+          headers: asWallet(owner),
+          body: { budgetLimit: "100", expiresAt: h.clock.now() + DAY, networkId: chainId(), purpose: "api", ...fields },
+        });
+      const refused = (r: Reply, funds: { allowance: bigint; balance: bigint; required: bigint }) => {
+        const e = expectError(r, 402, "insufficient_funds", "budgetLimit");
+        expect(e.details).toEqual({
+          chainId: chainId(),
+          spender: spender().address.toLowerCase(),
+          allowance: `${funds.allowance}`,
+          balance: `${funds.balance}`,
+          required: `${funds.required}`,
+        });
+      };
+      const keysOf = async (h: Harness, owner: string) => (await h.call("GET", "/api/keys", { headers: asWallet(owner) })).body.keys as any[];
+      /** Prepare `reserve`, then settle `spend` of it (no settle when `spend` is undefined: the reservation stays open). */
+      const pay = async (h: Harness, token: string, reserve: number, spend?: number) => {
+        const prepared = await h.prepare(token, { ...PREPARE, maxAmountWei: String(reserve) }, { "x-network-id": String(chainId()) });
+        expect(prepared.status, JSON.stringify(prepared.body)).toBe(200);
+        if (spend === undefined) return prepared.body.paymentIntentId as string;
+        const settled = await h.settle({ paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: String(spend) });
+        expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+        return prepared.body.paymentIntentId as string;
+      };
+      const batch = async (h: Harness) => {
+        const r = await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body;
+      };
+
+      run("creating a key needs min(allowance, balance) to cover every live key's budget; refused writes nothing", async (h) => {
+        const poor = freshAddress();
+        refused(await create(h, poor, { budgetLimit: "1" }), { allowance: 0n, balance: 0n, required: 1n });
+        const wallet = usdc.node.accounts[2]!;
+        await usdc.mint(wallet.address, 1_000n);
+        refused(await create(h, wallet.address, { budgetLimit: "500" }), { allowance: 0n, balance: 1_000n, required: 500n });
+        expect(await keysOf(h, wallet.address)).toEqual([]);
+        await approve(wallet, 600n);
+        expect((await create(h, wallet.address, { budgetLimit: "500" })).status).toBe(201);
+        refused(await create(h, wallet.address, { budgetLimit: "101" }), { allowance: 600n, balance: 1_000n, required: 601n });
+        expect((await create(h, wallet.address, { budgetLimit: "100" })).status).toBe(201);
+        // The balance binds too: a large allowance does not cover what the wallet does not hold.
+        await approve(wallet, 5_000n);
+        refused(await create(h, wallet.address, { budgetLimit: "401" }), { allowance: 5_000n, balance: 1_000n, required: 1_001n });
+        // A revoked or expired key no longer counts; a new session key replaces the live one.
+        const keys = await keysOf(h, wallet.address);
+        expect(keys).toHaveLength(2);
+        expect((await h.call("DELETE", `/api/keys/${keys.find((k) => k.budgetLimit === "100").keyId}`, { headers: asWallet(wallet.address) })).status).toBe(
+          200,
+        );
+        expect((await create(h, wallet.address, { budgetLimit: "500", purpose: "session" })).status).toBe(201);
+        expect((await create(h, wallet.address, { budgetLimit: "500", purpose: "session" })).status).toBe(201);
+        refused(await create(h, wallet.address, { budgetLimit: "1" }), { allowance: 5_000n, balance: 1_000n, required: 1_001n });
+        // Another chain's keys are not this chain's business (no settlement spender there: no check).
+        expect((await create(h, wallet.address, { budgetLimit: "1000000", networkId: 8453 })).status).toBe(201);
+      });
+
+      run("creates at once cannot both take the same headroom", async (h) => {
+        const wallet = usdc.node.accounts[3]!;
+        await usdc.mint(wallet.address, 1_000n);
+        await approve(wallet, 1_000n);
+        const results = await Promise.all(Array.from({ length: 8 }, () => create(h, wallet.address, { budgetLimit: "300" })));
+        expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 402, 402, 402, 402, 402]);
+        expect(await keysOf(h, wallet.address)).toHaveLength(3);
+      });
+
+      run("queued charges count until settled; a raise or a revived key needs the funds; a batch frees what it collected", async (h) => {
+        const wallet = usdc.node.accounts[4]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 1_000n);
+        const first = (await create(h, wallet.address, { budgetLimit: "600" })).body;
+        await pay(h, first.token, 500, 400);
+        // Exposure: 200 unspent + 400 queued.
+        refused(await create(h, wallet.address, { budgetLimit: "401" }), { allowance: 1_000n, balance: 10_000n, required: 1_001n });
+        const second = (await create(h, wallet.address, { budgetLimit: "400", expiresAt: h.clock.now() + 1_000 })).body;
+        const patch = (keyId: string, body: Record<string, unknown>) => h.call("PATCH", `/api/keys/${keyId}`, { headers: asWallet(wallet.address), body });
+        refused(await patch(first.keyId, { budgetLimit: "700" }), { allowance: 1_000n, balance: 10_000n, required: 1_100n });
+        // Lowering, renaming and a same-size change need nothing.
+        expect((await patch(first.keyId, { name: "renamed", budgetLimit: "600" })).status).toBe(200);
+        h.clock.advance(2_000);
+        // The second key expired: its budget no longer counts, and reviving it needs the funds again.
+        expect((await patch(first.keyId, { budgetLimit: "700" })).status).toBe(200);
+        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 1_000n, balance: 10_000n, required: 1_100n });
+        // The batch collects the 400: the allowance falls by as much as the queue, so the headroom stays.
+        expect(await batch(h)).toMatchObject({ successCount: 1, totalValueWei: "400" });
+        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 600n, balance: 9_600n, required: 700n });
+        expect((await patch(first.keyId, { budgetLimit: "1000" })).status).toBe(200);
+        // A budget period's fresh window is new spending power too.
+        refused(await patch(first.keyId, { budgetPeriod: "daily" }), { allowance: 600n, balance: 9_600n, required: 1_000n });
+      });
+
+      run("a batch that cannot collect freezes the wallet's keys at what they committed, recorded; raising them again needs the funds", async (h) => {
+        const wallet = usdc.node.accounts[5]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 2_000n);
+        const key = (await create(h, wallet.address, { budgetLimit: "1000", budgetPeriod: "daily" })).body;
+        const other = (await create(h, wallet.address, { budgetLimit: "500" })).body;
+        await pay(h, key.token, 300, 300);
+        const open = await pay(h, key.token, 50);
+        // The wallet withdraws its allowance after spending.
+        await approve(wallet, 0n);
+        const failed = await batch(h);
+        expect(failed).toMatchObject({ totalGroups: 1, successCount: 0, failCount: 1 });
+        expect(failed.results[0].error).toContain("insufficient allowance");
+        expect(failed.results[0].error).toContain("allowance 0, balance 10000; its 2 live keys");
+        const inspect = async (k: { keyId: string; token: string }) => (await h.call("GET", `/api/keys/${k.keyId}`, { headers: bearer(k.token) })).body;
+        const frozen = await inspect(key);
+        expect(frozen).toMatchObject({ budgetLimit: "350", budgetUsed: "300", budgetReserved: "50", budgetRemaining: "0" });
+        expect(frozen.budgetPeriod).toBeUndefined();
+        expect(await inspect(other)).toMatchObject({ budgetLimit: "0", budgetRemaining: "0" });
+        // Nothing new fits; the reservation already held still settles.
+        expectError(await h.prepare(other.token, { ...PREPARE, maxAmountWei: "1" }, { "x-network-id": String(chainId()) }), 402, "budget_exhausted");
+        expectError(await h.prepare(key.token, { ...PREPARE, maxAmountWei: "1" }, { "x-network-id": String(chainId()) }), 402, "budget_exhausted");
+        expect((await h.settle({ paymentIntentId: open, finalAmountWei: "50" })).status).toBe(200);
+        const events = (await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: asWallet(wallet.address) })).body.events;
+        expect(events[0]).toMatchObject({
+          actor: `settlement:${failed.runId}`,
+          changes: { budgetLimit: { from: "1000", to: "350" }, budgetPeriod: { from: "daily", to: null } },
+        });
+        // Raising needs the funds: the queue (350) and the other keys count.
+        const raise = (limit: string) => h.call("PATCH", `/api/keys/${key.keyId}`, { headers: asWallet(wallet.address), body: { budgetLimit: limit } });
+        refused(await raise("400"), { allowance: 0n, balance: 10_000n, required: 400n });
+        await approve(wallet, 1_000n);
+        expect(await batch(h)).toMatchObject({ successCount: 1, totalValueWei: "350" });
+        expect((await raise("1000")).status).toBe(200);
+        refused(await raise("1001"), { allowance: 650n, balance: 9_650n, required: 651n });
+      });
+
+      run("a batch that fails for a funded wallet freezes nothing", async (h) => {
+        const wallet = usdc.node.accounts[6]!;
+        await usdc.mint(wallet.address, 1_000n);
+        await approve(wallet, 1_000n);
+        const key = (await create(h, wallet.address, { budgetLimit: "500" })).body;
+        await pay(h, key.token, 100, 100);
+        // The spender has no gas: the transfer fails although the wallet could pay.
+        await fetch(usdc.node.rpcUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [spender().address, "0x0"] }),
+        });
+        try {
+          const failed = await batch(h);
+          expect(failed).toMatchObject({ failCount: 1 });
+          expect(failed.results[0].error).not.toContain("were cut");
+          expect((await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) })).body).toMatchObject({ budgetLimit: "500" });
+        } finally {
+          await fetch(usdc.node.rpcUrl, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [spender().address, "0x3635c9adc5dea00000"] }),
+          });
+        }
+      });
+    });
+  });
+}
