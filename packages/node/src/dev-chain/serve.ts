@@ -76,7 +76,7 @@ export function devChainBanner(chain: DevChain, url: string): string[] {
     `  usdc        ${chain.usdc}`,
     `  dispenser   ${roles.dispenser} holds ${formatUsdc(chain.dispenserBalance)} (test money); claim: curl -X POST ${url}/api/dispenser/claim -H 'content-type: application/json' -d '${claim}'`,
     `  x402        paid to ${roles.payee}, settled by the local facilitator ${roles.facilitator}`,
-    `  settlement  wallets approve the spender ${roles.spender}; treasury ${roles.payee}; batch: curl -X POST ${url}/api/settlement/batch -H 'x-internal-secret: ${secret}'`,
+    `  settlement  wallets approve the spender ${roles.spender} before creating keys on chain ${chain.chainId} (their budgets need the allowance); treasury ${roles.payee}; batch: curl -X POST ${url}/api/settlement/batch -H 'x-internal-secret: ${secret}'`,
     ...(chain.recordPath && existsSync(WALK_SCRIPT)
       ? [`  try it      npx tsx ${WALK_SCRIPT} ${url} ${shortPath(chain.recordPath)} (claim, an x402-paid call, a key-billed call, a settlement batch)`]
       : []),
