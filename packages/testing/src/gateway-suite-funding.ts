@@ -182,6 +182,34 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         refused(await raise("1001"), { allowance: 650n, balance: 9_650n, required: 651n });
       });
 
+      run("a budget window that lapsed counts its whole limit again, and a freeze cuts it to the new window's use", async (h) => {
+        const wallet = usdc.node.accounts[7]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 1_000n);
+        const key = (await create(h, wallet.address, { budgetLimit: "600", budgetPeriod: "daily", expiresAt: h.clock.now() + 7 * DAY })).body;
+        await pay(h, key.token, 600, 600);
+        // Today: 0 unspent + 600 queued.
+        expect((await create(h, wallet.address, { budgetLimit: "400" })).status).toBe(201);
+        const spare = (await keysOf(h, wallet.address)).find((k) => k.budgetLimit === "400");
+        expect((await h.call("DELETE", `/api/keys/${spare.keyId}`, { headers: asWallet(wallet.address) })).status).toBe(200);
+        h.clock.advance(DAY);
+        // Tomorrow the key may spend 600 again, beside the 600 still queued.
+        refused(await create(h, wallet.address, { budgetLimit: "1", expiresAt: h.clock.now() + DAY }), {
+          allowance: 1_000n,
+          balance: 10_000n,
+          required: 1_201n,
+        });
+        await pay(h, key.token, 100, 100);
+        await approve(wallet, 0n);
+        expect(await batch(h)).toMatchObject({ failCount: 1 });
+        // Frozen at today's 100, not at yesterday's 600.
+        expect((await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) })).body).toMatchObject({
+          budgetLimit: "100",
+          budgetUsed: "100",
+          budgetRemaining: "0",
+        });
+      });
+
       run("a batch that fails for a funded wallet freezes nothing", async (h) => {
         const wallet = usdc.node.accounts[6]!;
         await usdc.mint(wallet.address, 1_000n);

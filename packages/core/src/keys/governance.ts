@@ -12,6 +12,7 @@ import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
 import { unspent, type FundingGuard } from "../settlement/funding.js";
+import { rolled } from "./period.js";
 import { hashToken, mintToken } from "./token.js";
 
 /** A card as the model checks see it. */
@@ -147,7 +148,8 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
  * What `key` may spend after `patch` when that is more than it may spend now (else 0): a higher
  * limit, a new period (a fresh window: used 0), or an expiry moved from the past to the future.
  */
-function spendableAfter(key: KeyRecord, patch: KeyPatch, now: number): bigint {
+function spendableAfter(stored: KeyRecord, patch: KeyPatch, now: number): bigint {
+  const key = rolled(stored, now);
   const live = (expiresAt: number) => key.revokedAt === undefined && expiresAt > now;
   const freshWindow = patch.budgetPeriod != null && patch.budgetPeriod !== key.budgetPeriod;
   const before = live(key.expiresAt) ? unspent(key) : 0n;

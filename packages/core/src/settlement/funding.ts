@@ -13,6 +13,7 @@ import type { ChainConfig } from "../chain/options.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
+import { rolled } from "../keys/period.js";
 import type { KeyRecord, Store } from "../store/types.js";
 import type { SettlementOptions } from "./options.js";
 
@@ -111,8 +112,11 @@ export function createFundingGuard(deps: {
     const have = await funding(change.owner, change.chainId);
     if (!have) return;
     let required = change.remaining + (await deps.store.pendingChargeTotals(change.owner, change.chainId)).amount;
-    for await (const key of liveKeys(deps.store, change.owner, change.chainId, deps.clock.now())) {
-      if (key.keyId === change.replacing) continue;
+    const now = deps.clock.now();
+    for await (const stored of liveKeys(deps.store, change.owner, change.chainId, now)) {
+      if (stored.keyId === change.replacing) continue;
+      // A lapsed budget window has its whole limit to spend again.
+      const key = rolled(stored, now);
       // A superseded session key is revoked by the write; what it has reserved may still be charged.
       required += change.supersedesSessions && key.purpose === "session" ? key.budgetReserved : unspent(key);
     }
@@ -167,10 +171,13 @@ export async function freezeWallet(
   chainId: number,
 ): Promise<number> {
   let frozen = 0;
-  for await (const live of liveKeys(deps.store, owner, chainId, deps.clock.now())) {
+  const now = deps.clock.now();
+  for await (const live of liveKeys(deps.store, owner, chainId, now)) {
     let key: KeyRecord | null = live;
     for (let attempt = 0; key && attempt < 5; attempt++) {
-      const committed = key.budgetUsed + key.budgetReserved;
+      // The store rolls a lapsed window before it compares: what counts is the current window's use.
+      const current = rolled(key, now);
+      const committed = current.budgetUsed + current.budgetReserved;
       if (key.budgetLimit <= committed && key.budgetPeriod === undefined) break;
       try {
         await deps.update(key, { budgetLimit: committed, budgetPeriod: null });
