@@ -210,6 +210,43 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         });
       });
 
+      run("a payment outlives its key: the open reservations of revoked and expired keys still count", async (h) => {
+        const wallet = usdc.node.accounts[8]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 2_000n);
+        const first = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
+        const held = await pay(h, first.token, 600);
+        expect((await h.call("DELETE", `/api/keys/${first.keyId}`, { headers: asWallet(wallet.address) })).status).toBe(200);
+        refused(await create(h, wallet.address, { budgetLimit: "1401" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
+        const second = (await create(h, wallet.address, { budgetLimit: "1400", expiresAt: h.clock.now() + 1_000 })).body;
+        await pay(h, second.token, 400);
+        h.clock.advance(2_000);
+        // The second key expired holding 400; the first key's 600 is still open.
+        refused(await create(h, wallet.address, { budgetLimit: "1001" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
+        // Settling moves the 600 from the reservation to the queue: still counted once.
+        expect((await h.settle({ paymentIntentId: held, finalAmountWei: "600" })).status).toBe(200);
+        refused(await create(h, wallet.address, { budgetLimit: "1001" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
+        expect((await create(h, wallet.address, { budgetLimit: "1000" })).status).toBe(201);
+      });
+
+      run("two changes of one key at once are judged one after the other, each from the key as stored", async (h) => {
+        const wallet = usdc.node.accounts[9]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 2_000n);
+        const key = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
+        await pay(h, key.token, 900, 900);
+        const patch = (body: Record<string, unknown>) => h.call("PATCH", `/api/keys/${key.keyId}`, { headers: asWallet(wallet.address), body });
+        // Each alone fits (a fresh window: 1000 + 900 queued; a limit of 2000: 1100 + 900); both would be 2000 + 900.
+        const results = await Promise.all([patch({ budgetPeriod: "daily" }), patch({ budgetLimit: "2000" })]);
+        expect(results.map((r) => r.status).sort()).toEqual([200, 402]);
+        expectError(
+          results.find((r) => r.status === 402)!,
+          402,
+          "insufficient_funds",
+          "budgetLimit",
+        );
+      });
+
       run("a batch that fails for a funded wallet freezes nothing", async (h) => {
         const wallet = usdc.node.accounts[6]!;
         await usdc.mint(wallet.address, 1_000n);

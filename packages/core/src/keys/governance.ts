@@ -108,8 +108,14 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       const changes = changesOf(key, patch);
       if (Object.keys(changes).length === 0) return key;
       const write = () => store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
-      const raised = deps.funding?.checks(key.chainId) ? spendableAfter(key, patch, now) : 0n;
-      const result = await (raised > 0n ? deps.funding!.guard({ owner: key.owner, chainId: key.chainId, remaining: raised, replacing: key.keyId }, write) : write());
+      // A change to the budget, its window or the expiry is judged inside the wallet's funding turn,
+      // from the key as stored then: two concurrent changes cannot both count on the same state.
+      const budgetChange = patch.budgetLimit !== undefined || patch.budgetPeriod !== undefined || patch.expiresAt !== undefined;
+      const change = async () => {
+        const raised = spendableAfter((await store.getKeyById(key.keyId)) ?? key, patch, clock.now());
+        return raised > 0n ? { remaining: raised, replacing: key.keyId } : undefined;
+      };
+      const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write) : write());
       deps.onChange();
       if (result.ok) return result.key;
       if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);

@@ -180,8 +180,8 @@ export function createKeyService(deps: {
       };
       const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
       const insert = () => store.insertKey(key, Object.assign({ supersedeSessionAt: now }, live));
-      const change = { owner: key.owner, chainId: key.chainId, remaining: key.budgetLimit, supersedesSessions: key.purpose === "session" };
-      const { superseded } = await (deps.funding ? deps.funding.guard(change, insert) : insert());
+      const change = async () => ({ remaining: key.budgetLimit, supersedesSessions: key.purpose === "session" });
+      const { superseded } = await (deps.funding ? deps.funding.guard(key, change, insert) : insert());
       return { key, token, superseded };
     },
     async list(owner, options) {

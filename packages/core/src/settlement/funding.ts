@@ -17,13 +17,11 @@ import { rolled } from "../keys/period.js";
 import type { KeyRecord, Store } from "../store/types.js";
 import type { SettlementOptions } from "./options.js";
 
-/** One change of exposure to check: a key's remaining budget after the write. */
+/** One write to check: the key it creates or changes, as it would be after the write. */
 export interface FundingChange {
-  readonly owner: string;
-  readonly chainId: number;
   /** What the created or changed key may still spend after the write (limit − used, at least 0). */
   readonly remaining: bigint;
-  /** The key being changed: its current remaining budget is not counted twice. */
+  /** The key being changed: its current part is not counted beside `remaining`. */
   readonly replacing?: string | undefined;
   /** A new session key supersedes the owner's live session keys on the chain: only their reservations count. */
   readonly supersedesSessions?: boolean | undefined;
@@ -43,12 +41,14 @@ export interface FundingGuard {
   /** Whether keys on `chainId` are backed by on-chain funds (settlement is on for it and the check is not turned off). */
   checks(chainId: number): boolean;
   /**
-   * Runs `write` if the wallet's funds cover its exposure after `change`; otherwise throws 402
+   * Runs `write` if the wallet's funds cover its exposure after the write; otherwise throws 402
    * `insufficient_funds` (details: spender, allowance, balance, required) and writes nothing. An
    * RPC failure is 503 `chain_unavailable`. Checks and writes of one wallet and chain run one at a
-   * time in this process, so two concurrent writes cannot both spend the same headroom here.
+   * time in this process, and `change` is computed inside that turn (from a fresh read, when it
+   * reads), so two concurrent writes cannot both spend the same headroom here. `change` resolving
+   * to undefined means the write adds no spending power: it runs unchecked, still in turn.
    */
-  guard<T>(change: FundingChange, write: () => Promise<T>): Promise<T>;
+  guard<T>(wallet: { owner: string; chainId: number }, change: () => Promise<FundingChange | undefined>, write: () => Promise<T>): Promise<T>;
   /** The wallet's allowance and balance for the spender of `chainId` (undefined when not checked there). */
   funding(owner: string, chainId: number): Promise<WalletFunding | undefined>;
 }
@@ -56,14 +56,39 @@ export interface FundingGuard {
 /** How many keys one page of the exposure scan reads. */
 const PAGE = 500;
 
-/** The owner's live (unrevoked, unexpired at `now`) keys on `chainId`, page by page. */
-export async function* liveKeys(store: Store, owner: string, chainId: number, now: number): AsyncGenerator<KeyRecord> {
+/** Whether `key` is unrevoked and unexpired at `now`. */
+const isLive = (key: KeyRecord, now: number) => key.revokedAt === undefined && key.expiresAt > now;
+
+/** The owner's keys on `chainId`, every status, page by page. */
+async function* keysOn(store: Store, owner: string, chainId: number): AsyncGenerator<KeyRecord> {
   let cursor: Parameters<Store["listKeys"]>[1]["cursor"];
   do {
     const page = await store.listKeys(owner, cursor ? { limit: PAGE, chainId, cursor } : { limit: PAGE, chainId });
-    for (const key of page.keys) if (key.revokedAt === undefined && key.expiresAt > now) yield key;
+    yield* page.keys;
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
+}
+
+/** The owner's live (unrevoked, unexpired at `now`) keys on `chainId`, page by page. */
+export async function* liveKeys(store: Store, owner: string, chainId: number, now: number): AsyncGenerator<KeyRecord> {
+  for await (const key of keysOn(store, owner, chainId)) if (isLive(key, now)) yield key;
+}
+
+/**
+ * What the owner's keys on `chainId` may still add to its charges, with `change` applied: each
+ * live key's unspent budget in its current window (a lapsed window has its whole limit again), and
+ * each other key's open reservations — a payment intent outlives its key's revocation or expiry
+ * and still settles.
+ */
+async function keysExposure(store: Store, owner: string, chainId: number, change: FundingChange, now: number): Promise<bigint> {
+  let total = change.remaining;
+  for await (const key of keysOn(store, owner, chainId)) {
+    if (key.keyId === change.replacing) continue;
+    // A superseded session key is revoked by the write: only what it has reserved may still be charged.
+    const spendable = isLive(key, now) && !(change.supersedesSessions && key.purpose === "session");
+    total += spendable ? unspent(rolled(key, now)) : key.budgetReserved;
+  }
+  return total;
 }
 
 /** What a key may still spend: its limit less what it used in the current window (never below 0). */
@@ -108,26 +133,21 @@ export function createFundingGuard(deps: {
     }
   };
 
-  const check = async (change: FundingChange): Promise<void> => {
-    const have = await funding(change.owner, change.chainId);
-    if (!have) return;
-    let required = change.remaining + (await deps.store.pendingChargeTotals(change.owner, change.chainId)).amount;
-    const now = deps.clock.now();
-    for await (const stored of liveKeys(deps.store, change.owner, change.chainId, now)) {
-      if (stored.keyId === change.replacing) continue;
-      // A lapsed budget window has its whole limit to spend again.
-      const key = rolled(stored, now);
-      // A superseded session key is revoked by the write; what it has reserved may still be charged.
-      required += change.supersedesSessions && key.purpose === "session" ? key.budgetReserved : unspent(key);
-    }
+  const check = async (owner: string, chainId: number, change: FundingChange): Promise<void> => {
+    // Keys, then the queue, then the chain: a settle or a batch landing between two reads is then
+    // counted twice (a settle moves an amount from a key to the queue, a batch from the queue to the
+    // chain), never missed.
+    const keysPart = await keysExposure(deps.store, owner, chainId, change, deps.clock.now());
+    const required = keysPart + (await deps.store.pendingChargeTotals(owner, chainId)).amount;
+    const have = (await funding(owner, chainId))!;
     if (required > have.covered)
       throw new GatewayError(
         "insufficient_funds",
-        `Wallet ${change.owner} can pay ${have.covered} on chain ${change.chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
+        `Wallet ${owner} can pay ${have.covered} on chain ${chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
         {
           param: "budgetLimit",
           details: {
-            chainId: change.chainId,
+            chainId,
             spender: have.spender,
             allowance: have.allowance.toString(),
             balance: have.balance.toString(),
@@ -140,11 +160,12 @@ export function createFundingGuard(deps: {
   return {
     checks: (chainId) => readers.has(chainId),
     funding,
-    guard(change, write) {
-      if (!readers.has(change.chainId)) return write();
-      const id = `${change.chainId}:${change.owner}`;
+    guard(wallet, change, write) {
+      if (!readers.has(wallet.chainId)) return write();
+      const id = `${wallet.chainId}:${wallet.owner}`;
       const run = (tails.get(id) ?? Promise.resolve()).then(async () => {
-        await check(change);
+        const computed = await change();
+        if (computed) await check(wallet.owner, wallet.chainId, computed);
         return write();
       });
       const tail = run.catch(() => undefined);
@@ -162,15 +183,16 @@ export function createFundingGuard(deps: {
  * what it has used and reserved, without a period (so no new window refills it), through `update`
  * (the key governance, which records the change as `actor`'s event). Reservations already held
  * still settle; nothing new fits until the owner raises the budget again, which the guard checks
- * against the funds. A key that reserved more meanwhile is re-read and cut again. Returns how many
- * keys were cut.
+ * against the funds. A key that reserved more meanwhile is re-read and cut again; a key whose
+ * update fails otherwise is listed in `failed` and the others are still cut.
  */
 export async function freezeWallet(
   deps: { store: Store; clock: Clock; update: (key: KeyRecord, patch: { budgetLimit: bigint; budgetPeriod: null }) => Promise<KeyRecord> },
   owner: string,
   chainId: number,
-): Promise<number> {
+): Promise<{ frozen: number; failed: { keyId: string; error: unknown }[] }> {
   let frozen = 0;
+  const failed: { keyId: string; error: unknown }[] = [];
   const now = deps.clock.now();
   for await (const live of liveKeys(deps.store, owner, chainId, now)) {
     let key: KeyRecord | null = live;
@@ -184,10 +206,13 @@ export async function freezeWallet(
         frozen++;
         break;
       } catch (error) {
-        if (!(error instanceof GatewayError && error.code === "limit_below_committed")) throw error;
+        if (!(error instanceof GatewayError && error.code === "limit_below_committed")) {
+          failed.push({ keyId: key.keyId, error });
+          break;
+        }
         key = await deps.store.getKeyById(key.keyId);
       }
     }
   }
-  return frozen;
+  return { frozen, failed };
 }

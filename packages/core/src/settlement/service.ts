@@ -135,9 +135,11 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
       const have = await deps.funding.funding(first.owner, first.chainId);
       if (!have || have.covered >= amount) return message;
       const update = (key: KeyRecord, patch: KeyPatch) => deps.keyGovernance.update(key, patch, `settlement:${runId}`);
-      const frozen = await freezeWallet({ store, clock, update }, first.owner, first.chainId);
+      const { frozen, failed } = await freezeWallet({ store, clock, update }, first.owner, first.chainId);
       deps.logger.warn({ runId, wallet: first.owner, chainId: first.chainId, frozen }, `settlement: wallet ${first.owner} cannot pay ${amount}; ${frozen} keys frozen`);
-      return `${message} (the wallet can pay ${have.covered}: allowance ${have.allowance}, balance ${have.balance}; its ${frozen} live keys on chain ${first.chainId} were cut to what they have committed, until their budgets are raised again)`;
+      for (const f of failed) deps.logger.error({ err: f.error, runId, wallet: first.owner, keyId: f.keyId }, "settlement: could not freeze a key of an underfunded wallet");
+      const missed = failed.length > 0 ? `; ${failed.length} could not be cut (${failed.map((f) => f.keyId).join(", ")}), see the log` : "";
+      return `${message} (the wallet can pay ${have.covered}: allowance ${have.allowance}, balance ${have.balance}; its ${frozen} live keys on chain ${first.chainId} were cut to what they have committed, until their budgets are raised again${missed})`;
     } catch (error) {
       deps.logger.error({ err: error, runId, wallet: first.owner }, "settlement: could not check or freeze an underfunded wallet");
       return message;
