@@ -21,6 +21,11 @@ export function activeSessionSql(t: TableName): string {
     ORDER BY x.created_at DESC, x.key_id DESC LIMIT 1`;
 }
 
+/** The owner's live keys on chain $2 at $3, by keys_live_by_owner (plans.test.ts). */
+export function liveOnChainSql(t: TableName): string {
+  return `SELECT ${KEY_COLS} FROM ${t("keys")} x WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $3::bigint AND chain_id = $2::bigint`;
+}
+
 /**
  * `db` runs the statements; `txDb` (the pool itself, not a wrapper that names statements) runs
  * the transaction of an insert under a cap of live keys.
@@ -32,6 +37,7 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
   const lockOwner = "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))";
   const liveOfOwner = liveKeysSql(t);
   const activeSession = activeSessionSql(t);
+  const liveOnChain = liveOnChainSql(t);
   const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
   // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
   // every other one still active at $21 (the latest versions, re-checked after any wait); `sup`
@@ -140,6 +146,11 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
     },
 
     /** One indexed read of the owner's unrevoked keys (plans.test.ts), never its whole key list. */
+    async listLiveKeys(owner, chainId, now) {
+      const { rows } = await db.query<KeyRow>(liveOnChain, [owner, chainId, now]);
+      return rows.map(toKey);
+    },
+
     async findActiveSessionKey(owner, chainId, now) {
       return one(activeSession, [owner, chainId, now]);
     },

@@ -6,6 +6,9 @@ import { checkAmount, keyParams, type KeyRow } from "./rows.js";
 /** A wallet's live keys at `@at`, read from keys_live_by_owner alone (its unrevoked keys, by expiry; plans.test.ts). */
 export const LIVE_KEYS_SQL = "SELECT count(*) AS n FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @at";
 
+/** The owner's live keys on a chain, by keys_live_by_owner (plans.test.ts). */
+export const LIVE_ON_CHAIN_SQL = "SELECT * FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @now AND chain_id = @chain_id";
+
 /** The owner's active session key on a chain, by keys_live_by_owner or keys_active_session (plans.test.ts). */
 export const ACTIVE_SESSION_SQL = `SELECT * FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @now AND chain_id = @chain_id AND purpose = 'session'
   ORDER BY created_at DESC, key_id DESC LIMIT 1`;
@@ -23,6 +26,7 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
     RETURNING key_id`);
   const liveOfOwner = db.prepare<{ owner: string; at: number }, { n: number | bigint }>(LIVE_KEYS_SQL);
   const activeSession = db.prepare<{ owner: string; chain_id: number; now: number }, KeyRow>(ACTIVE_SESSION_SQL);
+  const liveOnChain = db.prepare<{ owner: string; chain_id: number; now: number }, KeyRow>(LIVE_ON_CHAIN_SQL);
   const byId = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const byToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE token_hash = ?");
   const byPreviousToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE previous_token_hash = ?");
@@ -74,6 +78,10 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
       });
       const { items: keys, more } = keysetPage(rows, limit, (r) => keyFromRow(r));
       return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
+    },
+
+    async listLiveKeys(owner, chainId, now) {
+      return liveOnChain.all({ owner, chain_id: chainId, now }).map((r) => keyFromRow(r));
     },
 
     async findActiveSessionKey(owner, chainId, now) {

@@ -2,7 +2,7 @@
  * Conformance: `insertKey`'s `liveLimit`, the cap on a wallet's live keys (neither revoked nor
  * expired), and `findActiveSessionKey`, which reads the same live keys. A refused insert writes nothing (not even the session keys it would have superseded);
  * revoked and expired keys free their place; a session key that supersedes one takes its place;
- * and the cap is exact under concurrency.
+ * and the cap is exact under concurrency. `listLiveKeys` reads the same live keys of one chain.
  */
 import { expect } from "vitest";
 import type { Store } from "@tollgate/core";
@@ -86,5 +86,19 @@ export const liveKeyTests = {
     expect(await store.findActiveSessionKey(OWNER, 8453, T0 + 100)).toBeNull();
     expect(await store.findActiveSessionKey(OWNER, 10, T0)).toBeNull();
     expect(await store.findActiveSessionKey(OWNER, 8453, T0)).toEqual(await store.getKeyById(newer.keyId));
+  },
+
+  "listLiveKeys: the owner's keys on the chain that are neither revoked nor expired at `now`, as stored": async ({ store }) => {
+    expect(await store.listLiveKeys(OWNER, 8453, T0)).toEqual([]);
+    const api = await addKey(store, { chainId: 8453, budgetLimit: 700n, budgetUsed: 5n, budgetPeriod: "daily", periodStart: T0 - 1_000 });
+    const session = await addKey(store, { purpose: "session", chainId: 8453, expiresAt: T0 + 10 });
+    await addKey(store, { chainId: 8453, revokedAt: T0 });
+    await addKey(store, { chainId: 8453, expiresAt: T0 });
+    await addKey(store, { chainId: 1 });
+    await addKey(store, { chainId: 8453, owner: OTHER_OWNER });
+    const live = await store.listLiveKeys(OWNER, 8453, T0);
+    expect(live.map((k) => k.keyId).sort()).toEqual([api.keyId, session.keyId].sort());
+    expect(live.find((k) => k.keyId === api.keyId)).toEqual(await store.getKeyById(api.keyId));
+    expect((await store.listLiveKeys(OWNER, 8453, T0 + 10)).map((k) => k.keyId)).toEqual([api.keyId]);
   },
 } satisfies Record<string, StoreTest>;

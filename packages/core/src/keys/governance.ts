@@ -11,8 +11,9 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
-import { unspent, type FundingGuard } from "../settlement/funding.js";
+import { unreserved, type FundingGuard } from "../settlement/funding.js";
 import { rolled } from "./period.js";
+import { releaseOnRead } from "./service.js";
 import { hashToken, mintToken } from "./token.js";
 
 /** A card as the model checks see it. */
@@ -112,8 +113,9 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       // from the key as stored then: two concurrent changes cannot both count on the same state.
       const budgetChange = patch.budgetLimit !== undefined || patch.budgetPeriod !== undefined || patch.expiresAt !== undefined;
       const change = async () => {
-        const raised = spendableAfter((await store.getKeyById(key.keyId)) ?? key, patch, clock.now());
-        return raised > 0n ? { remaining: raised, replacing: key.keyId } : undefined;
+        const at = clock.now();
+        const remaining = raisedBy(await releaseOnRead(store, (await store.getKeyById(key.keyId)) ?? key, at), patch, at);
+        return remaining === undefined ? undefined : { remaining, replacing: key.keyId };
       };
       const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write) : write());
       deps.onChange();
@@ -151,16 +153,17 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
 }
 
 /**
- * What `key` may spend after `patch` when that is more than it may spend now (else 0): a higher
+ * What `key` may still reserve after `patch` when that is more than now, else undefined: a higher
  * limit, a new period (a fresh window: used 0), or an expiry moved from the past to the future.
  */
-function spendableAfter(stored: KeyRecord, patch: KeyPatch, now: number): bigint {
+function raisedBy(stored: KeyRecord, patch: KeyPatch, now: number): bigint | undefined {
   const key = rolled(stored, now);
   const live = (expiresAt: number) => key.revokedAt === undefined && expiresAt > now;
   const freshWindow = patch.budgetPeriod != null && patch.budgetPeriod !== key.budgetPeriod;
-  const before = live(key.expiresAt) ? unspent(key) : 0n;
-  const after = live(patch.expiresAt ?? key.expiresAt) ? unspent({ budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed }) : 0n;
-  return after > before ? after : 0n;
+  const before = live(key.expiresAt) ? unreserved(key) : 0n;
+  const next = { budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed, budgetReserved: key.budgetReserved };
+  const after = live(patch.expiresAt ?? key.expiresAt) ? unreserved(next) : 0n;
+  return after > before ? after : undefined;
 }
 
 function decodeEventCursor(cursor: string): { at: number; eventId: string } {

@@ -5,7 +5,7 @@
  * remaining budgets plus its queued charges — must fit in what a batch could collect:
  * `min(allowance(owner, spender), balanceOf(owner))`, read from the chain at that moment.
  * After a batch fails to collect from an underfunded wallet, the settlement service cuts the
- * wallet's keys down to what they have committed ({@link liveKeys} and `freezeWallet` there).
+ * wallet's keys down to what they have committed ({@link freezeWallet}).
  */
 import { privateKeyToAccount } from "viem/accounts";
 import type { Address, Chain } from "../chain/types.js";
@@ -19,11 +19,11 @@ import type { SettlementOptions } from "./options.js";
 
 /** One write to check: the key it creates or changes, as it would be after the write. */
 export interface FundingChange {
-  /** What the created or changed key may still spend after the write (limit − used, at least 0). */
+  /** What the created or changed key may still reserve after the write (limit − used − reserved, at least 0); its open reservations are counted with the wallet's. */
   readonly remaining: bigint;
-  /** The key being changed: its current part is not counted beside `remaining`. */
+  /** The key being changed: its current unreserved budget is not counted beside `remaining`. */
   readonly replacing?: string | undefined;
-  /** A new session key supersedes the owner's live session keys on the chain: only their reservations count. */
+  /** A new session key supersedes the owner's live session keys on the chain: only their open reservations count. */
   readonly supersedesSessions?: boolean | undefined;
 }
 
@@ -53,47 +53,32 @@ export interface FundingGuard {
   funding(owner: string, chainId: number): Promise<WalletFunding | undefined>;
 }
 
-/** How many keys one page of the exposure scan reads. */
-const PAGE = 500;
-
-/** Whether `key` is unrevoked and unexpired at `now`. */
-const isLive = (key: KeyRecord, now: number) => key.revokedAt === undefined && key.expiresAt > now;
-
-/** The owner's keys on `chainId`, every status, page by page. */
-async function* keysOn(store: Store, owner: string, chainId: number): AsyncGenerator<KeyRecord> {
-  let cursor: Parameters<Store["listKeys"]>[1]["cursor"];
-  do {
-    const page = await store.listKeys(owner, cursor ? { limit: PAGE, chainId, cursor } : { limit: PAGE, chainId });
-    yield* page.keys;
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-}
-
-/** The owner's live (unrevoked, unexpired at `now`) keys on `chainId`, page by page. */
-export async function* liveKeys(store: Store, owner: string, chainId: number, now: number): AsyncGenerator<KeyRecord> {
-  for await (const key of keysOn(store, owner, chainId)) if (isLive(key, now)) yield key;
-}
-
 /**
  * What the owner's keys on `chainId` may still add to its charges, with `change` applied: each
- * live key's unspent budget in its current window (a lapsed window has its whole limit again), and
- * each other key's open reservations — a payment intent outlives its key's revocation or expiry
- * and still settles.
+ * live key's unreserved budget in its current window (a lapsed window has its whole limit again),
+ * plus every open reservation of the wallet there, of live keys and of revoked or expired ones alike
+ * (a payment intent outlives its key and still settles). Overdue reservations of the live keys are
+ * released first, as every read of a key does. Reads only the live keys and the open intents, never
+ * the revoked keys a wallet piles up.
  */
 async function keysExposure(store: Store, owner: string, chainId: number, change: FundingChange, now: number): Promise<bigint> {
+  let live = await store.listLiveKeys(owner, chainId, now);
+  const held = live.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);
+  if (held.length > 0 && (await store.releaseOverdueIntents(held, now)) > 0) live = await store.listLiveKeys(owner, chainId, now);
   let total = change.remaining;
-  for await (const key of keysOn(store, owner, chainId)) {
-    if (key.keyId === change.replacing) continue;
-    // A superseded session key is revoked by the write: only what it has reserved may still be charged.
-    const spendable = isLive(key, now) && !(change.supersedesSessions && key.purpose === "session");
-    total += spendable ? unspent(rolled(key, now)) : key.budgetReserved;
+  for (const stored of live) {
+    // The changed key counts as `change`; a superseded session key is revoked by the write.
+    if (stored.keyId === change.replacing || (change.supersedesSessions && stored.purpose === "session")) continue;
+    total += unreserved(rolled(stored, now));
   }
-  return total;
+  return total + (await store.usageByWallet({ wallet: owner, chainId, fromMs: now, toMs: now, now })).reserved;
 }
 
-/** What a key may still spend: its limit less what it used in the current window (never below 0). */
-export const unspent = (key: Pick<KeyRecord, "budgetLimit" | "budgetUsed">): bigint =>
-  key.budgetLimit > key.budgetUsed ? key.budgetLimit - key.budgetUsed : 0n;
+/** What a key may still reserve: its limit less what it used in the current window and holds (never below 0). */
+export const unreserved = (key: Pick<KeyRecord, "budgetLimit" | "budgetUsed" | "budgetReserved">): bigint => {
+  const left = key.budgetLimit - key.budgetUsed - key.budgetReserved;
+  return left > 0n ? left : 0n;
+};
 
 const chainUnavailable = (chainId: number, error: unknown) =>
   new GatewayError("chain_unavailable", `Could not read the wallet's USDC allowance and balance on chain ${chainId}: ${(error as Error).message}`, {
@@ -194,7 +179,11 @@ export async function freezeWallet(
   let frozen = 0;
   const failed: { keyId: string; error: unknown }[] = [];
   const now = deps.clock.now();
-  for await (const live of liveKeys(deps.store, owner, chainId, now)) {
+  const keys = await deps.store.listLiveKeys(owner, chainId, now);
+  // Overdue reservations go back first (release on read), so they are not frozen in as committed.
+  const held = keys.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);
+  if (held.length > 0) await deps.store.releaseOverdueIntents(held, now);
+  for (const live of held.length > 0 ? await deps.store.listLiveKeys(owner, chainId, now) : keys) {
     let key: KeyRecord | null = live;
     for (let attempt = 0; key && attempt < 5; attempt++) {
       // The store rolls a lapsed window before it compares: what counts is the current window's use.

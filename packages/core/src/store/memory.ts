@@ -175,6 +175,10 @@ export function createMemoryStore(): Store {
       return found ? copyKey(found) : null;
     },
 
+    async listLiveKeys(owner, chainId, now) {
+      return [...keys.values()].filter((k) => k.owner === owner && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now).map(copyKey);
+    },
+
     async revokeKey(keyId, at) {
       const key = keys.get(keyId);
       if (!key) return null;

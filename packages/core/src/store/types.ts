@@ -238,6 +238,8 @@ export interface KeyStore {
    * revoked ones a wallet piles up (it used to page through all of them).
    */
   findActiveSessionKey(owner: string, chainId: number, now: number): Promise<KeyRecord | null>;
+  /** The owner's live keys on `chainId` at `now` (unrevoked, `expiresAt > now`), in any order; indexed like the above. */
+  listLiveKeys(owner: string, chainId: number, now: number): Promise<KeyRecord[]>;
   /**
    * Sets `revokedAt = at` if it is not set. Single native atomic operation; an already revoked key
    * is returned unchanged (the first revocation time wins); returns null when the key is unknown.
