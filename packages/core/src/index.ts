@@ -55,6 +55,7 @@ export {
 } from "./usage/service.js";
 export * from "./chain/index.js";
 export { formatUsdc } from "./dispenser/format.js";
+export { EXPIRY_SLACK_MS, type FundingChange, type FundingGuard, type WalletFunding } from "./settlement/funding.js";
 export * from "./providers/index.js";
 export { BUDGET_PERIODS, rolled, windowEnd, windowLapsed, windowStart, windowStarts } from "./keys/period.js";
 export { countPrompt, promptBound, tokenCounter, IMAGE_PART_TOKENS, type PromptParts, type TokenCounter } from "./metering/tokens.js";

@@ -1,5 +1,5 @@
 /** {@link KeyStore} on PostgreSQL. */
-import { isLiveKey, keysetPage, pageQuerySize, tooManyKeys } from "@tollgate/core";
+import { heldKeysSince, isLiveKey, keysetPage, pageQuerySize, tooManyKeys } from "@tollgate/core";
 import type { KeyRecord, KeyStore } from "@tollgate/core";
 import { createGovernanceOps } from "./governance.js";
 import { inTransaction, retryOnConflict, type Queryable } from "./queryable.js";
@@ -21,9 +21,11 @@ export function activeSessionSql(t: TableName): string {
     ORDER BY x.created_at DESC, x.key_id DESC LIMIT 1`;
 }
 
-/** The owner's live keys on chain $2 at $3, by keys_live_by_owner (plans.test.ts). */
-export function liveOnChainSql(t: TableName): string {
-  return `SELECT ${KEY_COLS} FROM ${t("keys")} x WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $3::bigint AND chain_id = $2::bigint`;
+/** The owner's keys on chain $2 that may still add to its charges (Store.listHeldKeys; live after $3, held since $4), by keys_live_by_owner and keys_revoked_by_owner (plans.test.ts). */
+export function heldKeysSql(t: TableName): string {
+  return `SELECT ${KEY_COLS} FROM ${t("keys")} x WHERE owner = $1::text AND revoked_at IS NULL AND expires_at > $4::bigint AND chain_id = $2::bigint AND (expires_at > $3::bigint OR budget_reserved > 0)
+    UNION ALL
+    SELECT ${KEY_COLS} FROM ${t("keys")} x WHERE owner = $1::text AND revoked_at > $4::bigint AND chain_id = $2::bigint AND budget_reserved > 0`;
 }
 
 /**
@@ -37,7 +39,7 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
   const lockOwner = "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))";
   const liveOfOwner = liveKeysSql(t);
   const activeSession = activeSessionSql(t);
-  const liveOnChain = liveOnChainSql(t);
+  const heldKeys = heldKeysSql(t);
   const insertApi = `INSERT INTO ${keys} (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES}, NULL)`;
   // One statement. `old` locks, in key_id order, the current session key of (owner, chain) and
   // every other one still active at $21 (the latest versions, re-checked after any wait); `sup`
@@ -145,12 +147,12 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
       return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
     },
 
-    /** One indexed read of the owner's unrevoked keys (plans.test.ts), never its whole key list. */
-    async listLiveKeys(owner, chainId, now) {
-      const { rows } = await db.query<KeyRow>(liveOnChain, [owner, chainId, now]);
+    async listHeldKeys(owner, chainId, liveAfter) {
+      const { rows } = await db.query<KeyRow>(heldKeys, [owner, chainId, liveAfter, heldKeysSince(liveAfter)]);
       return rows.map(toKey);
     },
 
+    /** One indexed read of the owner's unrevoked keys (plans.test.ts), never its whole key list. */
     async findActiveSessionKey(owner, chainId, now) {
       return one(activeSession, [owner, chainId, now]);
     },

@@ -13,7 +13,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { heldKeysSince } from "@tollgate/core";
 import { windowValues } from "./governance.js";
-import { activeSessionSql, liveKeysSql, liveOnChainSql } from "./keys.js";
+import { activeSessionSql, heldKeysSql, liveKeysSql } from "./keys.js";
 import { ledgerSql } from "./ledger-sql.js";
 import type { Queryable } from "./queryable.js";
 import { chargeValues, tablesIn } from "./rows.js";
@@ -133,9 +133,10 @@ for (const database of testDatabases("plans")) {
         const activeSession = await tableNodesOf(session, "tg_plan_active_session", activeSessionSql(tablesIn(schema)), [OWNER, 8453, later], "keys");
         expect(activeSession).toHaveLength(1);
         expect(["keys_live_by_owner", "keys_active_session"]).toContain(activeSession[0]!["Index Name"]);
-        // Its live keys on a chain (the funding check, the freeze of an underfunded wallet): by index too.
-        const liveOnChain = await tableNodesOf(session, "tg_plan_live_on_chain", liveOnChainSql(tablesIn(schema)), [OWNER, 8453, later], "keys");
-        expect(liveOnChain.map((n) => n["Index Name"])).toEqual(["keys_live_by_owner"]);
+        // The keys that may still add to its charges on a chain (the funding check, the freeze of an
+        // underfunded wallet): unrevoked by expiry, revoked by revocation time, never all its keys.
+        const heldOnChain = await tableNodesOf(session, "tg_plan_held_keys", heldKeysSql(tablesIn(schema)), [OWNER, 8453, later, heldKeysSince(later)], "keys");
+        expect(heldOnChain.map((n) => n["Index Name"]).sort()).toEqual(["keys_live_by_owner", "keys_revoked_by_owner"]);
         // Whole days come from the wallet's rollup rows by index, never from every wallet's.
         const rollups = await tableNodesOf(session, "tg_plan_usage_days", usageSql(tablesIn(schema)), usageArgs, "usage_days");
         expect(rollups.map((n) => n["Index Name"])).toEqual(["usage_days_by_owner"]);

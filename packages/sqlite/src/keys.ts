@@ -1,13 +1,16 @@
 /** {@link KeyStore} on SQLite (its governance operations are in governance.ts). */
 import type Database from "better-sqlite3";
-import { isLiveKey, keyFromRow, keysetPage, pageQuerySize, tooManyKeys, type KeyRecord, type KeyStore } from "@tollgate/core";
+import { heldKeysSince, isLiveKey, keyFromRow, keysetPage, pageQuerySize, tooManyKeys, type KeyRecord, type KeyStore } from "@tollgate/core";
 import { checkAmount, keyParams, type KeyRow } from "./rows.js";
 
 /** A wallet's live keys at `@at`, read from keys_live_by_owner alone (its unrevoked keys, by expiry; plans.test.ts). */
 export const LIVE_KEYS_SQL = "SELECT count(*) AS n FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @at";
 
-/** The owner's live keys on a chain, by keys_live_by_owner (plans.test.ts). */
-export const LIVE_ON_CHAIN_SQL = "SELECT * FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @now AND chain_id = @chain_id";
+/** The owner's keys on a chain that may still add to its charges (Store.listHeldKeys), by keys_live_by_owner and keys_revoked_by_owner (plans.test.ts). */
+export const HELD_KEYS_SQL = `
+  SELECT * FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @since AND chain_id = @chain_id AND (expires_at > @live_after OR budget_reserved > 0)
+  UNION ALL
+  SELECT * FROM keys WHERE owner = @owner AND revoked_at > @since AND chain_id = @chain_id AND budget_reserved > 0`;
 
 /** The owner's active session key on a chain, by keys_live_by_owner or keys_active_session (plans.test.ts). */
 export const ACTIVE_SESSION_SQL = `SELECT * FROM keys WHERE owner = @owner AND revoked_at IS NULL AND expires_at > @now AND chain_id = @chain_id AND purpose = 'session'
@@ -26,7 +29,7 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
     RETURNING key_id`);
   const liveOfOwner = db.prepare<{ owner: string; at: number }, { n: number | bigint }>(LIVE_KEYS_SQL);
   const activeSession = db.prepare<{ owner: string; chain_id: number; now: number }, KeyRow>(ACTIVE_SESSION_SQL);
-  const liveOnChain = db.prepare<{ owner: string; chain_id: number; now: number }, KeyRow>(LIVE_ON_CHAIN_SQL);
+  const heldKeys = db.prepare<{ owner: string; chain_id: number; live_after: number; since: number }, KeyRow>(HELD_KEYS_SQL);
   const byId = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
   const byToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE token_hash = ?");
   const byPreviousToken = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE previous_token_hash = ?");
@@ -80,8 +83,8 @@ export function createKeyOps(db: Database.Database): Omit<KeyStore, "updateKey" 
       return { keys, nextCursor: more && { createdAt: more.createdAt, keyId: more.keyId } };
     },
 
-    async listLiveKeys(owner, chainId, now) {
-      return liveOnChain.all({ owner, chain_id: chainId, now }).map((r) => keyFromRow(r));
+    async listHeldKeys(owner, chainId, liveAfter) {
+      return heldKeys.all({ owner, chain_id: chainId, live_after: liveAfter, since: heldKeysSince(liveAfter) }).map((r) => keyFromRow(r));
     },
 
     async findActiveSessionKey(owner, chainId, now) {

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { makeKey } from "@tollgate/testing";
 import { heldKeysSince } from "@tollgate/core";
 import { OPEN_INTENTS_SQL } from "./health.js";
-import { ACTIVE_SESSION_SQL, LIVE_KEYS_SQL, LIVE_ON_CHAIN_SQL } from "./keys.js";
+import { ACTIVE_SESSION_SQL, HELD_KEYS_SQL, LIVE_KEYS_SQL } from "./keys.js";
 import { INTENT_SQL } from "./ledger.js";
 import { createSqliteStore } from "./store.js";
 import { DAY_CELLS_SQL, HELD_SQL } from "./usage.js";
@@ -107,9 +107,13 @@ describe("sqlite intent plans", () => {
       const live = planOf(db, LIVE_KEYS_SQL, { owner: OWNER, at: now });
       expect(live).toHaveLength(1);
       expect(live[0]).toMatch(/^SEARCH keys USING (COVERING )?INDEX keys_live_by_owner \(owner=\? AND expires_at>\?\)$/);
-      // So do its live keys on a chain (the funding check, the freeze of an underfunded wallet)
-      const liveOnChain = planOf(db, LIVE_ON_CHAIN_SQL, { owner: OWNER, chain_id: 8453, now });
-      expect(liveOnChain).toEqual(["SEARCH keys USING INDEX keys_live_by_owner (owner=? AND expires_at>?)"]);
+      // So do the keys that may still add to its charges on a chain (the funding check, the freeze of
+      // an underfunded wallet): unrevoked by expiry, revoked by revocation time, never all its keys;
+      const held = planOf(db, HELD_KEYS_SQL, { owner: OWNER, chain_id: 8453, live_after: now, since: heldKeysSince(now) });
+      expect(held.filter((l) => /^(SEARCH|SCAN) keys/.test(l))).toEqual([
+        "SEARCH keys USING INDEX keys_live_by_owner (owner=? AND expires_at>?)",
+        "SEARCH keys USING INDEX keys_revoked_by_owner (owner=? AND revoked_at>?)",
+      ]);
       // and the look for its active session key on a chain (GET /api/session, settlement status).
       const session = planOf(db, ACTIVE_SESSION_SQL, { owner: OWNER, chain_id: 8453, now });
       expect(session[0]).toMatch(

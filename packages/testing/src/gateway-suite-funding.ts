@@ -10,7 +10,8 @@
  * ```
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { GatewayOptions } from "@tollgate/core";
+import { EXPIRY_SLACK_MS, type GatewayOptions } from "@tollgate/core";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { approveUsdc, type AnvilAccount } from "./anvil.js";
 import { DEAD_CHAIN, freshAddress, SOME_KEY, startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
 import { asWallet, bearer, DAY, expectError, PREPARE, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
@@ -53,13 +54,21 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       const approve = (wallet: AnvilAccount, amount: bigint) =>
         approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, wallet.privateKey, spender().address, amount);
       const chainId = () => usdc.chain.chainId;
+      /** A new wallet with gas for its approvals (the node's dev accounts are taken by the other tests). */
+      const freshWallet = async (): Promise<AnvilAccount> => {
+        const privateKey = generatePrivateKey();
+        const address = privateKeyToAccount(privateKey).address.toLowerCase() as `0x${string}`;
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [address, "0x8ac7230489e80000"] });
+        expect((await fetch(usdc.node.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body })).status).toBe(200);
+        return { address, privateKey };
+      };
       const create = (h: Harness, owner: string, fields: Record<string, unknown>) =>
         h.call("POST", "/api/keys", {
           headers: asWallet(owner),
           body: { budgetLimit: "100", expiresAt: h.clock.now() + DAY, networkId: chainId(), purpose: "api", ...fields },
         });
-      const refused = (r: Reply, funds: { allowance: bigint; balance: bigint; required: bigint }) => {
-        const e = expectError(r, 402, "insufficient_funds", "budgetLimit");
+      const refused = (r: Reply, funds: { allowance: bigint; balance: bigint; required: bigint }, param = "budgetLimit") => {
+        const e = expectError(r, 402, "insufficient_funds", param);
         expect(e.details).toEqual({
           chainId: chainId(),
           spender: spender().address.toLowerCase(),
@@ -133,16 +142,17 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         refused(await patch(first.keyId, { budgetLimit: "700" }), { allowance: 1_000n, balance: 10_000n, required: 1_100n });
         // Lowering, renaming and a same-size change need nothing.
         expect((await patch(first.keyId, { name: "renamed", budgetLimit: "600" })).status).toBe(200);
-        h.clock.advance(2_000);
-        // The second key expired: its budget no longer counts, and reviving it needs the funds again.
+        h.clock.advance(2_000 + EXPIRY_SLACK_MS);
+        // The second key expired (a minute ago: a prepare begun before may still reserve up to then):
+        // its budget no longer counts, and reviving it needs the funds again.
         expect((await patch(first.keyId, { budgetLimit: "700" })).status).toBe(200);
-        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 1_000n, balance: 10_000n, required: 1_100n });
+        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 1_000n, balance: 10_000n, required: 1_100n }, "expiresAt");
         // The batch collects the 400: the allowance falls by as much as the queue, so the headroom stays.
         expect(await batch(h)).toMatchObject({ successCount: 1, totalValueWei: "400" });
-        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 600n, balance: 9_600n, required: 700n });
+        refused(await patch(second.keyId, { expiresAt: h.clock.now() + DAY }), { allowance: 600n, balance: 9_600n, required: 700n }, "expiresAt");
         expect((await patch(first.keyId, { budgetLimit: "1000" })).status).toBe(200);
         // A budget period's fresh window is new spending power too.
-        refused(await patch(first.keyId, { budgetPeriod: "daily" }), { allowance: 600n, balance: 9_600n, required: 1_000n });
+        refused(await patch(first.keyId, { budgetPeriod: "daily" }), { allowance: 600n, balance: 9_600n, required: 1_000n }, "budgetPeriod");
       });
 
       run("a batch that cannot collect freezes the wallet's keys at what they committed, recorded; raising them again needs the funds", async (h) => {
@@ -220,13 +230,36 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         refused(await create(h, wallet.address, { budgetLimit: "1401" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
         const second = (await create(h, wallet.address, { budgetLimit: "1400", expiresAt: h.clock.now() + 1_000 })).body;
         await pay(h, second.token, 400);
-        h.clock.advance(2_000);
+        h.clock.advance(2_000 + EXPIRY_SLACK_MS);
         // The second key expired holding 400; the first key's 600 is still open.
         refused(await create(h, wallet.address, { budgetLimit: "1001" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
         // Settling moves the 600 from the reservation to the queue: still counted once.
         expect((await h.settle({ paymentIntentId: held, finalAmountWei: "600" })).status).toBe(200);
         refused(await create(h, wallet.address, { budgetLimit: "1001" }), { allowance: 2_000n, balance: 10_000n, required: 2_001n });
         expect((await create(h, wallet.address, { budgetLimit: "1000" })).status).toBe(201);
+      });
+
+      run("a create racing an abort of the wallet's reservation counts the amount in one place or the other, never in neither", async (h) => {
+        const wallet = await freshWallet();
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 20_000n);
+        const key = (await create(h, wallet.address, { budgetLimit: "10000" })).body;
+        // The key's whole budget counts whether it is reserved or not: an abort only moves it back.
+        // Each round starts the abort a few more ticks into the create, to land between its reads.
+        const later = async <T>(ticks: number, fn: () => Promise<T>): Promise<T> => {
+          for (let i = 0; i < ticks; i++) await Promise.resolve();
+          return fn();
+        };
+        for (let round = 0; round < 60; round++) {
+          const held = await pay(h, key.token, 10_000);
+          const [created, aborted] = await Promise.all([
+            create(h, wallet.address, { budgetLimit: "1" }),
+            later(round, () => h.call("POST", "/api/payments/abort", { body: { paymentIntentId: held } })),
+          ]);
+          expect(aborted.status, JSON.stringify(aborted.body)).toBe(200);
+          refused(created, { allowance: 20_000n, balance: 10_000n, required: 10_001n });
+        }
+        expect(await keysOf(h, wallet.address)).toHaveLength(1);
       });
 
       run("two changes of one key at once are judged one after the other, each from the key as stored", async (h) => {

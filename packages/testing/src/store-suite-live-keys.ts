@@ -2,10 +2,11 @@
  * Conformance: `insertKey`'s `liveLimit`, the cap on a wallet's live keys (neither revoked nor
  * expired), and `findActiveSessionKey`, which reads the same live keys. A refused insert writes nothing (not even the session keys it would have superseded);
  * revoked and expired keys free their place; a session key that supersedes one takes its place;
- * and the cap is exact under concurrency. `listLiveKeys` reads the same live keys of one chain.
+ * and the cap is exact under concurrency. `listHeldKeys` reads the same live keys of one chain, and
+ * the others that still hold a reservation.
  */
 import { expect } from "vitest";
-import type { Store } from "@tollgate/core";
+import { heldKeysSince, type Store } from "@tollgate/core";
 import { addKey, DAY, makeKey, OTHER_OWNER, OWNER, T0, type StoreTest } from "./store-fixtures.js";
 
 /** The error an insert past the cap must reject with. */
@@ -88,17 +89,22 @@ export const liveKeyTests = {
     expect(await store.findActiveSessionKey(OWNER, 8453, T0)).toEqual(await store.getKeyById(newer.keyId));
   },
 
-  "listLiveKeys: the owner's keys on the chain that are neither revoked nor expired at `now`, as stored": async ({ store }) => {
-    expect(await store.listLiveKeys(OWNER, 8453, T0)).toEqual([]);
+  "listHeldKeys: the chain's live keys, and the revoked or expired ones that still hold a reservation, as stored": async ({ store }) => {
+    expect(await store.listHeldKeys(OWNER, 8453, T0)).toEqual([]);
     const api = await addKey(store, { chainId: 8453, budgetLimit: 700n, budgetUsed: 5n, budgetPeriod: "daily", periodStart: T0 - 1_000 });
     const session = await addKey(store, { purpose: "session", chainId: 8453, expiresAt: T0 + 10 });
+    const revokedHolding = await addKey(store, { chainId: 8453, revokedAt: T0 - 5, budgetReserved: 30n });
+    const expiredHolding = await addKey(store, { chainId: 8453, expiresAt: T0, budgetReserved: 40n });
     await addKey(store, { chainId: 8453, revokedAt: T0 });
     await addKey(store, { chainId: 8453, expiresAt: T0 });
-    await addKey(store, { chainId: 1 });
-    await addKey(store, { chainId: 8453, owner: OTHER_OWNER });
-    const live = await store.listLiveKeys(OWNER, 8453, T0);
-    expect(live.map((k) => k.keyId).sort()).toEqual([api.keyId, session.keyId].sort());
-    expect(live.find((k) => k.keyId === api.keyId)).toEqual(await store.getKeyById(api.keyId));
-    expect((await store.listLiveKeys(OWNER, 8453, T0 + 10)).map((k) => k.keyId)).toEqual([api.keyId]);
+    // Revoked before any intent of it could still be open: never read.
+    await addKey(store, { chainId: 8453, revokedAt: heldKeysSince(T0) - 1, budgetReserved: 50n });
+    await addKey(store, { chainId: 1, budgetReserved: 60n });
+    await addKey(store, { chainId: 8453, owner: OTHER_OWNER, revokedAt: T0, budgetReserved: 70n });
+    const held = await store.listHeldKeys(OWNER, 8453, T0);
+    expect(held.map((k) => k.keyId).sort()).toEqual([api.keyId, session.keyId, revokedHolding.keyId, expiredHolding.keyId].sort());
+    for (const k of held) expect(k).toEqual(await store.getKeyById(k.keyId));
+    // Later, the session key expired without a reservation: no longer held.
+    expect((await store.listHeldKeys(OWNER, 8453, T0 + 10)).map((k) => k.keyId).sort()).toEqual([api.keyId, revokedHolding.keyId, expiredHolding.keyId].sort());
   },
 } satisfies Record<string, StoreTest>;

@@ -11,9 +11,8 @@ import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
-import { unreserved, type FundingGuard } from "../settlement/funding.js";
+import { unspent, type FundingGuard } from "../settlement/funding.js";
 import { rolled } from "./period.js";
-import { releaseOnRead } from "./service.js";
 import { hashToken, mintToken } from "./token.js";
 
 /** A card as the model checks see it. */
@@ -113,9 +112,9 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       // from the key as stored then: two concurrent changes cannot both count on the same state.
       const budgetChange = patch.budgetLimit !== undefined || patch.budgetPeriod !== undefined || patch.expiresAt !== undefined;
       const change = async () => {
-        const at = clock.now();
-        const remaining = raisedBy(await releaseOnRead(store, (await store.getKeyById(key.keyId)) ?? key, at), patch, at);
-        return remaining === undefined ? undefined : { remaining, replacing: key.keyId };
+        const remaining = raisedBy((await store.getKeyById(key.keyId)) ?? key, patch, clock.now());
+        const param = patch.budgetLimit !== undefined ? "budgetLimit" : patch.budgetPeriod !== undefined ? "budgetPeriod" : "expiresAt";
+        return remaining === undefined ? undefined : { remaining, replacing: key.keyId, param };
       };
       const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write) : write());
       deps.onChange();
@@ -153,16 +152,15 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
 }
 
 /**
- * What `key` may still reserve after `patch` when that is more than now, else undefined: a higher
- * limit, a new period (a fresh window: used 0), or an expiry moved from the past to the future.
+ * What `key` may spend after `patch` when that is more than it may spend now, else undefined: a
+ * higher limit, a new period (a fresh window: used 0), or an expiry moved from the past to the future.
  */
 function raisedBy(stored: KeyRecord, patch: KeyPatch, now: number): bigint | undefined {
   const key = rolled(stored, now);
   const live = (expiresAt: number) => key.revokedAt === undefined && expiresAt > now;
   const freshWindow = patch.budgetPeriod != null && patch.budgetPeriod !== key.budgetPeriod;
-  const before = live(key.expiresAt) ? unreserved(key) : 0n;
-  const next = { budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed, budgetReserved: key.budgetReserved };
-  const after = live(patch.expiresAt ?? key.expiresAt) ? unreserved(next) : 0n;
+  const before = live(key.expiresAt) ? unspent(key) : 0n;
+  const after = live(patch.expiresAt ?? key.expiresAt) ? unspent({ budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed }) : 0n;
   return after > before ? after : undefined;
 }
 

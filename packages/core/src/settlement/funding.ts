@@ -19,13 +19,22 @@ import type { SettlementOptions } from "./options.js";
 
 /** One write to check: the key it creates or changes, as it would be after the write. */
 export interface FundingChange {
-  /** What the created or changed key may still reserve after the write (limit − used − reserved, at least 0); its open reservations are counted with the wallet's. */
+  /** What the created or changed key may still spend after the write, its open reservations included (limit − used, at least 0). */
   readonly remaining: bigint;
-  /** The key being changed: its current unreserved budget is not counted beside `remaining`. */
+  /** The key being changed: its stored part is not counted beside `remaining`. */
   readonly replacing?: string | undefined;
   /** A new session key supersedes the owner's live session keys on the chain: only their open reservations count. */
   readonly supersedesSessions?: boolean | undefined;
+  /** The request field a refusal names. @default "budgetLimit" */
+  readonly param?: string | undefined;
 }
+
+/**
+ * How long after its expiry a key still counts as live: a reserve stamps its time when the request
+ * starts and the store compares the key's expiry with that time, so a prepare that began just
+ * before the expiry may reserve just after it.
+ */
+export const EXPIRY_SLACK_MS = 60_000;
 
 /** What a wallet could pay now and what the gateway would be owed. */
 export interface WalletFunding {
@@ -54,31 +63,28 @@ export interface FundingGuard {
 }
 
 /**
- * What the owner's keys on `chainId` may still add to its charges, with `change` applied: each
- * live key's unreserved budget in its current window (a lapsed window has its whole limit again),
- * plus every open reservation of the wallet there, of live keys and of revoked or expired ones alike
- * (a payment intent outlives its key and still settles). Overdue reservations of the live keys are
- * released first, as every read of a key does. Reads only the live keys and the open intents, never
- * the revoked keys a wallet piles up.
+ * What the owner's keys on `chainId` may still add to its charges, with `change` applied, from one
+ * read of its keys ({@link Store.listHeldKeys}): each live key's unspent budget in its current
+ * window, its open reservations included (a lapsed window has its whole limit again), and the open
+ * reservations of its revoked and expired keys (a payment intent outlives its key and still
+ * settles). One read, so an abort or a settle cannot move an amount between two reads unseen; a
+ * held amount of a revoked or expired key only goes down, or into the queue, read after this.
  */
 async function keysExposure(store: Store, owner: string, chainId: number, change: FundingChange, now: number): Promise<bigint> {
-  let live = await store.listLiveKeys(owner, chainId, now);
-  const held = live.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);
-  if (held.length > 0 && (await store.releaseOverdueIntents(held, now)) > 0) live = await store.listLiveKeys(owner, chainId, now);
+  const liveAfter = now - EXPIRY_SLACK_MS;
   let total = change.remaining;
-  for (const stored of live) {
-    // The changed key counts as `change`; a superseded session key is revoked by the write.
-    if (stored.keyId === change.replacing || (change.supersedesSessions && stored.purpose === "session")) continue;
-    total += unreserved(rolled(stored, now));
+  for (const stored of await store.listHeldKeys(owner, chainId, liveAfter)) {
+    if (stored.keyId === change.replacing) continue;
+    // A superseded session key is revoked by the write: only what it holds may still be charged.
+    const live = stored.revokedAt === undefined && stored.expiresAt > liveAfter && !(change.supersedesSessions && stored.purpose === "session");
+    total += live ? unspent(rolled(stored, now)) : stored.budgetReserved;
   }
-  return total + (await store.usageByWallet({ wallet: owner, chainId, fromMs: now, toMs: now, now })).reserved;
+  return total;
 }
 
-/** What a key may still reserve: its limit less what it used in the current window and holds (never below 0). */
-export const unreserved = (key: Pick<KeyRecord, "budgetLimit" | "budgetUsed" | "budgetReserved">): bigint => {
-  const left = key.budgetLimit - key.budgetUsed - key.budgetReserved;
-  return left > 0n ? left : 0n;
-};
+/** What a key may still spend in its window, its open reservations included: its limit less what it used (never below 0). */
+export const unspent = (key: Pick<KeyRecord, "budgetLimit" | "budgetUsed">): bigint =>
+  key.budgetLimit > key.budgetUsed ? key.budgetLimit - key.budgetUsed : 0n;
 
 const chainUnavailable = (chainId: number, error: unknown) =>
   new GatewayError("chain_unavailable", `Could not read the wallet's USDC allowance and balance on chain ${chainId}: ${(error as Error).message}`, {
@@ -130,7 +136,7 @@ export function createFundingGuard(deps: {
         "insufficient_funds",
         `Wallet ${owner} can pay ${have.covered} on chain ${chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
         {
-          param: "budgetLimit",
+          param: change.param ?? "budgetLimit",
           details: {
             chainId,
             spender: have.spender,
@@ -179,11 +185,12 @@ export async function freezeWallet(
   let frozen = 0;
   const failed: { keyId: string; error: unknown }[] = [];
   const now = deps.clock.now();
-  const keys = await deps.store.listLiveKeys(owner, chainId, now);
+  const isLive = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > now;
+  const keys = (await deps.store.listHeldKeys(owner, chainId, now)).filter(isLive);
   // Overdue reservations go back first (release on read), so they are not frozen in as committed.
   const held = keys.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);
   if (held.length > 0) await deps.store.releaseOverdueIntents(held, now);
-  for (const live of held.length > 0 ? await deps.store.listLiveKeys(owner, chainId, now) : keys) {
+  for (const live of held.length > 0 ? (await deps.store.listHeldKeys(owner, chainId, now)).filter(isLive) : keys) {
     let key: KeyRecord | null = live;
     for (let attempt = 0; key && attempt < 5; attempt++) {
       // The store rolls a lapsed window before it compares: what counts is the current window's use.

@@ -15,6 +15,7 @@ import { createMemoryUsage } from "./memory-usage.js";
 import { MAX_AMOUNT } from "../money.js";
 import { memoryIntentPage } from "./intent-list.js";
 import { isLiveKey, tooManyKeys } from "./key-limits.js";
+import { heldKeysSince } from "./usage-days.js";
 import { activeSessionOf, newestFirstPage } from "./memory-keys.js";
 import type { ChargeRecord, IntentRecord, KeyGuardReason, KeyRecord, Store } from "./types.js";
 
@@ -175,8 +176,11 @@ export function createMemoryStore(): Store {
       return found ? copyKey(found) : null;
     },
 
-    async listLiveKeys(owner, chainId, now) {
-      return [...keys.values()].filter((k) => k.owner === owner && k.chainId === chainId && k.revokedAt === undefined && k.expiresAt > now).map(copyKey);
+    async listHeldKeys(owner, chainId, liveAfter) {
+      const live = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > liveAfter;
+      const since = heldKeysSince(liveAfter);
+      const holds = (k: KeyRecord) => k.budgetReserved > 0n && (k.revokedAt ?? k.expiresAt) > since;
+      return [...keys.values()].filter((k) => k.owner === owner && k.chainId === chainId && (live(k) || holds(k))).map(copyKey);
     },
 
     async revokeKey(keyId, at) {

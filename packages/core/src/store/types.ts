@@ -232,14 +232,13 @@ export interface KeyStore {
    * starting after `cursor`. `nextCursor` is null on the last page. Expired and revoked keys are listed.
    */
   listKeys(owner: string, options: { limit: number; cursor?: KeyCursor; chainId?: number }): Promise<{ keys: KeyRecord[]; nextCursor: KeyCursor | null }>;
-  /**
-   * The owner's active `session` key on `chainId` at `now` (neither revoked nor expired; the
-   * newest if several), or null. One indexed read of the owner's unrevoked keys, never the
-   * revoked ones a wallet piles up (it used to page through all of them).
-   */
+  /** The owner's active `session` key on `chainId` at `now` (unrevoked, unexpired; the newest if several) or null, by index. */
   findActiveSessionKey(owner: string, chainId: number, now: number): Promise<KeyRecord | null>;
-  /** The owner's live keys on `chainId` at `now` (unrevoked, `expiresAt > now`), in any order; indexed like the above. */
-  listLiveKeys(owner: string, chainId: number, now: number): Promise<KeyRecord[]>;
+  /**
+   * The owner's keys on `chainId` that may still add to its charges, any order, in one read by index: unrevoked
+   * with `expiresAt > liveAfter`, and the others holding a reservation (revoked or expired since `heldKeysSince(liveAfter)`).
+   */
+  listHeldKeys(owner: string, chainId: number, liveAfter: number): Promise<KeyRecord[]>;
   /**
    * Sets `revokedAt = at` if it is not set. Single native atomic operation; an already revoked key
    * is returned unchanged (the first revocation time wins); returns null when the key is unknown.
