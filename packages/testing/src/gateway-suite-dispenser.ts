@@ -34,6 +34,22 @@ export interface UsdcNode {
   mint(to: string, amount: bigint): Promise<void>;
 }
 
+/**
+ * Registers `beforeAll`/`afterAll` hooks in the current describe block that start a USDC node
+ * ({@link startUsdcNode}) and stop it; the returned function gives the node inside its tests.
+ */
+export function usdcNodePerSuite(): () => UsdcNode {
+  let usdc: UsdcNode | undefined;
+  beforeAll(async () => {
+    usdc = await startUsdcNode();
+  });
+  afterAll(() => usdc?.node.stop());
+  return () => {
+    if (!usdc) throw new Error("the USDC node is started by beforeAll; read it inside a test");
+    return usdc;
+  };
+}
+
 /** Starts anvil and deploys the test USDC (for `beforeAll`; call `node.stop()` after). */
 export async function startUsdcNode(): Promise<UsdcNode> {
   const node = await startAnvil();
@@ -142,27 +158,23 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
     });
 
     describe("on anvil", () => {
-      let usdc: UsdcNode;
-      beforeAll(async () => {
-        usdc = await startUsdcNode();
-      });
-      afterAll(() => usdc?.node.stop());
+      const usdc = usdcNodePerSuite();
       const funded = (index: number, extra: { maxClaims?: number; claimAmount?: number } = {}): Partial<GatewayOptions> => ({
-        chains: [usdc.chain],
-        dispenser: { ...(extra.claimAmount ? { claimAmount: extra.claimAmount } : {}), chains: [{ chainId: usdc.chain.chainId, privateKey: usdc.node.accounts[index]!.privateKey, ...(extra.maxClaims ? { maxClaims: extra.maxClaims } : {}) }] },
+        chains: [usdc().chain],
+        dispenser: { ...(extra.claimAmount ? { claimAmount: extra.claimAmount } : {}), chains: [{ chainId: usdc().chain.chainId, privateKey: usdc().node.accounts[index]!.privateKey, ...(extra.maxClaims ? { maxClaims: extra.maxClaims } : {}) }] },
       });
       const run = (title: string, extra: () => Partial<GatewayOptions>, fn: (h: Harness) => Promise<void>) => it(title, () => withGateway(options, fn, extra()));
 
       run("a claim sends 1.00 USDC once; a repeat is 409 with alreadyClaimed and the error envelope", () => funded(1), async (h) => {
-        const wallet = usdc.node.accounts[1]!.address;
-        await usdc.mint(wallet, 5_000_000n);
+        const wallet = usdc().node.accounts[1]!.address;
+        await usdc().mint(wallet, 5_000_000n);
         const address = freshAddress();
         const mixed = address.replace(/[a-f]/g, (c) => c.toUpperCase()).replace(/^0X/, "0x");
-        const ok = await claim(h, { address: mixed, chainId: String(usdc.chain.chainId) });
+        const ok = await claim(h, { address: mixed, chainId: String(usdc().chain.chainId) });
         expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-        expect(ok.body).toEqual({ success: true, claimAmount: 1000000, chainId: usdc.chain.chainId, txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-        expect(await usdc.balanceOf(address)).toBe(1_000_000n);
-        const again = await claim(h, { address, chainId: usdc.chain.chainId });
+        expect(ok.body).toEqual({ success: true, claimAmount: 1000000, chainId: usdc().chain.chainId, txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+        expect(await usdc().balanceOf(address)).toBe(1_000_000n);
+        const again = await claim(h, { address, chainId: usdc().chain.chainId });
         expect(again.status).toBe(409);
         expect(again.body).toEqual({
           success: false,
@@ -170,31 +182,31 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
           claimAmount: 1000000,
           error: {
             code: "already_claimed",
-            message: `${address} has already claimed on chain ${usdc.chain.chainId}.`,
+            message: `${address} has already claimed on chain ${usdc().chain.chainId}.`,
             type: "conflict_error",
-            details: { address, chainId: usdc.chain.chainId, status: "claimed", txHash: ok.body.txHash, claimedAt: h.clock.now() },
+            details: { address, chainId: usdc().chain.chainId, status: "claimed", txHash: ok.body.txHash, claimedAt: h.clock.now() },
             requestId: again.headers.get("x-request-id"),
           },
         });
         expect((await h.call("GET", `/api/dispenser/check/${mixed}`)).body).toEqual({
           address,
           hasClaimed: true,
-          claims: [{ chainId: usdc.chain.chainId, claimedAt: h.clock.now(), txHash: ok.body.txHash, status: "claimed" }],
+          claims: [{ chainId: usdc().chain.chainId, claimedAt: h.clock.now(), txHash: ok.body.txHash, status: "claimed" }],
         });
         const status = await h.call("GET", "/api/dispenser/status");
         expect(status.body).toEqual({
           dispensers: [
             {
-              chainId: usdc.chain.chainId,
+              chainId: usdc().chain.chainId,
               chainName: "Anvil",
               dispenserAddress: wallet,
-              usdcAddress: usdc.chain.usdc,
+              usdcAddress: usdc().chain.usdc,
               balance: "4000000",
               dispenserBalance: "4000000",
               dispenserBalanceFormatted: "$4.00 USDC",
               totalClaims: 1,
               maxClaims: null,
-              remainingClaims: Number((await usdc.balanceOf(wallet)) / 1_000_000n),
+              remainingClaims: Number((await usdc().balanceOf(wallet)) / 1_000_000n),
               isPaused: false,
               isConfigured: true,
             },
@@ -203,39 +215,39 @@ export function runDispenserRouteSuite(name: string, options: GatewaySuiteOption
           claimAmountFormatted: "$1.00 USDC",
           maxClaims: null,
         });
-        expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+        expect(await usdc().balanceOf(address)).toBe(1_000_000n);
       });
 
       run("20 concurrent claims of one address: exactly one transfer, 19 × 409", () => funded(2), async (h) => {
-        await usdc.mint(usdc.node.accounts[2]!.address, 50_000_000n);
+        await usdc().mint(usdc().node.accounts[2]!.address, 50_000_000n);
         const address = freshAddress();
-        const replies = await Promise.all(Array.from({ length: 20 }, () => claim(h, { address, chainId: usdc.chain.chainId })));
+        const replies = await Promise.all(Array.from({ length: 20 }, () => claim(h, { address, chainId: usdc().chain.chainId })));
         expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
         const conflicts = replies.filter((r) => r.status === 409);
         expect(conflicts).toHaveLength(19);
         for (const r of conflicts) expect(r.body).toMatchObject({ success: false, alreadyClaimed: true, claimAmount: 1000000, error: { code: "already_claimed" } });
-        expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+        expect(await usdc().balanceOf(address)).toBe(1_000_000n);
       });
 
       run("a wallet without USDC: the claim fails with 502 and succeeds once the wallet is funded", () => funded(3), async (h) => {
         const address = freshAddress();
-        const e = expectError(await claim(h, { address, chainId: usdc.chain.chainId }), 502, "upstream_error");
-        expect(e.details).toEqual({ chainId: usdc.chain.chainId, outcomeUnknown: false });
+        const e = expectError(await claim(h, { address, chainId: usdc().chain.chainId }), 502, "upstream_error");
+        expect(e.details).toEqual({ chainId: usdc().chain.chainId, outcomeUnknown: false });
         expect((await h.call("GET", `/api/dispenser/check/${address}`)).body.hasClaimed).toBe(false);
-        await usdc.mint(usdc.node.accounts[3]!.address, 1_000_000n);
-        expect((await claim(h, { address, chainId: usdc.chain.chainId })).status).toBe(200);
-        expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+        await usdc().mint(usdc().node.accounts[3]!.address, 1_000_000n);
+        expect((await claim(h, { address, chainId: usdc().chain.chainId })).status).toBe(200);
+        expect(await usdc().balanceOf(address)).toBe(1_000_000n);
       });
 
       run("maxClaims caps the chain (503 once reached) and a custom claimAmount is sent", () => funded(4, { maxClaims: 2, claimAmount: 250_000 }), async (h) => {
-        await usdc.mint(usdc.node.accounts[4]!.address, 10_000_000n);
+        await usdc().mint(usdc().node.accounts[4]!.address, 10_000_000n);
         const [a, b, c] = [freshAddress(), freshAddress(), freshAddress()];
-        for (const address of [a, b]) expect((await claim(h, { address, chainId: usdc.chain.chainId })).body).toMatchObject({ success: true, claimAmount: 250000 });
-        const e = expectError(await claim(h, { address: c, chainId: usdc.chain.chainId }), 503, "not_configured");
-        expect(e.details).toEqual({ reason: "max_claims_reached", chainId: usdc.chain.chainId, maxClaims: 2 });
-        expect(await usdc.balanceOf(a)).toBe(250_000n);
-        expect(await usdc.balanceOf(c)).toBe(0n);
-        const status = await h.call("GET", `/api/dispenser/status/${usdc.chain.chainId}`);
+        for (const address of [a, b]) expect((await claim(h, { address, chainId: usdc().chain.chainId })).body).toMatchObject({ success: true, claimAmount: 250000 });
+        const e = expectError(await claim(h, { address: c, chainId: usdc().chain.chainId }), 503, "not_configured");
+        expect(e.details).toEqual({ reason: "max_claims_reached", chainId: usdc().chain.chainId, maxClaims: 2 });
+        expect(await usdc().balanceOf(a)).toBe(250_000n);
+        expect(await usdc().balanceOf(c)).toBe(0n);
+        const status = await h.call("GET", `/api/dispenser/status/${usdc().chain.chainId}`);
         expect(status.body).toMatchObject({
           available: true,
           status: { totalClaims: 2, maxClaims: 2, remainingClaims: 0, dispenserBalance: "9500000", dispenserBalanceFormatted: "$9.50 USDC" },

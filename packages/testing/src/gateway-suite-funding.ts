@@ -9,11 +9,11 @@
  * runFundingRouteSuite("sqlite", { createStore: () => createSqliteStore({ filename: tmpFile() }) });
  * ```
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EXPIRY_SLACK_MS, type GatewayOptions } from "@tollgate/core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { approveUsdc, type AnvilAccount } from "./anvil.js";
-import { DEAD_CHAIN, freshAddress, SOME_KEY, startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
+import { DEAD_CHAIN, freshAddress, SOME_KEY, usdcNodePerSuite } from "./gateway-suite-dispenser.js";
 import { asWallet, bearer, DAY, expectError, PREPARE, withGateway, type GatewaySuiteOptions, type Harness, type Reply } from "./gateway-suite-fixtures.js";
 
 const SECRET = "funding-s3cret-s3cret";
@@ -40,26 +40,22 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
     });
 
     describe("on anvil", () => {
-      let usdc: UsdcNode;
-      beforeAll(async () => {
-        usdc = await startUsdcNode();
-      });
-      afterAll(() => usdc?.node.stop());
-      const spender = () => usdc.node.accounts[1]!;
+      const usdc = usdcNodePerSuite();
+      const spender = () => usdc().node.accounts[1]!;
       const onChain = (): Partial<GatewayOptions> => ({
-        chains: [usdc.chain],
-        settlement: { internalSecret: SECRET, treasury: freshAddress(), chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender().privateKey }] },
+        chains: [usdc().chain],
+        settlement: { internalSecret: SECRET, treasury: freshAddress(), chains: [{ chainId: usdc().chain.chainId, spenderPrivateKey: spender().privateKey }] },
       });
       const run = (title: string, fn: (h: Harness) => Promise<void>) => it(title, () => withGateway(options, fn, onChain()));
       const approve = (wallet: AnvilAccount, amount: bigint) =>
-        approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, wallet.privateKey, spender().address, amount);
-      const chainId = () => usdc.chain.chainId;
+        approveUsdc(usdc().node, usdc().chain.usdc as `0x${string}`, wallet.privateKey, spender().address, amount);
+      const chainId = () => usdc().chain.chainId;
       /** A new wallet with gas for its approvals (the node's dev accounts are taken by the other tests). */
       const freshWallet = async (): Promise<AnvilAccount> => {
         const privateKey = generatePrivateKey();
         const address = privateKeyToAccount(privateKey).address.toLowerCase() as `0x${string}`;
         const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [address, "0x8ac7230489e80000"] });
-        expect((await fetch(usdc.node.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body })).status).toBe(200);
+        expect((await fetch(usdc().node.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body })).status).toBe(200);
         return { address, privateKey };
       };
       const create = (h: Harness, owner: string, fields: Record<string, unknown>) =>
@@ -96,8 +92,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       run("creating a key needs min(allowance, balance) to cover every live key's budget; refused writes nothing", async (h) => {
         const poor = freshAddress();
         refused(await create(h, poor, { budgetLimit: "1" }), { allowance: 0n, balance: 0n, required: 1n });
-        const wallet = usdc.node.accounts[2]!;
-        await usdc.mint(wallet.address, 1_000n);
+        const wallet = usdc().node.accounts[2]!;
+        await usdc().mint(wallet.address, 1_000n);
         refused(await create(h, wallet.address, { budgetLimit: "500" }), { allowance: 0n, balance: 1_000n, required: 500n });
         expect(await keysOf(h, wallet.address)).toEqual([]);
         await approve(wallet, 600n);
@@ -121,8 +117,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("creates at once cannot both take the same headroom", async (h) => {
-        const wallet = usdc.node.accounts[3]!;
-        await usdc.mint(wallet.address, 1_000n);
+        const wallet = usdc().node.accounts[3]!;
+        await usdc().mint(wallet.address, 1_000n);
         await approve(wallet, 1_000n);
         const results = await Promise.all(Array.from({ length: 8 }, () => create(h, wallet.address, { budgetLimit: "300" })));
         expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 402, 402, 402, 402, 402]);
@@ -130,8 +126,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("queued charges count until settled; a raise or a revived key needs the funds; a batch frees what it collected", async (h) => {
-        const wallet = usdc.node.accounts[4]!;
-        await usdc.mint(wallet.address, 10_000n);
+        const wallet = usdc().node.accounts[4]!;
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 1_000n);
         const first = (await create(h, wallet.address, { budgetLimit: "600" })).body;
         await pay(h, first.token, 500, 400);
@@ -156,8 +152,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a batch that cannot collect freezes the wallet's keys at what they committed, recorded; raising them again needs the funds", async (h) => {
-        const wallet = usdc.node.accounts[5]!;
-        await usdc.mint(wallet.address, 10_000n);
+        const wallet = usdc().node.accounts[5]!;
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 2_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "1000", budgetPeriod: "daily" })).body;
         const other = (await create(h, wallet.address, { budgetLimit: "500" })).body;
@@ -193,8 +189,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a budget window that lapsed counts its whole limit again, and a freeze cuts it to the new window's use", async (h) => {
-        const wallet = usdc.node.accounts[7]!;
-        await usdc.mint(wallet.address, 10_000n);
+        const wallet = usdc().node.accounts[7]!;
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 1_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "600", budgetPeriod: "daily", expiresAt: h.clock.now() + 7 * DAY })).body;
         await pay(h, key.token, 600, 600);
@@ -221,8 +217,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a payment outlives its key: the open reservations of revoked and expired keys still count", async (h) => {
-        const wallet = usdc.node.accounts[8]!;
-        await usdc.mint(wallet.address, 10_000n);
+        const wallet = usdc().node.accounts[8]!;
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 2_000n);
         const first = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
         const held = await pay(h, first.token, 600);
@@ -241,7 +237,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
 
       run("a create racing an abort of the wallet's reservation counts the amount in one place or the other, never in neither", async (h) => {
         const wallet = await freshWallet();
-        await usdc.mint(wallet.address, 10_000n);
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 20_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "10000" })).body;
         // The key's whole budget counts whether it is reserved or not: an abort only moves it back.
@@ -263,8 +259,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("two changes of one key at once are judged one after the other, each from the key as stored", async (h) => {
-        const wallet = usdc.node.accounts[9]!;
-        await usdc.mint(wallet.address, 10_000n);
+        const wallet = usdc().node.accounts[9]!;
+        await usdc().mint(wallet.address, 10_000n);
         await approve(wallet, 2_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
         await pay(h, key.token, 900, 900);
@@ -281,13 +277,13 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a batch that fails for a funded wallet freezes nothing", async (h) => {
-        const wallet = usdc.node.accounts[6]!;
-        await usdc.mint(wallet.address, 1_000n);
+        const wallet = usdc().node.accounts[6]!;
+        await usdc().mint(wallet.address, 1_000n);
         await approve(wallet, 1_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "500" })).body;
         await pay(h, key.token, 100, 100);
         // The spender has no gas: the transfer fails although the wallet could pay.
-        await fetch(usdc.node.rpcUrl, {
+        await fetch(usdc().node.rpcUrl, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [spender().address, "0x0"] }),
@@ -298,7 +294,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
           expect(failed.results[0].error).not.toContain("were cut");
           expect((await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) })).body).toMatchObject({ budgetLimit: "500" });
         } finally {
-          await fetch(usdc.node.rpcUrl, {
+          await fetch(usdc().node.rpcUrl, {
             method: "POST",
             headers: { "content-type": "application/json" },
             body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setBalance", params: [spender().address, "0x3635c9adc5dea00000"] }),

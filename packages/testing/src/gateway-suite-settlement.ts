@@ -7,11 +7,11 @@
  * runSettlementRouteSuite("sqlite", { createStore: () => createSqliteStore({ filename: tmpFile() }) });
  * ```
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AnvilAccount } from "./anvil.js";
 import { approveUsdc } from "./anvil.js";
 import type { GatewayOptions } from "@tollgate/core";
-import { DEAD_CHAIN, freshAddress, SOME_KEY, startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
+import { DEAD_CHAIN, freshAddress, SOME_KEY, usdcNodePerSuite } from "./gateway-suite-dispenser.js";
 import { asWallet, bearer, CHAIN, DAY, expectError, OWNER, PREPARE, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 
 const SECRET = "s3cret-s3cret-s3cret";
@@ -202,18 +202,14 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
     });
 
     describe("on anvil", () => {
-      let usdc: UsdcNode;
-      beforeAll(async () => {
-        usdc = await startUsdcNode();
-      });
-      afterAll(() => usdc?.node.stop());
-      const spender = () => usdc.node.accounts[1]!;
+      const usdc = usdcNodePerSuite();
+      const spender = () => usdc().node.accounts[1]!;
       const onChain = (treasuryAddress: string, batchLimit?: number): Partial<GatewayOptions> => ({
-        chains: [usdc.chain],
+        chains: [usdc().chain],
         settlement: {
           internalSecret: SECRET,
           treasury: treasuryAddress,
-          chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender().privateKey }],
+          chains: [{ chainId: usdc().chain.chainId, spenderPrivateKey: spender().privateKey }],
           ...(batchLimit === undefined ? {} : { batchLimit }),
         },
       });
@@ -223,8 +219,8 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
           return withGateway(options, (h) => fn(h, to), onChain(to, batchLimit));
         });
       const fund = async (wallet: AnvilAccount, allowance: bigint) => {
-        await usdc.mint(wallet.address, 10_000_000n);
-        if (allowance > 0n) await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, wallet.privateKey, spender().address, allowance);
+        await usdc().mint(wallet.address, 10_000_000n);
+        if (allowance > 0n) await approveUsdc(usdc().node, usdc().chain.usdc as `0x${string}`, wallet.privateKey, spender().address, allowance);
       };
       const batch = async (h: Harness) => {
         const r = await h.call("POST", BATCH, { headers: internal() });
@@ -233,52 +229,52 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
       };
 
       run("a batch moves exactly the sum of a wallet's charges with one transferFrom; a second batch moves nothing", async (h, to) => {
-        const wallet = usdc.node.accounts[2]!;
+        const wallet = usdc().node.accounts[2]!;
         await fund(wallet, 1_000_000n);
-        await paidCalls(h, wallet.address, usdc.chain.chainId, [100, 250, 1]);
-        const before = await usdc.balanceOf(wallet.address);
+        await paidCalls(h, wallet.address, usdc().chain.chainId, [100, 250, 1]);
+        const before = await usdc().balanceOf(wallet.address);
         const first = await batch(h);
         expect(first).toMatchObject({ totalGroups: 1, totalIntents: 3, totalValueWei: "351", successCount: 1, failCount: 0 });
-        expect(first.results).toEqual([{ wallet: wallet.address, chainId: usdc.chain.chainId, amountWei: "351", intentCount: 3, txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }]);
-        expect(await usdc.balanceOf(to)).toBe(351n);
-        expect(await usdc.balanceOf(wallet.address)).toBe(before - 351n);
+        expect(first.results).toEqual([{ wallet: wallet.address, chainId: usdc().chain.chainId, amountWei: "351", intentCount: 3, txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }]);
+        expect(await usdc().balanceOf(to)).toBe(351n);
+        expect(await usdc().balanceOf(wallet.address)).toBe(before - 351n);
         const charges = await h.gateway.services.store.listQueuedCharges({ limit: 10 });
         expect(charges).toEqual([]);
-        expect(await status(h, wallet.address, { "x-chain-id": String(usdc.chain.chainId) })).toMatchObject({ budget: { usedWei: "351", pendingWei: "0", pendingIntents: 0 } });
+        expect(await status(h, wallet.address, { "x-chain-id": String(usdc().chain.chainId) })).toMatchObject({ budget: { usedWei: "351", pendingWei: "0", pendingIntents: 0 } });
         const second = await batch(h);
         expect(second).toMatchObject({ totalGroups: 0, totalIntents: 0, totalValueWei: "0", results: [] });
-        expect(await usdc.balanceOf(to)).toBe(351n);
+        expect(await usdc().balanceOf(to)).toBe(351n);
       });
 
       run("a wallet without allowance fails and stays queued while another wallet's group settles", async (h, to) => {
-        const [good, broke] = [usdc.node.accounts[3]!, usdc.node.accounts[4]!];
+        const [good, broke] = [usdc().node.accounts[3]!, usdc().node.accounts[4]!];
         await fund(good, 1_000_000n);
         // The key needs the allowance when it is created; the wallet withdraws it after spending.
         await fund(broke, 100_000n);
-        await paidCalls(h, good.address, usdc.chain.chainId, [500, 20]);
-        await paidCalls(h, broke.address, usdc.chain.chainId, [300]);
-        await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, broke.privateKey, spender().address, 0n);
+        await paidCalls(h, good.address, usdc().chain.chainId, [500, 20]);
+        await paidCalls(h, broke.address, usdc().chain.chainId, [300]);
+        await approveUsdc(usdc().node, usdc().chain.usdc as `0x${string}`, broke.privateKey, spender().address, 0n);
         const r = await batch(h);
         expect(r).toMatchObject({ totalGroups: 2, totalIntents: 3, totalValueWei: "820", successCount: 1, failCount: 1 });
         const byWallet = Object.fromEntries(r.results.map((g: any) => [g.wallet, g]));
-        expect(byWallet[good.address]).toEqual({ wallet: good.address, chainId: usdc.chain.chainId, amountWei: "520", intentCount: 2, txHash: expect.stringMatching(/^0x/) });
-        expect(byWallet[broke.address]).toEqual({ wallet: broke.address, chainId: usdc.chain.chainId, amountWei: "300", intentCount: 1, error: expect.stringContaining("insufficient allowance") });
-        expect(await usdc.balanceOf(to)).toBe(520n);
-        expect(await status(h, broke.address, { "x-chain-id": String(usdc.chain.chainId) })).toMatchObject({ budget: { pendingWei: "300", pendingIntents: 1 } });
+        expect(byWallet[good.address]).toEqual({ wallet: good.address, chainId: usdc().chain.chainId, amountWei: "520", intentCount: 2, txHash: expect.stringMatching(/^0x/) });
+        expect(byWallet[broke.address]).toEqual({ wallet: broke.address, chainId: usdc().chain.chainId, amountWei: "300", intentCount: 1, error: expect.stringContaining("insufficient allowance") });
+        expect(await usdc().balanceOf(to)).toBe(520n);
+        expect(await status(h, broke.address, { "x-chain-id": String(usdc().chain.chainId) })).toMatchObject({ budget: { pendingWei: "300", pendingIntents: 1 } });
         // Once the wallet approves, the next batch settles it.
-        await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, broke.privateKey, spender().address, 300n);
+        await approveUsdc(usdc().node, usdc().chain.usdc as `0x${string}`, broke.privateKey, spender().address, 300n);
         expect(await batch(h)).toMatchObject({ totalGroups: 1, successCount: 1, totalValueWei: "300" });
-        expect(await usdc.balanceOf(to)).toBe(820n);
+        expect(await usdc().balanceOf(to)).toBe(820n);
       });
 
       // batchLimit 4: three concurrent batches split the 12 charges, a wallet's charges across batches.
       run("batches run at once settle every charge exactly once", async (h, to) => {
-        const wallets = [usdc.node.accounts[5]!, usdc.node.accounts[6]!];
+        const wallets = [usdc().node.accounts[5]!, usdc().node.accounts[6]!];
         let total = 0n;
         for (const [i, wallet] of wallets.entries()) {
           await fund(wallet, 1_000_000n);
           const amounts = Array.from({ length: 6 }, (_, j) => 10 * (i + 1) + j);
-          await paidCalls(h, wallet.address, usdc.chain.chainId, amounts);
+          await paidCalls(h, wallet.address, usdc().chain.chainId, amounts);
           total += amounts.reduce((s, a) => s + BigInt(a), 0n);
         }
         const results = await Promise.all([batch(h), h.gateway.services.settlement.runBatch(), batch(h)]);
@@ -286,7 +282,7 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
         expect(results.map((r) => r.totalIntents)).toEqual([4, 4, 4]);
         expect(results.reduce((s, r) => s + r.failCount, 0)).toBe(0);
         expect(moved).toBe(total);
-        expect(await usdc.balanceOf(to)).toBe(total);
+        expect(await usdc().balanceOf(to)).toBe(total);
         expect(await h.gateway.services.store.listQueuedCharges({ limit: 100 })).toEqual([]);
       }, 4);
     });
