@@ -2,7 +2,8 @@
  * The funding guard: a key's budget on a settlement chain is credit the gateway extends against
  * the wallet's USDC allowance to the settlement spender. Before a key is created, or a key's budget
  * is raised (or an expired key revived), the wallet's exposure on that chain — its live keys'
- * remaining budgets plus its queued charges — must fit in what a batch could collect:
+ * unspent budgets, the reservations its other keys still hold, and its queued charges — must fit
+ * in what a batch could collect:
  * `min(allowance(owner, spender), balanceOf(owner))`, read from the chain at that moment.
  * After a batch fails to collect from an underfunded wallet, the settlement service cuts the
  * wallet's keys down to what they have committed ({@link freezeWallet}).
