@@ -93,7 +93,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const http = o.http ?? createFetchHttpClient();
   const observability = createObservability(o, { store, http, clock });
   const { telemetry } = observability.metrics;
-  const funding = createFundingGuard({ store, clock, chains: o.chains, settlement: o.settlement });
+  const funding = createFundingGuard({ store, clock, chains: o.chains, settlement: o.settlement, telemetry });
   const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, funding, liveKeysPerWallet: o.liveKeysPerWallet, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
   const keyGovernance = createKeyGovernance({ store, clock, ids, compat: o.compat, funding, onChange: () => keys.forget() });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps, openIntentsPerKey: o.openIntentsPerKey }, telemetry });

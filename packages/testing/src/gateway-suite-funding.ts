@@ -186,6 +186,11 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         expect(await batch(h)).toMatchObject({ successCount: 1, totalValueWei: "350" });
         expect((await raise("1000")).status).toBe(200);
         refused(await raise("1001"), { allowance: 650n, balance: 9_650n, required: 651n });
+        // Operators see both on /metrics.
+        const metrics = await (await h.gateway.fetch(new Request("http://gateway.test/metrics"))).text();
+        expect(metrics).toMatch(/^tollgate_frozen_wallets_total 1$/m);
+        expect(metrics).toMatch(/^tollgate_frozen_keys_total 2$/m);
+        expect(metrics).toMatch(/^tollgate_funding_refusals_total 2$/m);
       });
 
       run("a budget window that lapsed counts its whole limit again, and a freeze cuts it to the new window's use", async (h) => {

@@ -86,6 +86,17 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
     labelNames: ["outcome"],
     registers,
   });
+  const fundingRefusals = new Counter({
+    name: "tollgate_funding_refusals_total",
+    help: "Key creations and budget raises refused because the wallet's allowance to the settlement spender or its balance does not cover its keys and queued charges.",
+    registers,
+  });
+  const frozenWallets = new Counter({
+    name: "tollgate_frozen_wallets_total",
+    help: "Wallets a settlement batch found unable to pay their group, whose keys on that chain were cut to what they had committed.",
+    registers,
+  });
+  const frozenKeys = new Counter({ name: "tollgate_frozen_keys_total", help: "Keys cut to what they had committed by those freezes.", registers });
   const count = sources.openReservations;
   if (count)
     new Gauge({
@@ -135,6 +146,11 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
       // Number() only here, at the metrics boundary: exact for sums below 2^53 atomic units (9 billion USDC).
       charged: (model, amount, payment) => charged.inc({ model, payment }, Number(amount)),
       budgetRefused: (reason) => refusals.inc({ reason }),
+      fundingRefused: () => fundingRefusals.inc(),
+      walletFrozen(keys) {
+        frozenWallets.inc();
+        frozenKeys.inc(keys);
+      },
       x402Verified: (result) => verifications.inc({ result }),
       settlementBatch(outcome) {
         batches.inc({ outcome: outcome.ok ? "ok" : "error" });

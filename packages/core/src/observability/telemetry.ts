@@ -29,6 +29,10 @@ export interface Telemetry {
   x402Verified(result: string): void;
   /** A settlement batch finished. */
   settlementBatch(outcome: SettlementBatchOutcome): void;
+  /** A key write was refused because the wallet's allowance or balance does not cover it (402 `insufficient_funds`). */
+  fundingRefused(): void;
+  /** A batch found a wallet unable to pay its group and cut `keys` of its keys to what they committed. */
+  walletFrozen(keys: number): void;
   /** One upstream provider call ended after `ms` milliseconds (`ok` false: it threw). `provider` is the configured provider name. */
   upstream(provider: string, ms: number, ok: boolean): void;
 }
@@ -42,6 +46,8 @@ export const noopTelemetry: Telemetry = {
   budgetRefused: () => undefined,
   x402Verified: () => undefined,
   settlementBatch: () => undefined,
+  fundingRefused: () => undefined,
+  walletFrozen: () => undefined,
   upstream: () => undefined,
 };
 

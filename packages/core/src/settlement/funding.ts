@@ -16,6 +16,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import { rolled } from "../keys/period.js";
 import type { KeyRecord, Store } from "../store/types.js";
+import type { Telemetry } from "../observability/telemetry.js";
 import type { SettlementOptions } from "./options.js";
 
 /** One write to check: the key it creates or changes, as it would be after the write. */
@@ -101,6 +102,7 @@ export function createFundingGuard(deps: {
   clock: Clock;
   chains: readonly ChainConfig[] | undefined;
   settlement: SettlementOptions | undefined;
+  telemetry: Telemetry;
 }): FundingGuard {
   const readers = new Map<number, { chain: Chain; spender: Address }>();
   if (deps.settlement && deps.settlement.requireFunding !== false)
@@ -132,21 +134,22 @@ export function createFundingGuard(deps: {
     const keysPart = await keysExposure(deps.store, owner, chainId, change, deps.clock.now());
     const required = keysPart + (await deps.store.pendingChargeTotals(owner, chainId)).amount;
     const have = (await funding(owner, chainId))!;
-    if (required > have.covered)
-      throw new GatewayError(
-        "insufficient_funds",
-        `Wallet ${owner} can pay ${have.covered} on chain ${chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
-        {
-          param: change.param ?? "budgetLimit",
-          details: {
-            chainId,
-            spender: have.spender,
-            allowance: have.allowance.toString(),
-            balance: have.balance.toString(),
-            required: required.toString(),
-          },
+    if (required <= have.covered) return;
+    deps.telemetry.fundingRefused();
+    throw new GatewayError(
+      "insufficient_funds",
+      `Wallet ${owner} can pay ${have.covered} on chain ${chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
+      {
+        param: change.param ?? "budgetLimit",
+        details: {
+          chainId,
+          spender: have.spender,
+          allowance: have.allowance.toString(),
+          balance: have.balance.toString(),
+          required: required.toString(),
         },
-      );
+      },
+    );
   };
 
   return {

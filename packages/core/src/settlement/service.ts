@@ -136,6 +136,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
       if (!have || have.covered >= amount) return message;
       const update = (key: KeyRecord, patch: KeyPatch) => deps.keyGovernance.update(key, patch, `settlement:${runId}`);
       const { frozen, failed } = await freezeWallet({ store, clock, update }, first.owner, first.chainId);
+      deps.telemetry.walletFrozen(frozen);
       deps.logger.warn({ runId, wallet: first.owner, chainId: first.chainId, frozen }, `settlement: wallet ${first.owner} cannot pay ${amount}; ${frozen} keys frozen`);
       for (const f of failed) deps.logger.error({ err: f.error, runId, wallet: first.owner, keyId: f.keyId }, "settlement: could not freeze a key of an underfunded wallet");
       const missed = failed.length > 0 ? `; ${failed.length} could not be cut (${failed.map((f) => f.keyId).join(", ")}), see the log` : "";
