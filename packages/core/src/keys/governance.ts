@@ -111,12 +111,27 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       // A change to the budget, its window or the expiry is judged inside the wallet's funding turn,
       // from the key as stored then: two concurrent changes cannot both count on the same state.
       const budgetChange = patch.budgetLimit !== undefined || patch.budgetPeriod !== undefined || patch.expiresAt !== undefined;
+      let prior = key;
       const change = async () => {
-        const remaining = raisedBy((await store.getKeyById(key.keyId)) ?? key, patch, clock.now());
+        prior = (await store.getKeyById(key.keyId)) ?? key;
+        const remaining = raisedBy(prior, patch, clock.now());
         const param = patch.budgetLimit !== undefined ? "budgetLimit" : patch.budgetPeriod !== undefined ? "budgetPeriod" : "expiresAt";
         return remaining === undefined ? undefined : { remaining, replacing: key.keyId, param };
       };
-      const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write) : write());
+      // Taken back when another process's write pushed the wallet over its funds at the same moment:
+      // the key is cut to what it has committed, with its prior expiry (its window cannot be restored).
+      const undo = async () => {
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const current = await store.getKeyById(key.keyId);
+          if (!current) return;
+          const at = clock.now();
+          const rolledNow = rolled(current, at);
+          const back: KeyPatch = { budgetLimit: rolledNow.budgetUsed + rolledNow.budgetReserved, budgetPeriod: null, expiresAt: prior.expiresAt };
+          const undone = await store.updateKey({ keyId: key.keyId, patch: back, now: at, event: event(key.keyId, "update", actor, changesOf(current, back)) });
+          if (undone.ok || undone.reason === "not_found") return;
+        }
+      };
+      const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write, undo) : write());
       deps.onChange();
       if (result.ok) return result.key;
       if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);

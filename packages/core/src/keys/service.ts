@@ -181,7 +181,9 @@ export function createKeyService(deps: {
       const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
       const insert = () => store.insertKey(key, Object.assign({ supersedeSessionAt: now }, live));
       const change = async () => ({ remaining: key.budgetLimit, supersedesSessions: key.purpose === "session" });
-      const { superseded } = await (deps.funding ? deps.funding.guard(key, change, insert) : insert());
+      // Another process's write pushing the wallet over its funds at the same moment revokes this key before its token is ever shown.
+      const undo = async () => void (await store.revokeKey(key.keyId, clock.now()));
+      const { superseded } = await (deps.funding ? deps.funding.guard(key, change, insert, undo) : insert());
       return { key, token, superseded };
     },
     async list(owner, options) {

@@ -57,9 +57,17 @@ export interface FundingGuard {
    * RPC failure is 503 `chain_unavailable`. Checks and writes of one wallet and chain run one at a
    * time in this process, and `change` is computed inside that turn (from a fresh read, when it
    * reads), so two concurrent writes cannot both spend the same headroom here. `change` resolving
-   * to undefined means the write adds no spending power: it runs unchecked, still in turn.
+   * to undefined means the write adds no spending power: it runs unchecked, still in turn. With
+   * `undo`, the exposure is read again after the write, and a write another process's write has
+   * pushed over the funds meanwhile is undone (`undo`) and refused the same way: across processes,
+   * at most the funds are extended, though two racing writes may both be refused.
    */
-  guard<T>(wallet: { owner: string; chainId: number }, change: () => Promise<FundingChange | undefined>, write: () => Promise<T>): Promise<T>;
+  guard<T>(
+    wallet: { owner: string; chainId: number },
+    change: () => Promise<FundingChange | undefined>,
+    write: () => Promise<T>,
+    undo?: (result: T) => Promise<void>,
+  ): Promise<T>;
   /** The wallet's allowance and balance for the spender of `chainId` (undefined when not checked there). */
   funding(owner: string, chainId: number): Promise<WalletFunding | undefined>;
 }
@@ -127,41 +135,57 @@ export function createFundingGuard(deps: {
     }
   };
 
-  const check = async (owner: string, chainId: number, change: FundingChange): Promise<void> => {
-    // Keys, then the queue, then the chain: a settle or a batch landing between two reads is then
-    // counted twice (a settle moves an amount from a key to the queue, a batch from the queue to the
-    // chain), never missed.
+  /** The wallet's exposure with `change` applied. Keys, then the queue: a settle landing between the reads is counted twice, never missed. */
+  const exposure = async (owner: string, chainId: number, change: FundingChange): Promise<bigint> => {
     const keysPart = await keysExposure(deps.store, owner, chainId, change, deps.clock.now());
-    const required = keysPart + (await deps.store.pendingChargeTotals(owner, chainId)).amount;
-    const have = (await funding(owner, chainId))!;
-    if (required <= have.covered) return;
+    return keysPart + (await deps.store.pendingChargeTotals(owner, chainId)).amount;
+  };
+
+  const refuse = (owner: string, chainId: number, have: WalletFunding, required: bigint, param: string | undefined) => {
     deps.telemetry.fundingRefused();
-    throw new GatewayError(
+    return new GatewayError(
       "insufficient_funds",
       `Wallet ${owner} can pay ${have.covered} on chain ${chainId} (allowance ${have.allowance} to ${have.spender}, balance ${have.balance}), but its keys' budgets and queued charges would need ${required}. Approve the spender for more (and hold the USDC), or lower the budget.`,
       {
-        param: change.param ?? "budgetLimit",
-        details: {
-          chainId,
-          spender: have.spender,
-          allowance: have.allowance.toString(),
-          balance: have.balance.toString(),
-          required: required.toString(),
-        },
+        param: param ?? "budgetLimit",
+        details: { chainId, spender: have.spender, allowance: have.allowance.toString(), balance: have.balance.toString(), required: required.toString() },
       },
     );
+  };
+
+  /**
+   * Check, write, check again. The chain is read after the first check's store reads (a batch
+   * landing between them is counted twice, never missed). The second check reads the store with
+   * the write in place: two processes writing for one wallet at once each see the other's write in
+   * at least one of their second checks, and a write found over the funds is undone.
+   */
+  const checked = async <T>(
+    owner: string,
+    chainId: number,
+    change: FundingChange,
+    write: () => Promise<T>,
+    undo: ((result: T) => Promise<void>) | undefined,
+  ) => {
+    const required = await exposure(owner, chainId, change);
+    const have = (await funding(owner, chainId))!;
+    if (required > have.covered) throw refuse(owner, chainId, have, required, change.param);
+    const result = await write();
+    if (!undo) return result;
+    const after = await exposure(owner, chainId, { remaining: 0n });
+    if (after <= have.covered) return result;
+    await undo(result);
+    throw refuse(owner, chainId, have, after, change.param);
   };
 
   return {
     checks: (chainId) => readers.has(chainId),
     funding,
-    guard(wallet, change, write) {
+    guard(wallet, change, write, undo) {
       if (!readers.has(wallet.chainId)) return write();
       const id = `${wallet.chainId}:${wallet.owner}`;
       const run = (tails.get(id) ?? Promise.resolve()).then(async () => {
         const computed = await change();
-        if (computed) await check(wallet.owner, wallet.chainId, computed);
-        return write();
+        return computed ? checked(wallet.owner, wallet.chainId, computed, write, undo) : write();
       });
       const tail = run.catch(() => undefined);
       tails.set(id, tail);
