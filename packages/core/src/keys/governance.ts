@@ -10,7 +10,7 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
-import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
+import type { KeyEventRecord, KeyPatch, KeyRecord, Store, UpdateKeyResult } from "../store/types.js";
 import { unspent, type FundingGuard } from "../settlement/funding.js";
 import { rolled } from "./period.js";
 import { hashToken, mintToken } from "./token.js";
@@ -120,7 +120,8 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       };
       // Taken back when another process's write pushed the wallet over its funds at the same moment:
       // the key is cut to what it has committed, with its prior expiry (its window cannot be restored).
-      const undo = async () => {
+      const undo = async (written: UpdateKeyResult) => {
+        if (!written.ok) return; // nothing was written
         for (let attempt = 0; attempt < 5; attempt++) {
           const current = await store.getKeyById(key.keyId);
           if (!current) return;
@@ -131,8 +132,13 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
           if (undone.ok || undone.reason === "not_found") return;
         }
       };
-      const result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write, undo) : write());
-      deps.onChange();
+      let result: UpdateKeyResult;
+      try {
+        result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write, undo) : write());
+      } finally {
+        // A change taken back was still a change: the spender cache forgets the key either way.
+        deps.onChange();
+      }
       if (result.ok) return result.key;
       if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
       const committed = result.key.budgetUsed + result.key.budgetReserved;
