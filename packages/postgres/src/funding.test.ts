@@ -96,6 +96,13 @@ describe("key funding: two instances on one PostgreSQL database", () => {
       ]);
       for (const r of answers) expect([200, 402]).toContain(r.status);
       expect(await exposure(owner)).toBeLessThanOrEqual(1_000n);
+      // A raise answered 200 stands; one answered 402 was never written, or was given back its earlier limit.
+      const limits = [
+        [a!.keyId, 500n, 600n],
+        [b!.keyId, 400n, 500n],
+      ] as const;
+      for (const [i, [keyId, before, raised]] of limits.entries())
+        expect((await stores[0]!.getKeyById(keyId))!.budgetLimit).toBe(answers[i]!.status === 200 ? raised : before);
     }
   });
 });

@@ -10,7 +10,7 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
-import type { KeyEventRecord, KeyPatch, KeyRecord, Store, UpdateKeyResult } from "../store/types.js";
+import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
 import { unspent, type FundingGuard } from "../settlement/funding.js";
 import { rolled } from "./period.js";
 import { hashToken, mintToken } from "./token.js";
@@ -107,7 +107,16 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       if (patch.budgetLimit !== undefined && patch.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
       const changes = changesOf(key, patch);
       if (Object.keys(changes).length === 0) return key;
-      const write = () => store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+      const write = async (): Promise<KeyRecord> => {
+        const result = await store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+        if (result.ok) return result.key;
+        if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
+        const committed = result.key.budgetUsed + result.key.budgetReserved;
+        throw new GatewayError("limit_below_committed", `budgetLimit ${patch.budgetLimit} is below what the key has used and reserved in this window (${committed}).`, {
+          param: "budgetLimit",
+          details: { budgetUsed: result.key.budgetUsed.toString(), budgetReserved: result.key.budgetReserved.toString() },
+        });
+      };
       // A change to the budget, its window or the expiry is judged inside the wallet's funding turn,
       // from the key as stored then: two concurrent changes cannot both count on the same state.
       const budgetChange = patch.budgetLimit !== undefined || patch.budgetPeriod !== undefined || patch.expiresAt !== undefined;
@@ -118,34 +127,13 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
         const param = patch.budgetLimit !== undefined ? "budgetLimit" : patch.budgetPeriod !== undefined ? "budgetPeriod" : "expiresAt";
         return remaining === undefined ? undefined : { remaining, replacing: key.keyId, param };
       };
-      // Taken back when another process's write pushed the wallet over its funds at the same moment:
-      // the key is cut to what it has committed, with its prior expiry (its window cannot be restored).
-      const undo = async (written: UpdateKeyResult) => {
-        if (!written.ok) return; // nothing was written
-        for (let attempt = 0; attempt < 5; attempt++) {
-          const current = await store.getKeyById(key.keyId);
-          if (!current) return;
-          const at = clock.now();
-          const rolledNow = rolled(current, at);
-          const back: KeyPatch = { budgetLimit: rolledNow.budgetUsed + rolledNow.budgetReserved, budgetPeriod: null, expiresAt: prior.expiresAt };
-          const undone = await store.updateKey({ keyId: key.keyId, patch: back, now: at, event: event(key.keyId, "update", actor, changesOf(current, back)) });
-          if (undone.ok || undone.reason === "not_found") return;
-        }
-      };
-      let result: UpdateKeyResult;
+      const undo = () => takeBack({ store, clock, record: (current, back) => event(key.keyId, "update", actor, changesOf(current, back)) }, key.keyId, prior, patch);
       try {
-        result = await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write, undo) : write());
+        return await (budgetChange && deps.funding?.checks(key.chainId) ? deps.funding.guard(key, change, write, undo) : write());
       } finally {
         // A change taken back was still a change: the spender cache forgets the key either way.
         deps.onChange();
       }
-      if (result.ok) return result.key;
-      if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
-      const committed = result.key.budgetUsed + result.key.budgetReserved;
-      throw new GatewayError("limit_below_committed", `budgetLimit ${patch.budgetLimit} is below what the key has used and reserved in this window (${committed}).`, {
-        param: "budgetLimit",
-        details: { budgetUsed: result.key.budgetUsed.toString(), budgetReserved: result.key.budgetReserved.toString() },
-      });
     },
 
     /** Issues a new token for the key; the old one authenticates for `graceMs` more, then answers 401 `key_rotated`. */
@@ -183,6 +171,39 @@ function raisedBy(stored: KeyRecord, patch: KeyPatch, now: number): bigint | und
   const before = live(key.expiresAt) ? unspent(key) : 0n;
   const after = live(patch.expiresAt ?? key.expiresAt) ? unspent({ budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed }) : 0n;
   return after > before ? after : undefined;
+}
+
+/** Most attempts of {@link takeBack}; each miss means a reserve took part of the key's budget meanwhile. */
+const TAKE_BACK_ATTEMPTS = 20;
+
+/**
+ * Takes back a change of a key that another process's write pushed over the wallet's funds at the
+ * same moment (the funding guard's `undo`): its limit goes back to what it was before (never below
+ * what it has used and reserved since), its expiry to the earlier of the two; a change of period
+ * started a fresh window that cannot be restored, so then the key is cut to what it committed,
+ * without a period. Throws when reserves kept racing it (the operator's log gets the 500).
+ */
+async function takeBack(
+  deps: { store: Store; clock: Clock; record: (current: KeyRecord, back: KeyPatch) => KeyEventRecord },
+  keyId: string,
+  prior: KeyRecord,
+  patch: KeyPatch,
+): Promise<void> {
+  const freshWindow = patch.budgetPeriod !== undefined && patch.budgetPeriod !== prior.budgetPeriod;
+  for (let attempt = 0; attempt < TAKE_BACK_ATTEMPTS; attempt++) {
+    const current = await deps.store.getKeyById(keyId);
+    if (!current) return;
+    const at = deps.clock.now();
+    const now = rolled(current, at);
+    const committed = now.budgetUsed + now.budgetReserved;
+    const earlier = current.budgetLimit < prior.budgetLimit ? current.budgetLimit : prior.budgetLimit;
+    const back: KeyPatch = freshWindow
+      ? { budgetLimit: committed, budgetPeriod: null, expiresAt: Math.min(current.expiresAt, prior.expiresAt) }
+      : { budgetLimit: earlier > committed ? earlier : committed, expiresAt: Math.min(current.expiresAt, prior.expiresAt) };
+    const undone = await deps.store.updateKey({ keyId, patch: back, now: at, event: deps.record(current, back) });
+    if (undone.ok || undone.reason === "not_found") return;
+  }
+  throw new Error(`could not take back the change of key ${keyId}: reserves kept racing it (${TAKE_BACK_ATTEMPTS} attempts)`);
 }
 
 function decodeEventCursor(cursor: string): { at: number; eventId: string } {

@@ -58,9 +58,11 @@ export interface FundingGuard {
    * time in this process, and `change` is computed inside that turn (from a fresh read, when it
    * reads), so two concurrent writes cannot both spend the same headroom here. `change` resolving
    * to undefined means the write adds no spending power: it runs unchecked, still in turn. With
-   * `undo`, the exposure is read again after the write, and a write another process's write has
-   * pushed over the funds meanwhile is undone (`undo`) and refused the same way: across processes,
-   * at most the funds are extended, though two racing writes may both be refused.
+   * `undo`, the exposure is read again after the write (and the chain after it), and a write
+   * another process's write pushed over the funds meanwhile is taken back (`undo`) and refused
+   * the same way: across processes, at most the funds are extended (but for what a key reserves
+   * between its write and its undo), though two racing writes may both be refused. A write that
+   * throws is not checked again.
    */
   guard<T>(
     wallet: { owner: string; chainId: number },
@@ -171,10 +173,13 @@ export function createFundingGuard(deps: {
     if (required > have.covered) throw refuse(owner, chainId, have, required, change.param);
     const result = await write();
     if (!undo) return result;
+    // Store, then chain again: a batch landing after the first chain read is not counted twice here.
     const after = await exposure(owner, chainId, { remaining: 0n });
-    if (after <= have.covered) return result;
+    const now = (await funding(owner, chainId).catch(() => have))!;
+    const least = now.covered < have.covered ? now : have;
+    if (after <= least.covered) return result;
     await undo(result);
-    throw refuse(owner, chainId, have, after, change.param);
+    throw refuse(owner, chainId, least, after, change.param);
   };
 
   return {
