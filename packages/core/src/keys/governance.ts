@@ -12,6 +12,7 @@ import { GatewayError, invalidRequest } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.js";
 import { unspent, type FundingGuard } from "../settlement/funding.js";
+import { isLiveKey } from "../store/key-limits.js";
 import { rolled } from "./period.js";
 import { hashToken, mintToken } from "./token.js";
 
@@ -166,7 +167,7 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
  */
 function raisedBy(stored: KeyRecord, patch: KeyPatch, now: number): bigint | undefined {
   const key = rolled(stored, now);
-  const live = (expiresAt: number) => key.revokedAt === undefined && expiresAt > now;
+  const live = (expiresAt: number) => isLiveKey({ revokedAt: key.revokedAt, expiresAt }, now);
   const freshWindow = patch.budgetPeriod != null && patch.budgetPeriod !== key.budgetPeriod;
   const before = live(key.expiresAt) ? unspent(key) : 0n;
   const after = live(patch.expiresAt ?? key.expiresAt) ? unspent({ budgetLimit: patch.budgetLimit ?? key.budgetLimit, budgetUsed: freshWindow ? 0n : key.budgetUsed }) : 0n;

@@ -15,6 +15,7 @@ import { createViemChain } from "../chain/viem-chain.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import { rolled } from "../keys/period.js";
+import { isLiveKey } from "../store/key-limits.js";
 import type { KeyRecord, Store } from "../store/types.js";
 import type { Telemetry } from "../observability/telemetry.js";
 import type { SettlementOptions } from "./options.js";
@@ -88,7 +89,7 @@ async function keysExposure(store: Store, owner: string, chainId: number, change
   for (const stored of await store.listHeldKeys(owner, chainId, liveAfter)) {
     if (stored.keyId === change.replacing) continue;
     // A superseded session key is revoked by the write: only what it holds may still be charged.
-    const live = stored.revokedAt === undefined && stored.expiresAt > liveAfter && !(change.supersedesSessions && stored.purpose === "session");
+    const live = isLiveKey(stored, liveAfter) && !(change.supersedesSessions && stored.purpose === "session");
     total += live ? unspent(rolled(stored, now)) : stored.budgetReserved;
   }
   return total;
@@ -218,7 +219,7 @@ export async function freezeWallet(
   let frozen = 0;
   const failed: { keyId: string; error: unknown }[] = [];
   const now = deps.clock.now();
-  const isLive = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > now;
+  const isLive = (k: KeyRecord) => isLiveKey(k, now);
   const keys = (await deps.store.listHeldKeys(owner, chainId, now)).filter(isLive);
   // Overdue reservations go back first (release on read), so they are not frozen in as committed.
   const held = keys.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);

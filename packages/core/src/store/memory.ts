@@ -177,10 +177,9 @@ export function createMemoryStore(): Store {
     },
 
     async listHeldKeys(owner, chainId, liveAfter) {
-      const live = (k: KeyRecord) => k.revokedAt === undefined && k.expiresAt > liveAfter;
       const since = heldKeysSince(liveAfter);
       const holds = (k: KeyRecord) => k.budgetReserved > 0n && (k.revokedAt ?? k.expiresAt) > since;
-      return [...keys.values()].filter((k) => k.owner === owner && k.chainId === chainId && (live(k) || holds(k))).map(copyKey);
+      return [...keys.values()].filter((k) => k.owner === owner && k.chainId === chainId && (isLiveKey(k, liveAfter) || holds(k))).map(copyKey);
     },
 
     async revokeKey(keyId, at) {
