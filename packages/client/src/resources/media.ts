@@ -116,7 +116,12 @@ export interface ImagesResource {
 export interface AudioResource {
   /** Speech audio bytes from text (billed per character). */
   speech(params: SpeechParams, options?: PaidRequestOptions): APIPromise<SpeechAudio>;
-  /** Transcribes audio (billed per second of audio). */
+  /**
+   * Transcribes audio, billed per second of audio the upstream hears. A key reserves up to the
+   * file's bound and settles what was heard; x402 pays the length the file declares, and a file
+   * that holds clearly more audio than it declares throws a 400 `invalid_request` (`param: "file"`)
+   * with the payment released.
+   */
   transcribe(params: TranscriptionParams, options?: PaidRequestOptions): APIPromise<Transcription>;
 }
 

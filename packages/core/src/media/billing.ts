@@ -31,10 +31,21 @@ export interface PaidCall<T> {
   readonly mimeType: string;
   /** The price from the request: the key reservation and the x402 price. */
   readonly quote: Priced;
+  /**
+   * The most the call can cost, when only the upstream learns the real quantity and it may exceed
+   * the quote (audio whose file understates its length): a key reserves this, or what it has left
+   * down to the quote. x402 still pays the quote.
+   */
+  readonly bound?: Priced | undefined;
   /** The upstream call. `signal` aborts when the client goes away. */
   run(signal: AbortSignal | undefined): Promise<T>;
-  /** The price of the real output (usage reported by the upstream). */
-  meter(result: T): Priced;
+  /**
+   * The price of the real output (usage reported by the upstream). `limit` is what the payment
+   * holds (atomic units: the reservation, or the quote); a price above it is cut to the quote.
+   */
+  meter(result: T, limit: bigint): Priced;
+  /** Throws a GatewayError when the result shows more work than the quote paid for; x402 (which pays exactly the quote) then releases the payment. */
+  assertPaidFor?(result: T): void;
   /** A row the call leaves behind (a video job), written in the same atomic store step as its charge. */
   persist?(result: T, receipt: Receipt): VideoJobRecord;
 }
@@ -52,7 +63,7 @@ export interface PaidRequest {
 export type PaidOutcome<T> = { kind: "respond"; response: GatewayResponse } | { kind: "paid"; result: T; receipt: Receipt; receiptJson: string; headers: Record<string, string> };
 
 /** What a payment is for: the card, the action and the price (the parts of a {@link PaidCall} the payment steps read). */
-export type Offer = Pick<PaidCall<unknown>, "card" | "action" | "mimeType" | "quote">;
+export type Offer = Pick<PaidCall<unknown>, "card" | "action" | "mimeType" | "quote" | "bound">;
 
 /** A reservation made, or the answer to send instead (402). */
 export type Reserved = { kind: "reserved"; intent: IntentRecord } | { kind: "respond"; response: GatewayResponse };
@@ -104,7 +115,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
 
   /**
    * Reserves the quote on `key` (or, with `minAmount`, as much of it as the key has left down to
-   * that floor). A key whose budget is too small gets the 402 `budget_exhausted` envelope, with the
+   * that floor; an offer with a `bound` reserves the bound down to the quote). A key whose budget is too small gets the 402 `budget_exhausted` envelope, with the
    * x402 offer beside it when x402 is configured.
    */
   async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint, ttlMs?: number): Promise<Reserved> {
@@ -116,10 +127,10 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
         action: call.action,
         resource: req.path,
         method: "POST",
-        maxAmount: call.quote.finalAmount,
+        maxAmount: call.bound?.finalAmount ?? call.quote.finalAmount,
         model: call.card,
         managed: true,
-        ...(minAmount === undefined ? {} : { minAmount }),
+        ...(minAmount === undefined ? (call.bound ? { minAmount: call.quote.finalAmount } : {}) : { minAmount }),
         ...(ttlMs === undefined ? {} : { ttlMs }),
       });
       return { kind: "reserved", intent: prepared.intent };
@@ -150,7 +161,10 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
       await deps.ledger.abortOwn({ intent: reserved.intent, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
       throw error;
     }
-    const priced = capped(call.meter(result), call.quote);
+    // Never above the reservation (at least the quote): a price past it falls back to the quote.
+    const limit = reserved.intent.maxAmount;
+    const metered = call.meter(result, limit);
+    const priced = metered.finalAmount <= limit ? metered : call.quote;
     const receiptId = deps.ids.next("rcpt");
     const receiptOf = (view: Record<string, unknown>) => makeReceipt(receiptId, subjectOf(call.card), priced, ledgerSettlement(view), intentId);
     const persist = call.persist?.bind(call);
@@ -170,6 +184,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     let result: T;
     try {
       result = await upstream(from, call.card, () => call.run(req.signal));
+      call.assertPaidFor?.(result);
     } catch (error) {
       await x402.release(payment);
       throw error;

@@ -7,7 +7,7 @@ import { defineRoute, type AnyRoute, type RouteContext } from "../http/route.js"
 import type { GatewayResponse } from "../http/types.js";
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
-import { audioSeconds } from "../providers/wav.js";
+import { priceTranscription } from "./transcription.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
 import { servePaid, withReceipt } from "./serve.js";
@@ -172,16 +172,17 @@ export function mediaRoutes(): AnyRoute[] {
       method: "POST",
       path: "/v1/audio/transcriptions",
       tag: "media",
-      summary: "Transcribe audio (file as base64, data URL or multipart; billed per second of audio).",
+      summary:
+        "Transcribe audio (file as base64, data URL or multipart; billed per second of audio the upstream hears, quoted at the length the file declares).",
       body: transcriptionBody,
       ...PAID_ROUTE,
       multipart: true,
-      handle: ({ request, requestId, auth, body, gateway, trace }) => {
+      handle: async ({ request, requestId, auth, body, gateway, trace }) => {
         const file = decodeFile(body.file, "file");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
-        const seconds = audioSeconds(file.data).seconds;
+        const pricing = await priceTranscription(card, file.data, gateway.services.feeBps);
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
@@ -189,7 +190,8 @@ export function mediaRoutes(): AnyRoute[] {
             card,
             action: "audio.transcriptions",
             mimeType: "application/json",
-            quote: priceUsage(card, undefined, { seconds }, gateway.services.feeBps),
+            quote: pricing.quote,
+            bound: pricing.bound,
             run: (signal) =>
               transcribe({
                 model: card.modelId,
@@ -200,7 +202,8 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.prompt ? { prompt: body.prompt } : {}),
                 ...(signal ? { signal } : {}),
               }),
-            meter: (r) => priceUsage(card, undefined, { seconds: r.durationSeconds }, gateway.services.feeBps),
+            meter: (r, limit) => pricing.meter(r.durationSeconds, limit),
+            assertPaidFor: (r) => pricing.assertPaidFor(r.durationSeconds),
           },
           (r, receipt, headers) =>
             body.response_format === "text"
