@@ -117,10 +117,9 @@ export interface AudioResource {
   /** Speech audio bytes from text (billed per character). */
   speech(params: SpeechParams, options?: PaidRequestOptions): APIPromise<SpeechAudio>;
   /**
-   * Transcribes audio, billed per second of audio the upstream hears. A key reserves up to the
-   * file's bound and settles what was heard; x402 pays the length the file declares, and a file
-   * that holds clearly more audio than it declares throws a 400 `invalid_request` (`param: "file"`)
-   * with the payment released.
+   * Transcribes audio, billed per second of audio. A key reserves up to the file's bound (its byte
+   * length at 500 bit/s, or what the key has left down to the quote) and settles the seconds the
+   * upstream reports; x402 pays the quote (a WAV's exact length, else 128 kbit/s of the file).
    */
   transcribe(params: TranscriptionParams, options?: PaidRequestOptions): APIPromise<Transcription>;
 }

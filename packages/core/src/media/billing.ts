@@ -33,8 +33,8 @@ export interface PaidCall<T> {
   readonly quote: Priced;
   /**
    * The most the call can cost, when only the upstream learns the real quantity and it may exceed
-   * the quote (audio whose file understates its length): a key reserves this, or what it has left
-   * down to the quote. x402 still pays the quote.
+   * the quote (audio coded below the bitrate its quote assumes): a key reserves this, or what it
+   * has left down to the quote. x402 (`exact`) still pays the quote.
    */
   readonly bound?: Priced | undefined;
   /** The upstream call. `signal` aborts when the client goes away. */
@@ -44,8 +44,6 @@ export interface PaidCall<T> {
    * holds (atomic units: the reservation, or the quote); a price above it is cut to the quote.
    */
   meter(result: T, limit: bigint): Priced;
-  /** Throws a GatewayError when the result shows more work than the quote paid for; x402 (which pays exactly the quote) then releases the payment. */
-  assertPaidFor?(result: T): void;
   /** A row the call leaves behind (a video job), written in the same atomic store step as its charge. */
   persist?(result: T, receipt: Receipt): VideoJobRecord;
 }
@@ -115,8 +113,9 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
 
   /**
    * Reserves the quote on `key` (or, with `minAmount`, as much of it as the key has left down to
-   * that floor; an offer with a `bound` reserves the bound down to the quote). A key whose budget is too small gets the 402 `budget_exhausted` envelope, with the
-   * x402 offer beside it when x402 is configured.
+   * that floor; an offer with a `bound` reserves the bound, down to the quote). A key whose budget
+   * is too small gets the 402 `budget_exhausted` envelope, with the x402 offer beside it when x402
+   * is configured.
    */
   async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint, ttlMs?: number): Promise<Reserved> {
     try {
@@ -184,7 +183,6 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     let result: T;
     try {
       result = await upstream(from, call.card, () => call.run(req.signal));
-      call.assertPaidFor?.(result);
     } catch (error) {
       await x402.release(payment);
       throw error;

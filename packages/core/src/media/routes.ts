@@ -172,17 +172,16 @@ export function mediaRoutes(): AnyRoute[] {
       method: "POST",
       path: "/v1/audio/transcriptions",
       tag: "media",
-      summary:
-        "Transcribe audio (file as base64, data URL or multipart; billed per second of audio the upstream hears, quoted at the length the file declares).",
+      summary: "Transcribe audio (file as base64, data URL or multipart; billed per second of audio the upstream reports).",
       body: transcriptionBody,
       ...PAID_ROUTE,
       multipart: true,
-      handle: async ({ request, requestId, auth, body, gateway, trace }) => {
+      handle: ({ request, requestId, auth, body, gateway, trace }) => {
         const file = decodeFile(body.file, "file");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
-        const pricing = await priceTranscription(card, file.data, gateway.services.feeBps);
+        const pricing = priceTranscription(card, file.data, gateway.services.feeBps);
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
@@ -203,7 +202,6 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(signal ? { signal } : {}),
               }),
             meter: (r, limit) => pricing.meter(r.durationSeconds, limit),
-            assertPaidFor: (r) => pricing.assertPaidFor(r.durationSeconds),
           },
           (r, receipt, headers) =>
             body.response_format === "text"

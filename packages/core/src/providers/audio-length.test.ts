@@ -1,44 +1,89 @@
 import { describe, expect, it } from "vitest";
-import { audioLength, audioSecondsBound, MIN_AUDIO_BITS_PER_SECOND } from "./audio-length.js";
+import { audioSecondsBound, MIN_AUDIO_BITS_PER_SECOND } from "./audio-length.js";
 import { audioFixture, thrice } from "./audio-test-fixtures.js";
-import { encodeWav, ESTIMATE_BITS_PER_SECOND } from "./wav.js";
+import { audioSeconds, encodeWav, ESTIMATE_BITS_PER_SECOND, parseWav, type RiffChunk } from "./wav.js";
 
-describe("audioLength", () => {
-  it.each(["tone-10s-16k.mp3", "tone-10s.ogg", "tone-10s.m4a", "tone-10s.flac", "tone-10s.webm"])("reads the length %s declares", async (name) => {
-    const length = await audioLength(audioFixture(name));
-    expect(length.source).toBe("declared");
-    expect(length.seconds).toBeGreaterThanOrEqual(10);
-    expect(length.seconds).toBeLessThan(10.1);
+/** 2 s of 8 kHz mono 16-bit PCM. */
+const pcm = () => encodeWav(new Int16Array(16_000), 8_000, 1);
+const estimate = (bytes: Uint8Array) => ({ seconds: (bytes.length * 8) / ESTIMATE_BITS_PER_SECOND, estimated: true });
+
+/** A WAV of `pcm()` whose `fmt ` chunk is replaced by `fmt` (its body). */
+function withFmt(fmt: Uint8Array, extra: readonly RiffChunk[] = []): Uint8Array {
+  const base = encodeWav(new Int16Array(16_000), 8_000, 1, extra);
+  const out = new Uint8Array(base.length - 16 + fmt.length);
+  out.set(base.subarray(0, 16));
+  new DataView(out.buffer).setUint32(16, fmt.length, true);
+  out.set(fmt, 20);
+  out.set(base.subarray(36), 20 + fmt.length);
+  new DataView(out.buffer).setUint32(4, out.length - 8, true);
+  return out;
+}
+
+function fmtBody(tag: number, bitsPerSample: number, subFormat?: number): Uint8Array {
+  const body = new Uint8Array(subFormat === undefined ? 16 : 40);
+  const v = new DataView(body.buffer);
+  v.setUint16(0, tag, true);
+  v.setUint16(2, 1, true);
+  v.setUint32(4, 8_000, true);
+  v.setUint32(8, 16_000, true);
+  v.setUint16(12, 2, true);
+  v.setUint16(14, bitsPerSample, true);
+  if (subFormat !== undefined) {
+    v.setUint16(16, 22, true);
+    v.setUint16(18, bitsPerSample, true);
+    v.setUint16(24, subFormat, true);
+    body.set([0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xaa, 0, 0x38, 0x9b, 0x71], 26);
+  }
+  return body;
+}
+
+describe("audioSecondsBound", () => {
+  it("is the byte length at 500 bit/s, for a WAV too, and never below the known length", () => {
+    const mp3 = audioFixture("tone-10s-16k.mp3");
+    expect(audioSecondsBound(mp3)).toBe((mp3.length * 8) / MIN_AUDIO_BITS_PER_SECOND);
+    expect(audioSecondsBound(mp3)).toBeGreaterThan(30 * 10); // a 16 kbit/s file, 32× over
+    expect(audioSecondsBound(thrice(mp3))).toBe(3 * audioSecondsBound(mp3));
+    const wav = pcm();
+    expect(audioSecondsBound(wav)).toBe((wav.length * 8) / MIN_AUDIO_BITS_PER_SECOND);
+    const tiny = encodeWav(new Int16Array(0), 8_000, 1);
+    expect(audioSecondsBound(tiny)).toBeGreaterThanOrEqual(audioSeconds(tiny).seconds);
+    expect(audioSecondsBound(new Uint8Array(0))).toBe(0);
+  });
+});
+
+describe("a WAV's exact length is only trusted where decoders agree with it", () => {
+  it("reads PCM, float and extensible PCM", () => {
+    expect(audioSeconds(pcm())).toEqual({ seconds: 2, estimated: false });
+    expect(audioSeconds(withFmt(fmtBody(3, 32)))).toEqual({ seconds: 1, estimated: false });
+    expect(audioSeconds(withFmt(fmtBody(0xfffe, 16, 1)))).toEqual({ seconds: 2, estimated: false });
   });
 
-  it("is exact for a PCM WAV, whatever follows its data chunk", async () => {
-    const wav = encodeWav(new Int16Array(24_000 * 3), 24_000, 1);
-    expect(await audioLength(wav)).toEqual({ seconds: 3, source: "wav" });
-    expect(await audioLength(thrice(wav))).toEqual({ seconds: 3, source: "wav" });
-    expect(audioSecondsBound(thrice(wav), await audioLength(thrice(wav)))).toBe(3);
+  it("estimates a file with a second data chunk (FFmpeg plays the last)", () => {
+    const two = encodeWav(new Int16Array(16_000), 8_000, 1, [{ id: "data", data: new Uint8Array(960_000) }]);
+    expect(parseWav(two)!.durationSeconds).toBeNull();
+    expect(audioSeconds(two)).toEqual(estimate(two));
   });
 
-  it("estimates at 128 kbit/s a file that declares no length (a WebM written as a stream) or is no audio at all", async () => {
-    for (const bytes of [audioFixture("tone-10s-stream.webm"), new Uint8Array(4096).fill(7), new Uint8Array(0)]) {
-      expect(await audioLength(bytes)).toEqual({ seconds: (bytes.length * 8) / ESTIMATE_BITS_PER_SECOND, source: "estimated" });
+  it("estimates A-law or µ-law declaring samples wider than 8 bits, and widths PCM and float do not have", () => {
+    for (const [tag, bits] of [
+      [6, 64],
+      [7, 16],
+      [1, 64],
+      [1, 7],
+      [3, 16],
+    ] as const) {
+      const file = withFmt(fmtBody(tag, bits));
+      expect(parseWav(file)!.durationSeconds, `${tag}/${bits}`).toBeNull();
     }
+    expect(audioSeconds(withFmt(fmtBody(6, 8)))).toEqual({ seconds: 4, estimated: false }); // 32,000 one-byte frames at 8 kHz
   });
 
-  it("believes a header that understates its file (three files behind one), and the bound covers what plays", async () => {
-    for (const name of ["tone-10s-16k.mp3", "tone-10s.ogg", "tone-10s.flac"]) {
-      const joined = thrice(audioFixture(name));
-      const length = await audioLength(joined);
-      expect(length.seconds, name).toBeLessThan(10.1);
-      const bound = audioSecondsBound(joined, length);
-      expect(bound, name).toBe((joined.length * 8) / MIN_AUDIO_BITS_PER_SECOND);
-      expect(bound, name).toBeGreaterThan(30);
-    }
-  });
-
-  it("never bounds below the declared length", async () => {
-    const ogg = audioFixture("tone-10s.ogg"); // 8 kbit/s, near the floor: 8,728 bytes at 6 kbit/s is 11.6 s
-    const length = await audioLength(ogg);
-    expect(audioSecondsBound(ogg, length)).toBeGreaterThanOrEqual(length.seconds);
-    expect(audioSecondsBound(ogg, { seconds: 99, source: "declared" })).toBe(99);
+  it("estimates an extensible header whose sub-format is a codec (MP3) or whose GUID is not a KSDATAFORMAT one", () => {
+    expect(parseWav(withFmt(fmtBody(0xfffe, 16, 0x55)))!.durationSeconds).toBeNull();
+    const foreign = fmtBody(0xfffe, 16, 1);
+    foreign[39] = 0;
+    expect(parseWav(withFmt(foreign))!.durationSeconds).toBeNull();
+    const short = fmtBody(0xfffe, 16, 1).subarray(0, 18);
+    expect(parseWav(withFmt(short))!.durationSeconds).toBeNull();
   });
 });

@@ -39,5 +39,5 @@ export { createOpenAICompatibleProvider, sniffImageMime, type OpenAICompatiblePr
 export { encodeMultipart, parseMultipart, MAX_MULTIPART_PARTS, type MultipartFile, type MultipartForm } from "./multipart.js";
 export { encodePng, parseSize, zlibStored } from "./png.js";
 export { audioSeconds, encodeWav, ESTIMATE_BITS_PER_SECOND, parseWav, pcmBytes, type RiffChunk, type WavInfo } from "./wav.js";
-export { audioLength, audioSecondsBound, MIN_AUDIO_BITS_PER_SECOND, type AudioLength } from "./audio-length.js";
+export { audioSecondsBound, MIN_AUDIO_BITS_PER_SECOND } from "./audio-length.js";
 export { adler32, base64ToFloat32, crc32, float32ToBase64, fnv1a } from "./bytes.js";

@@ -13,7 +13,7 @@ import { createOpenAIChat } from "./openai-chat.js";
 import { createOpenAITransport } from "./openai-transport.js";
 import type { OpenAIBody, OpenAICompatibleProviderOptions } from "./openai-transport.js";
 import type { EmbeddingsResult, ImageDatum, ImageResult, InferenceProvider, VideoJobState, VideoProvider, VideoStatus } from "./types.js";
-import { audioLength } from "./audio-length.js";
+import { audioSeconds } from "./wav.js";
 
 export type { OpenAICompatibleProviderOptions } from "./openai-transport.js";
 
@@ -201,8 +201,8 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const r = await call(transcriptionSchema, "POST", "/audio/transcriptions", { multipart: encodeMultipart(fields, { file }) }, req.signal);
       const reported = r.duration ?? r.usage?.seconds;
       const seconds = reported === undefined || reported === null ? NaN : Number(reported);
-      // No duration from the upstream: what the file says (see TranscriptionResult).
-      return { text: r.text, durationSeconds: Number.isFinite(seconds) && seconds >= 0 ? seconds : (await audioLength(req.file)).seconds };
+      // No duration from the upstream: exact for WAV, else an estimate (see TranscriptionResult).
+      return { text: r.text, durationSeconds: Number.isFinite(seconds) && seconds >= 0 ? seconds : audioSeconds(req.file).seconds };
     },
 
     async createVideo(req) {

@@ -130,9 +130,9 @@ export interface TranscriptionResult {
   text: string;
   /**
    * Length of the audio in seconds — the quantity `usd_per_second`/`usd_per_minute` bill. Taken
-   * from the upstream when it reports it (the length it decoded); else what the file says
-   * (`audioLength`: exact for a PCM WAV, the container's declared length, or a 128 kbit/s estimate).
-   * A paid call settles this, at most the file's bound (`audioSecondsBound`).
+   * from the upstream when it reports it (the length it decoded); else read from the WAV header
+   * when the file is a WAV; else ESTIMATED from the byte length at 128 kbit/s (`audioSeconds`). A
+   * paid call settles this, at most the file's bound (`audioSecondsBound`).
    */
   durationSeconds: number;
 }

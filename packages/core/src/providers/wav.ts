@@ -28,8 +28,11 @@ export interface WavInfo {
    * frames in `data` over the sample rate, as a decoder plays them, with the frame size taken from
    * the channels and bits per sample; the header's `byteRate` and `blockAlign` are not trusted
    * (a file could declare a huge byte rate to be billed for a fraction of its length), and only the
-   * first `fmt ` chunk counts. Null for other codecs, whose length the header alone does not give,
-   * and for a sample rate above 768 kHz, more than 64 channels or samples wider than 64 bits.
+   * first `fmt ` chunk counts. Null for other codecs, whose length the header alone does not give
+   * (an extensible header whose sub-format is not PCM or float counts as one); for a sample width
+   * its format does not have (A-law and µ-law are 8 bits; PCM 8 to 32; float 32 or 64); for a sample
+   * rate above 768 kHz or more than 64 channels; and for a file with a second `data` chunk (some
+   * decoders play the last one).
    */
   durationSeconds: number | null;
   /** Every chunk other than `fmt ` and `data`, by id (the first of each id). */
@@ -82,6 +85,8 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
   const chunks = new Map<string, Uint8Array>();
   let fmt: Omit<WavInfo, "dataBytes" | "dataOffset" | "durationSeconds" | "chunks"> | undefined;
   let data: { offset: number; size: number } | undefined;
+  let dataChunks = 0;
+  let subFormat: number | undefined;
   for (let at = 12; at + 8 <= bytes.length;) {
     const id = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
     const declared = v.getUint32(at + 4, true);
@@ -97,10 +102,12 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
         byteRate: v.getUint32(body + 8, true),
         bitsPerSample: v.getUint16(body + 14, true),
       };
+      if (fmt.audioFormat === 0xfffe) subFormat = size >= 40 && hasBytes(bytes, body + 26, GUID_TAIL) ? v.getUint16(body + 24, true) : 0;
     } else if (id === "fmt ") {
       // a second `fmt `: ignored
     } else if (id === "data") {
       data ??= { offset: body, size };
+      dataChunks++;
     } else if (!chunks.has(id)) {
       chunks.set(id, bytes.subarray(body, body + size));
     }
@@ -108,8 +115,10 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
     at = body + declared + (declared % 2);
   }
   if (!fmt || !data || fmt.byteRate === 0 || fmt.channels === 0 || fmt.sampleRate === 0) return null;
-  const plausible = fmt.sampleRate <= MAX_SAMPLE_RATE && fmt.channels <= MAX_CHANNELS && fmt.bitsPerSample > 0 && fmt.bitsPerSample <= 64;
-  const frameBytes = SAMPLE_FORMATS.has(fmt.audioFormat) && plausible ? fmt.channels * Math.ceil(fmt.bitsPerSample / 8) : 0;
+  const widths = SAMPLE_WIDTHS[subFormat ?? fmt.audioFormat];
+  const plausible =
+    fmt.sampleRate <= MAX_SAMPLE_RATE && fmt.channels <= MAX_CHANNELS && dataChunks === 1 && widths !== undefined && widths.includes(fmt.bitsPerSample);
+  const frameBytes = plausible ? fmt.channels * Math.ceil(fmt.bitsPerSample / 8) : 0;
   const durationSeconds = frameBytes > 0 ? Math.floor(data.size / frameBytes) / fmt.sampleRate : null;
   return Object.assign({}, fmt, { dataBytes: data.size, dataOffset: data.offset, durationSeconds, chunks });
 }
@@ -118,8 +127,16 @@ export function parseWav(bytes: Uint8Array): WavInfo | null {
 const MAX_SAMPLE_RATE = 768_000;
 const MAX_CHANNELS = 64;
 
-/** WAVE format tags whose `data` is plain sample frames: PCM, IEEE float, A-law, µ-law, extensible. */
-const SAMPLE_FORMATS: ReadonlySet<number> = new Set([1, 3, 6, 7, 0xfffe]);
+/** WAVE format tags whose `data` is plain sample frames (PCM, IEEE float, A-law, µ-law), with the sample widths each has. */
+const SAMPLE_WIDTHS: Readonly<Record<number, readonly number[]>> = { 1: [8, 12, 16, 20, 24, 32], 3: [32, 64], 6: [8], 7: [8] };
+
+/** Bytes 2..15 of the KSDATAFORMAT_SUBTYPE GUIDs of an extensible header (`xxxx0000-0000-0010-8000-00aa00389b71`); bytes 0..1 are the format tag. */
+const GUID_TAIL = [0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xaa, 0, 0x38, 0x9b, 0x71];
+
+function hasBytes(bytes: Uint8Array, at: number, expected: readonly number[]): boolean {
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
 
 /** Assumed bitrate of {@link estimateAudioSeconds}: 128 kbit/s. */
 export const ESTIMATE_BITS_PER_SECOND = 128_000;
