@@ -99,7 +99,7 @@ describe("tollgate settle", () => {
     try {
       while (!/cors: /.test(run.out()) && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 25));
       expect(run.out()).toContain(`dispenser: on, 1.00 USDC per claim on chains ${usdc.chain.chainId} (wallet ${usdc.node.accounts[3]!.address})`);
-      expect(run.out()).toContain(`settlement: on, treasury ${usdc.node.accounts[0]!.address}, spender ${usdc.node.accounts[1]!.address} on chain ${usdc.chain.chainId}, every 60 s`);
+      expect(run.out()).toContain(`settlement: on, treasury ${usdc.node.accounts[0]!.address}, spender ${usdc.node.accounts[1]!.address} on chain ${usdc.chain.chainId}, a batch every 60 s`);
     } finally {
       await run.stop();
     }

@@ -27,7 +27,7 @@ export async function runSettle(config: ServeConfig, options: GatewayOptions): P
   }
   const { store } = opened;
   const settlement = options.settlement ? { ...options.settlement } : undefined;
-  if (settlement) delete settlement.intervalMs;
+  if (settlement) settlement.intervalMs = false;
   let gateway: Gateway<GatewayServices>;
   try {
     gateway = createGateway({ ...options, ...(settlement ? { settlement } : {}), store, sweepIntervalMs: 0 });

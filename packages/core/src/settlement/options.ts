@@ -27,8 +27,13 @@ export const settlementOptionsSchema = z
     leaseMs: z.number().int().min(10_000).max(3_600_000).optional(),
     /** Most charges one batch claims. @default 500 */
     batchLimit: z.number().int().min(1).max(10_000).optional(),
-    /** Run a batch every `intervalMs` ms in the background (one at a time); unset = only on request. */
-    intervalMs: z.number().int().min(1000).max(86_400_000).optional(),
+    /**
+     * Run a batch every `intervalMs` ms in the background (one at a time), so what a key spends is
+     * collected, and a wallet that moved its funds away is found and frozen, within this long.
+     * `false`: only on request (`POST /api/settlement/batch`, `tollgate settle` from a cron job).
+     * @default 600000 (10 min)
+     */
+    intervalMs: z.union([z.literal(false), z.number().int().min(1000).max(86_400_000)]).optional(),
     /**
      * Back every key on a settlement chain with the wallet's funds: creating a key or raising its
      * budget needs the wallet's allowance to the spender and its balance to cover its live keys'

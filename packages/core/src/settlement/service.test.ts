@@ -70,9 +70,15 @@ describe("settlement and dispenser options", () => {
     });
     const lines = on.describe().join("\n");
     expect(lines).toMatch(/dispenser: on, 1\.00 USDC per claim on chains 7 \(wallet 0x[0-9a-f]{40}, paused\)/);
-    expect(lines).toMatch(new RegExp(`settlement: on, treasury ${TREASURY.toLowerCase()}, spender 0x[0-9a-f]{40} on chain 7, on request`));
+    expect(lines).toMatch(new RegExp(`settlement: on, treasury ${TREASURY.toLowerCase()}, spender 0x[0-9a-f]{40} on chain 7, a batch every 600 s`));
     expect(on.services.settlement.spenders()).toEqual([{ chainId: 7, spender: expect.stringMatching(/^0x[0-9a-f]{40}$/) }]);
-    await Promise.all([off.close(), on.close()]);
+    const manual = createGateway({
+      sweepIntervalMs: 0,
+      chains: [DEAD_CHAIN],
+      settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }], intervalMs: false },
+    });
+    expect(manual.describe().join("\n")).toMatch(/on chain 7, batches on request/);
+    await Promise.all([off.close(), on.close(), manual.close()]);
   });
 });
 
@@ -130,5 +136,24 @@ describe("settlement schedule (settlement.intervalMs)", () => {
     await vi.advanceTimersByTimeAsync(20_000);
     expect(claim).toHaveBeenCalledTimes(2);
     warn.mockRestore();
+  });
+
+  it("runs every 10 minutes when no interval is given, and never with intervalMs: false", async () => {
+    vi.useFakeTimers();
+    const settlement = { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }] };
+    const scheduled = createMemoryStore();
+    const manual = createMemoryStore();
+    const claims = [vi.spyOn(scheduled, "claimCharges"), vi.spyOn(manual, "claimCharges")] as const;
+    const gateways = [
+      createGateway({ store: scheduled, clock: createManualClock(), sweepIntervalMs: 0, chains: [DEAD_CHAIN], settlement }),
+      createGateway({ store: manual, clock: createManualClock(), sweepIntervalMs: 0, chains: [DEAD_CHAIN], settlement: Object.assign({ intervalMs: false as const }, settlement) }),
+    ];
+    await vi.advanceTimersByTimeAsync(599_999);
+    expect(claims[0]).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(claims[0]).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(claims[1]).not.toHaveBeenCalled();
+    await Promise.all(gateways.map((g) => g.close()));
   });
 });

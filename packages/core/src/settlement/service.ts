@@ -69,10 +69,14 @@ export interface SettlementService {
 
 export { secretsEqual } from "../secrets.js";
 
-/** Creates the settlement service (and its schedule when `settlement.intervalMs` is set). */
+/** How often a configured settlement runs a batch when `settlement.intervalMs` is not given. */
+export const DEFAULT_SETTLEMENT_INTERVAL_MS = 600_000;
+
+/** Creates the settlement service (and its schedule, unless `settlement.intervalMs` is `false`). */
 export function createSettlementService(deps: CapabilityDeps): SettlementService {
   const { store, clock, ids, options } = deps;
   const config = options.settlement;
+  const intervalMs = config?.intervalMs === false ? undefined : (config?.intervalMs ?? DEFAULT_SETTLEMENT_INTERVAL_MS);
   const leaseMs = config?.leaseMs ?? 120_000;
   const batchLimit = config?.batchLimit ?? 500;
   const entries = (config?.chains ?? []).map((c) => ({ chainId: c.chainId, privateKey: c.spenderPrivateKey }));
@@ -89,7 +93,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   const spenders = () => [...wallets.values()].map((w) => ({ chainId: w.config.chainId, spender: w.chain.account ?? "" }));
   deps.describe(() =>
     config
-      ? `settlement: on, treasury ${config.treasury}, spender ${spenders().map((s) => `${s.spender} on chain ${s.chainId}`).join(", ") || "on no chain"}, ${config.intervalMs ? `every ${config.intervalMs / 1000} s` : "on request"}, ${
+      ? `settlement: on, treasury ${config.treasury}, spender ${spenders().map((s) => `${s.spender} on chain ${s.chainId}`).join(", ") || "on no chain"}, ${intervalMs ? `a batch every ${intervalMs / 1000} s` : "batches on request"}, ${
           config.requireFunding === false ? "keys NOT backed by funds (requireFunding: false)" : "keys backed by the wallet's allowance and balance"
         }`
       : "settlement: off (set options.settlement with an internal secret, a treasury and a spender wallet per chain)",
@@ -195,7 +199,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     };
   }
 
-  if (config?.intervalMs) schedule(deps, config.intervalMs, runBatch);
+  if (config && intervalMs) schedule(deps, intervalMs, runBatch);
 
   return {
     configured: config !== undefined,
