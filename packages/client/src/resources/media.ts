@@ -118,8 +118,10 @@ export interface AudioResource {
   speech(params: SpeechParams, options?: PaidRequestOptions): APIPromise<SpeechAudio>;
   /**
    * Transcribes audio, billed per second of audio. A key reserves up to the file's bound (its byte
-   * length at 500 bit/s, or what the key has left down to the quote) and settles the seconds the
-   * upstream reports; x402 pays the quote (a WAV's exact length, else 128 kbit/s of the file).
+   * length at 6 kbit/s, or what the key has left down to the quote) and settles the seconds the
+   * upstream heard; a transcript of audio past what was paid is cut to the paid seconds (header
+   * `x-transcript-cut-at`; empty when the upstream gave no timed segments). x402 pays the quote (a
+   * WAV's length, else 128 kbit/s of the file).
    */
   transcribe(params: TranscriptionParams, options?: PaidRequestOptions): APIPromise<Transcription>;
 }

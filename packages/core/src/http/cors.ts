@@ -22,6 +22,7 @@ export const EXPOSED_HEADERS = [
   "x-payment-intent-id",
   "x-output-cap",
   "x-output-cap-reason",
+  "x-transcript-cut-at",
   "x-idempotent-replay",
   "x-receipt",
   "payment-required",

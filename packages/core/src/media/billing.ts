@@ -29,7 +29,7 @@ export interface PaidCall<T> {
   readonly action: string;
   /** MIME type of the answer, for the x402 resource description. */
   readonly mimeType: string;
-  /** The price from the request: the key reservation and the x402 price. */
+  /** The price from the request: the x402 price, and the key reservation (with a `bound`, the least a key reserves). */
   readonly quote: Priced;
   /**
    * The most the call can cost, when only the upstream learns the real quantity and it may exceed

@@ -201,12 +201,15 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.prompt ? { prompt: body.prompt } : {}),
                 ...(signal ? { signal } : {}),
               }),
-            meter: (r, limit) => pricing.meter(r.durationSeconds, limit),
+            meter: (r, limit) => pricing.meter(r, limit),
           },
-          (r, receipt, headers) =>
-            body.response_format === "text"
-              ? bytes(encoder.encode(r.text), "text/plain; charset=utf-8", { headers })
-              : withReceipt({ text: r.text }, receipt, headers),
+          (r, receipt, paidHeaders) => {
+            const { text, cutAt } = pricing.deliver(r);
+            const headers = cutAt === undefined ? paidHeaders : Object.assign({ "x-transcript-cut-at": String(cutAt) }, paidHeaders);
+            return body.response_format === "text"
+              ? bytes(encoder.encode(text), "text/plain; charset=utf-8", { headers })
+              : withReceipt({ text }, receipt, headers);
+          },
         );
       },
     }),

@@ -30,11 +30,11 @@ let gateway: Gateway<GatewayServices>;
 let upstream: Server;
 let heardCalls = 0;
 
-/** Ten seconds per copy of the MP3 fixture's head in the upload (a decoder's count); prompt "no-duration" leaves the length out, as some upstreams do. */
-function heardSeconds(body: Buffer): number {
+/** Copies of the MP3 fixture's head in the upload: ten seconds of audio each, as a decoder would count them. */
+function copiesIn(body: Buffer): number {
   let copies = 0;
   for (let at = body.indexOf(MARK); at >= 0; at = body.indexOf(MARK, at + 1)) copies++;
-  return copies * 10;
+  return copies;
 }
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
@@ -69,7 +69,7 @@ async function keyWith(budgetLimit: bigint) {
 
 async function transcribeWithKey(token: string, file: Uint8Array, extra: Record<string, unknown> = {}) {
   const res = await gateway.fetch(post(Object.assign({ file: dataUrl(file) }, extra), { authorization: `Bearer ${token}` }));
-  return { res, body: (await res.json()) as any };
+  return { res, body: (res.headers.get("content-type")?.startsWith("text/plain") ? await res.text() : await res.json()) as any };
 }
 
 beforeAll(async () => {
@@ -77,10 +77,19 @@ beforeAll(async () => {
   upstream = createServer(async (req, res) => {
     const body = await readAll(req);
     heardCalls++;
-    const noDuration = body.includes("no-duration");
-    res
-      .writeHead(200, { "content-type": "application/json" })
-      .end(JSON.stringify(Object.assign({ task: "transcribe", text: "a tone" }, noDuration ? {} : { duration: heardSeconds(body) })));
+    // verbose_json: the text, the duration and a segment per copy; the prompt "no-duration" or "no-segments" leaves one out, as some upstreams do.
+    const copies = copiesIn(body);
+    const segments = Array.from({ length: copies }, (_, i) => ({ start: i * 10, end: (i + 1) * 10, text: ` tone ${i + 1}.` }));
+    const answer: Record<string, unknown> = {
+      task: "transcribe",
+      text: segments
+        .map((x) => x.text)
+        .join("")
+        .trim(),
+    };
+    if (!body.includes("no-duration")) answer.duration = copies * 10;
+    if (!body.includes("no-segments")) answer.segments = segments;
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   gateway = createGateway({
@@ -99,43 +108,71 @@ afterAll(async () => {
 });
 
 describe("transcription billed on what the upstream hears", () => {
-  const quoted = (MP3.length * 8) / ESTIMATE_BITS_PER_SECOND; // an MP3's length is estimated at 128 kbit/s: 1.27 s for this 16 kbit/s file
+  const quoteOf = (file: Uint8Array) => (file.length * 8) / ESTIMATE_BITS_PER_SECOND; // a compressed file's length is estimated at 128 kbit/s
   const boundOf = (file: Uint8Array) => (file.length * 8) / MIN_AUDIO_BITS_PER_SECOND;
+  const JOINED = thrice(MP3); // plays 30 s; quoted 3.8 s, bounded at 81.5 s
 
   it("a key reserves the file's bound, down to the quote, and settles what was heard", async () => {
     const key = await keyWith(1_000_000n);
     const { res, body } = await transcribeWithKey(key.token, MP3);
     expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body.text).toBe("a tone");
-    // Before, the settled amount was capped at the 1.27 s quote: a sixteenth of the ten seconds heard.
+    expect(body.text).toBe("tone 1.");
+    // Before, the settled amount was capped at the 1.27 s quote: an eighth of the ten seconds heard.
     expect(BigInt(body.receipt.finalAmountWei)).toBe(price(10));
     expect(res.headers.get("x-key-budget-used")).toBe(price(10).toString());
     expect(res.headers.get("x-key-budget-reserved")).toBe("0");
-    expect(price(boundOf(MP3))).toBeGreaterThan(price(30));
+    expect(res.headers.get("x-transcript-cut-at")).toBeNull();
   });
 
   it("a key pays for all three files joined behind one header: the upstream heard 30 s", async () => {
     const key = await keyWith(1_000_000n);
-    const { res, body } = await transcribeWithKey(key.token, thrice(MP3));
+    const { res, body } = await transcribeWithKey(key.token, JOINED);
     expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.text).toBe("tone 1. tone 2. tone 3.");
     expect(BigInt(body.receipt.finalAmountWei)).toBe(price(30));
     expect(res.headers.get("x-key-budget-used")).toBe(price(30).toString());
   });
 
-  it("a key that affords the quote but not the bound reserves what it has and settles no more", async () => {
+  it("a key that affords the quote but not the bound pays its whole reservation and gets the seconds it paid for", async () => {
     const limit = price(15);
     const key = await keyWith(limit);
-    const { res, body } = await transcribeWithKey(key.token, thrice(MP3));
+    const { res, body } = await transcribeWithKey(key.token, JOINED);
     expect(res.status, JSON.stringify(body)).toBe(200);
     const charged = BigInt(body.receipt.finalAmountWei);
     expect(charged).toBeLessThanOrEqual(limit);
     expect(charged).toBeGreaterThanOrEqual(price(15 - 0.001)); // all it reserved, to the millisecond
     expect(res.headers.get("x-key-budget-used")).toBe(charged.toString());
     expect(res.headers.get("x-key-budget-reserved")).toBe("0");
+    expect(Number(res.headers.get("x-transcript-cut-at"))).toBeCloseTo(15, 2);
+    expect(body.text).toBe("tone 1."); // the segment ending at 10 s; the one ending at 20 s was not paid for
+  });
+
+  it("a key holder who blocks the bound with a reservation of their own pays the quote and gets no more than it bought", async () => {
+    const key = await keyWith(price(100));
+    const quote = price(quoteOf(JOINED));
+    const blocker = await gateway.fetch(
+      new Request("http://gw.test/api/payments/prepare", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.token}`, "x-network-id": String(env.node.chainId), "content-type": "application/json" },
+        body: JSON.stringify({
+          service: "inference",
+          action: "hold",
+          resource: "https://example.test/hold",
+          method: "POST",
+          maxAmountWei: (price(100) - quote).toString(),
+        }),
+      }),
+    );
+    expect(blocker.status).toBe(200);
+    const { res, body } = await transcribeWithKey(key.token, JOINED);
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(BigInt(body.receipt.finalAmountWei)).toBe(quote);
+    expect(Number(res.headers.get("x-transcript-cut-at"))).toBeCloseTo(quoteOf(JOINED), 1); // the whole ms its reservation pays: 3.83 s
+    expect(body.text).toBe(""); // no segment ends within the 3.8 s paid for
   });
 
   it("a key that cannot afford the quote is refused before the upstream is called", async () => {
-    const key = await keyWith(price(quoted) - 1n);
+    const key = await keyWith(price(quoteOf(MP3)) - 1n);
     const calls = heardCalls;
     const { res, body } = await transcribeWithKey(key.token, MP3);
     expect(res.status).toBe(402);
@@ -144,27 +181,45 @@ describe("transcription billed on what the upstream hears", () => {
     expect(res.headers.get("x-key-budget-used")).toBe("0");
   });
 
-  it("a heard length past the bound settles the bound: a small file heard as hours pays for its bound only", async () => {
-    const tiny = MP3.subarray(0, 1_000); // with four more copies of the fixture's head: 1,256 bytes, heard as 50 s
+  it("audio past the bound settles the bound, and the transcript stops there", async () => {
+    const file = new Uint8Array(Buffer.concat([MP3.subarray(0, 20_000), MARK, MARK, MARK, MARK, MARK])); // 20,320 bytes heard as 60 s
     const key = await keyWith(1_000_000n);
-    const { res, body } = await transcribeWithKey(key.token, new Uint8Array(Buffer.concat([tiny, MARK, MARK, MARK, MARK])));
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    const file = 1_000 + 4 * MARK.length;
-    expect(BigInt(body.receipt.finalAmountWei)).toBe(price((file * 8) / MIN_AUDIO_BITS_PER_SECOND)); // heard 50 s, bound 20.1 s
+    const { res, body } = await transcribeWithKey(key.token, file, { response_format: "text" });
+    expect(res.status).toBe(200);
+    expect(BigInt(JSON.parse(Buffer.from(res.headers.get("x-receipt")!, "base64url").toString()).finalAmountWei)).toBe(price(boundOf(file)));
+    expect(Number(res.headers.get("x-transcript-cut-at"))).toBeCloseTo(boundOf(file), 6); // 27.1 s
+    expect(body).toBe("tone 1. tone 2.");
   });
 
-  it("an upstream that reports no length settles the quote (the residual: report the length)", async () => {
+  it("an upstream without segments cannot be cut: past what was paid its transcript is withheld, within it delivered whole", async () => {
+    const key = await keyWith(price(15));
+    const withheld = await transcribeWithKey(key.token, JOINED, { prompt: "no-segments" });
+    expect(withheld.res.status).toBe(200);
+    expect(withheld.body.text).toBe("");
+    expect(Number(withheld.res.headers.get("x-transcript-cut-at"))).toBeCloseTo(15, 2);
+    expect(BigInt(withheld.body.receipt.finalAmountWei)).toBeLessThanOrEqual(price(15));
+    const paid = await keyWith(1_000_000n);
+    const whole = await transcribeWithKey(paid.token, JOINED, { prompt: "no-segments" });
+    expect(whole.body.text).toBe("tone 1. tone 2. tone 3.");
+    expect(BigInt(whole.body.receipt.finalAmountWei)).toBe(price(30));
+  });
+
+  it("segments tell what was heard when the duration is missing; with neither the quote settles (the residual)", async () => {
     const key = await keyWith(1_000_000n);
-    const { res, body } = await transcribeWithKey(key.token, MP3, { prompt: "no-duration" });
+    const timed = await transcribeWithKey(key.token, JOINED, { prompt: "no-duration" });
+    expect(timed.res.status, JSON.stringify(timed.body)).toBe(200);
+    expect(BigInt(timed.body.receipt.finalAmountWei)).toBe(price(30));
+    const { res, body } = await transcribeWithKey(key.token, JOINED, { prompt: "no-duration no-segments" });
     expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(BigInt(body.receipt.finalAmountWei)).toBe(price(quoted));
+    expect(BigInt(body.receipt.finalAmountWei)).toBe(price(quoteOf(JOINED)));
+    expect(body.text).toBe("tone 1. tone 2. tone 3.");
   });
 
   it("x402 (exact) pays the quote and gets the transcript: the residual of a price fixed before anything decodes the file", async () => {
     const challenge = await gateway.fetch(post({ file: dataUrl(MP3) }));
     expect(challenge.status).toBe(402);
     const amount = BigInt(((await challenge.json()) as any).accepts[0].amount);
-    expect(amount).toBe(price(quoted));
+    expect(amount).toBe(price(quoteOf(MP3)));
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(env.payer.privateKey) });
     client.setSpendControls({ allowedAssets: true });
@@ -176,7 +231,7 @@ describe("transcription billed on what the upstream hears", () => {
       body: JSON.stringify({ model: "whisper-1", file: dataUrl(MP3) }),
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).text).toBe("a tone");
+    expect(((await res.json()) as any).text).toBe("tone 1.");
     expect(before.payer - (await env.balances()).payer).toBe(amount);
   });
 });

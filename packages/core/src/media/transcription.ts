@@ -2,54 +2,93 @@
  * What a transcription costs, before and after the upstream heard the file (docs/media.md
  * "Transcription: quoted before, settled on what the upstream heard"). Only the upstream decodes
  * the audio. Before it, the gateway knows a PCM WAV's length and estimates any other file's at
- * 128 kbit/s (the quote), and bounds what any file can hold by its byte length at the lowest codec
+ * 128 kbit/s (the quote), and bounds what an ordinary file holds by its byte length at a low codec
  * bitrate (the bound). A key reserves the bound, or what it has left down to the quote, and settles
- * the length the upstream reports; x402 (`exact`) pays the quote.
+ * the length the upstream heard, at most what it reserved; the transcript of audio that ran past
+ * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote.
  */
 import type { ModelCard } from "../catalog/card.js";
 import type { Priced } from "../metering/pricing.js";
 import { priceUsage } from "../metering/usage.js";
 import { audioSecondsBound } from "../providers/audio-length.js";
+import type { TranscriptionResult } from "../providers/types.js";
 import { audioSeconds } from "../providers/wav.js";
 
-/** The prices of one transcription. */
+/** How much longer than paid for the upstream may hear a file before its transcript is cut: 2 % and 1 s (encoder padding, rounding). */
+export const HEARD_SLACK = { ratio: 1.02, seconds: 1 } as const;
+
+/** The seconds of audio an upstream's answer covers: its duration, or its last segment's end when that is later. */
+export function heardSeconds(result: TranscriptionResult): number {
+  let heard = Number.isFinite(result.durationSeconds) ? result.durationSeconds : 0;
+  for (const s of result.segments ?? []) if (Number.isFinite(s.end) && s.end > heard) heard = s.end;
+  return heard;
+}
+
+/** The prices of one transcription, and what its answer may hold. */
 export interface TranscriptionPricing {
   /** The price of the file's known or estimated length: the x402 price, and the least a key must reserve. */
   readonly quote: Priced;
   /** The price of the file's bound when it exceeds the quote: what a key reserves if it can. */
   readonly bound: Priced | undefined;
   /**
-   * The price of `heard` seconds (the upstream's report), at most the file's bound and at most
-   * `limit` atomic units (a reservation, never below the quote): past it, the most whole
-   * milliseconds it pays for. A report that is not a positive number prices as the quote.
+   * The price of the seconds `result` heard ({@link heardSeconds}), at most the file's bound and at
+   * most `limit` atomic units (a reservation, never below the quote): past it, the most whole
+   * milliseconds it pays for. Nothing heard prices as the quote.
    */
-  meter(heard: number, limit: bigint): Priced;
+  meter(result: TranscriptionResult, limit: bigint): Priced;
+  /**
+   * The transcript to answer with: whole, unless {@link meter} paid for fewer seconds than the
+   * upstream heard (beyond {@link HEARD_SLACK}); then the timed segments that end within the paid
+   * seconds (and 1 s), or no text at all when the upstream gave no segments; `cutAt` is the
+   * seconds paid for. Without a `meter` call (x402), whole.
+   */
+  deliver(result: TranscriptionResult): { text: string; cutAt?: number };
 }
 
 /** Prices a transcription of `file` on `card`. */
 export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: number): TranscriptionPricing {
   const known = audioSeconds(file).seconds;
-  const most = audioSecondsBound(file);
-  const price = (seconds: number) => priceUsage(card, undefined, { seconds }, feeBps);
+  const most = audioSecondsBound(file, known);
+  // Whole microseconds, rounded up: a length with more decimals than the pricer reads would price to 0.
+  const price = (seconds: number) => priceUsage(card, undefined, { seconds: Math.ceil(seconds * 1e6) / 1e6 }, feeBps);
   const quote = price(known);
+  // The seconds the key's settlement paid for; unset until `meter` ran (and for x402, which pays the quote).
+  let paid: number | undefined;
+  const settle = (seconds: number, priced: Priced): Priced => {
+    paid = seconds;
+    return priced;
+  };
   return {
     quote,
     bound: most > known ? price(most) : undefined,
-    meter(heard, limit) {
-      if (!(heard > 0)) return quote;
+    meter(result, limit) {
+      const heard = heardSeconds(result);
       const seconds = Math.min(heard, most);
-      const priced = price(seconds);
-      if (priced.finalAmount <= limit) return priced;
+      const priced = seconds > 0 ? price(seconds) : quote;
+      if (seconds > 0 && priced.finalAmount > 0n && priced.finalAmount <= limit) return settle(seconds, priced);
+      if (!(seconds > known)) return settle(known, quote);
       // A key that had less left than the bound reserved less: bisect for what its reservation pays.
-      let lo = Math.floor(known * 1000);
+      let lo = Math.ceil(known * 1000);
       let hi = Math.ceil(seconds * 1000);
-      if (lo < 1 || price(lo / 1000).finalAmount > limit) return quote;
+      if (lo >= hi || price(lo / 1000).finalAmount > limit) return settle(known, quote);
       while (hi - lo > 1) {
         const mid = Math.floor((lo + hi) / 2);
         if (price(mid / 1000).finalAmount <= limit) lo = mid;
         else hi = mid;
       }
-      return price(lo / 1000);
+      return settle(lo / 1000, price(lo / 1000));
+    },
+    deliver(result) {
+      const cutAt = paid;
+      if (cutAt === undefined || !(heardSeconds(result) > cutAt * HEARD_SLACK.ratio + HEARD_SLACK.seconds)) return { text: result.text };
+      const kept = (result.segments ?? []).filter((s) => s.end <= cutAt + HEARD_SLACK.seconds);
+      return {
+        text: kept
+          .map((s) => s.text)
+          .join("")
+          .trim(),
+        cutAt,
+      };
     },
   };
 }

@@ -38,16 +38,19 @@ function fmtBody(tag: number, bitsPerSample: number, subFormat?: number): Uint8A
 }
 
 describe("audioSecondsBound", () => {
-  it("is the byte length at 500 bit/s, for a WAV too, and never below the known length", () => {
+  it("is a file's byte length at 6 kbit/s, a WAV's too", () => {
     const mp3 = audioFixture("tone-10s-16k.mp3");
     expect(audioSecondsBound(mp3)).toBe((mp3.length * 8) / MIN_AUDIO_BITS_PER_SECOND);
-    expect(audioSecondsBound(mp3)).toBeGreaterThan(30 * 10); // a 16 kbit/s file, 32× over
-    expect(audioSecondsBound(thrice(mp3))).toBe(3 * audioSecondsBound(mp3));
-    const wav = pcm();
-    expect(audioSecondsBound(wav)).toBe((wav.length * 8) / MIN_AUDIO_BITS_PER_SECOND);
-    const tiny = encodeWav(new Int16Array(0), 8_000, 1);
-    expect(audioSecondsBound(tiny)).toBeGreaterThanOrEqual(audioSeconds(tiny).seconds);
+    expect(audioSecondsBound(mp3)).toBeGreaterThan(27); // the ten seconds a 16 kbit/s file holds, with room
+    expect(audioSecondsBound(thrice(mp3))).toBeCloseTo(3 * audioSecondsBound(mp3), 9);
+    expect(audioSecondsBound(pcm())).toBe((pcm().length * 8) / MIN_AUDIO_BITS_PER_SECOND); // 42.7 s for 2 s of 128 kbit/s PCM
     expect(audioSecondsBound(new Uint8Array(0))).toBe(0);
+  });
+
+  it("is never below the 128 kbit/s estimate", () => {
+    const noise = new Uint8Array(48_000).fill(0x55);
+    expect(audioSecondsBound(noise)).toBe(Math.max(audioSeconds(noise).seconds, (noise.length * 8) / MIN_AUDIO_BITS_PER_SECOND));
+    expect(audioSecondsBound(noise)).toBeGreaterThanOrEqual(audioSeconds(noise).seconds);
   });
 });
 
@@ -76,6 +79,37 @@ describe("a WAV's exact length is only trusted where decoders agree with it", ()
       expect(parseWav(file)!.durationSeconds, `${tag}/${bits}`).toBeNull();
     }
     expect(audioSeconds(withFmt(fmtBody(6, 8)))).toEqual({ seconds: 4, estimated: false }); // 32,000 one-byte frames at 8 kHz
+  });
+
+  it("estimates an extensible header whose valid bits are not its width (FFmpeg sizes samples by them)", () => {
+    const valid8 = fmtBody(0xfffe, 32, 1);
+    new DataView(valid8.buffer).setUint16(18, 8, true);
+    expect(parseWav(withFmt(valid8))!.durationSeconds).toBeNull();
+    const valid0 = fmtBody(0xfffe, 16, 1);
+    new DataView(valid0.buffer).setUint16(18, 0, true);
+    expect(audioSeconds(withFmt(valid0))).toEqual({ seconds: 2, estimated: false });
+  });
+
+  it("estimates integer PCM carrying an IEC 61937 (S/PDIF) burst in its first 64 KiB, in either byte order", () => {
+    for (const sync of [
+      [0x72, 0xf8, 0x1f, 0x4e],
+      [0xf8, 0x72, 0x4e, 0x1f],
+    ]) {
+      const samples = new Int16Array(16_000);
+      const bytes = new Uint8Array(samples.buffer);
+      bytes.set(sync, 1_000);
+      const wav = encodeWav(new Int16Array(samples.buffer), 8_000, 1);
+      expect(audioSeconds(wav)).toEqual(estimate(wav));
+    }
+    // FFmpeg probes 64 KiB from the start of `data` whatever the chunk's size: a short `data` followed by the stream in another chunk.
+    const tail = new Uint8Array(8_000);
+    tail.set([0x72, 0xf8, 0x1f, 0x4e], 100);
+    const hidden = encodeWav(new Int16Array(5), 8_000, 1, [{ id: "JUNK", data: tail }]);
+    expect(audioSeconds(hidden)).toEqual(estimate(hidden));
+    // Past the first 64 KiB FFmpeg does not look, and neither does the gateway.
+    const late = new Int16Array(40_000);
+    new Uint8Array(late.buffer).set([0x72, 0xf8, 0x1f, 0x4e], 70_000);
+    expect(audioSeconds(encodeWav(late, 8_000, 1))).toEqual({ seconds: 5, estimated: false });
   });
 
   it("estimates an extensible header whose sub-format is a codec (MP3) or whose GUID is not a KSDATAFORMAT one", () => {

@@ -18,6 +18,7 @@ export type {
   SpeechResult,
   TranscriptionRequest,
   TranscriptionResult,
+  TranscriptSegment,
   VideoCreateRequest,
   VideoCreateResult,
   VideoJobState,

@@ -40,6 +40,7 @@ const transcriptionSchema = z.object({
   text: z.string(),
   duration: z.union([z.number(), z.string()]).nullish(),
   usage: z.object({ seconds: z.number().nullish() }).nullish(),
+  segments: z.array(z.object({ start: z.number(), end: z.number(), text: z.string() })).nullish(),
 });
 const videoSchema = z.object({
   id: z.string().min(1),
@@ -202,7 +203,10 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const reported = r.duration ?? r.usage?.seconds;
       const seconds = reported === undefined || reported === null ? NaN : Number(reported);
       // No duration from the upstream: exact for WAV, else an estimate (see TranscriptionResult).
-      return { text: r.text, durationSeconds: Number.isFinite(seconds) && seconds >= 0 ? seconds : audioSeconds(req.file).seconds };
+      const durationSeconds = Number.isFinite(seconds) && seconds >= 0 ? seconds : audioSeconds(req.file).seconds;
+      return r.segments
+        ? { text: r.text, durationSeconds, segments: r.segments.map((s) => ({ start: s.start, end: s.end, text: s.text })) }
+        : { text: r.text, durationSeconds };
     },
 
     async createVideo(req) {

@@ -132,9 +132,18 @@ export interface TranscriptionResult {
    * Length of the audio in seconds — the quantity `usd_per_second`/`usd_per_minute` bill. Taken
    * from the upstream when it reports it (the length it decoded); else read from the WAV header
    * when the file is a WAV; else ESTIMATED from the byte length at 128 kbit/s (`audioSeconds`). A
-   * paid call settles this, at most the file's bound (`audioSecondsBound`).
+   * paid call settles this, at most what it reserved (docs/media.md).
    */
   durationSeconds: number;
+  /** The transcript's timed pieces, when the upstream gives them (OpenAI's `verbose_json` segments): a paid call that covered less than the audio delivers the pieces it paid for. */
+  segments?: readonly TranscriptSegment[];
+}
+
+/** A piece of a transcript: its text and where in the audio it starts and ends, in seconds. */
+export interface TranscriptSegment {
+  start: number;
+  end: number;
+  text: string;
 }
 
 /** Token usage of a chat completion, as the upstream reported it (OpenAI's `usage`). */
