@@ -60,8 +60,12 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
   }
   if (url === "/v1/audio/speech") return void res.writeHead(200, { "content-type": "audio/mpeg" }).end(Buffer.from([0xff, 0xfb, 1, 2, 3]));
   if (url === "/v1/audio/transcriptions") {
+    if (model === "json-only" && s.form!.fields.response_format !== "json")
+      return void send(400, { error: { message: "response_format 'verbose_json' is not compatible with model 'json-only'. Use 'json' or 'text' instead.", type: "invalid_request_error", param: "response_format" } });
+    if (model === "json-only") return void send(200, { text: "plain json", usage: { type: "tokens", input_tokens: 12, output_tokens: 3, total_tokens: 15 } });
     const withDuration = s.form!.fields.prompt !== "no-duration";
-    return void send(200, { task: "transcribe", text: "hello there", ...(withDuration ? { duration: 2.5 } : {}) });
+    const segments = s.form!.fields.prompt === "segments" ? [{ id: 0, seek: 0, start: 0, end: 2.5, text: " hello there", tokens: [1, 2] }] : s.form!.fields.prompt === "odd-segments" ? [{ start: "0", end: null }] : undefined;
+    return void send(200, { task: "transcribe", text: "hello there", ...(withDuration ? { duration: 2.5 } : {}), ...(segments ? { segments } : {}) });
   }
   if (url === "/v1/videos" && req.method === "POST") {
     const id = model === "fail-video" ? "video_fail" : `video_${seen.length}`;
@@ -237,6 +241,21 @@ describe("OpenAI-compatible provider", () => {
     expect(Buffer.compare(Buffer.from(form.files.file!.data), Buffer.from(wav))).toBe(0);
     const noDuration = await provider().transcribe!({ model: "whisper-1", file: wav, prompt: "no-duration" });
     expect(noDuration.durationSeconds).toBe(3);
+  });
+
+  it("asks a model that refuses verbose_json again with json, and from then on with json only", async () => {
+    const p = provider();
+    const wav = encodeWav(new Int16Array(24_000 * 2), 24_000);
+    expect(await p.transcribe!({ model: "json-only", file: wav })).toEqual({ text: "plain json", durationSeconds: 2 });
+    expect(seen.map((x) => x.form!.fields.response_format)).toEqual(["verbose_json", "json"]);
+    expect(await p.transcribe!({ model: "json-only", file: wav })).toEqual({ text: "plain json", durationSeconds: 2 });
+    expect(seen.map((x) => x.form!.fields.response_format)).toEqual(["verbose_json", "json", "json"]);
+    // Another 400 is the upstream's error, not a reason to ask again.
+    await expect(p.transcribe!({ model: "bad-model", file: wav })).rejects.toMatchObject({ code: "upstream_error", details: { upstreamStatus: 400 } });
+    expect(seen).toHaveLength(4);
+    // Whisper's segments come through (their start, end and text); segments of another shape are read as none.
+    expect((await p.transcribe!({ model: "whisper-1", file: wav, prompt: "segments" })).segments).toEqual([{ start: 0, end: 2.5, text: " hello there" }]);
+    expect(await p.transcribe!({ model: "whisper-1", file: wav, prompt: "odd-segments" })).toEqual({ text: "hello there", durationSeconds: 2.5 });
   });
 
   it("creates and polls a video job through the /videos API", async () => {

@@ -5,6 +5,7 @@
  */
 import { countOf, usageAtTail } from "./pass-through.js";
 import { z } from "zod";
+import { GatewayError } from "../errors.js";
 import type { HttpClient } from "../http/client.js";
 import { base64ToFloat32, float32ToBase64 } from "./bytes.js";
 import { encodeMultipart } from "./multipart.js";
@@ -40,7 +41,11 @@ const transcriptionSchema = z.object({
   text: z.string(),
   duration: z.union([z.number(), z.string()]).nullish(),
   usage: z.object({ seconds: z.number().nullish() }).nullish(),
-  segments: z.array(z.object({ start: z.number(), end: z.number(), text: z.string() })).nullish(),
+  // Segments another shape than OpenAI's are read as none (the answer's text is still whole).
+  segments: z
+    .array(z.object({ start: z.number(), end: z.number(), text: z.string() }))
+    .nullish()
+    .catch(undefined),
 });
 const videoSchema = z.object({
   id: z.string().min(1),
@@ -63,11 +68,23 @@ const VIDEO_STATUS: Record<string, VideoStatus> = {
   expired: "failed",
 };
 
+/** The most transcription model ids one provider remembers as taking `json` only (they come from the catalog, but a bound keeps memory fixed). */
+const MAX_JSON_ONLY_MODELS = 256;
+
+/** Whether `error` is an upstream's 400 about `response_format` (how OpenAI refuses `verbose_json` for its gpt-4o transcription models). */
+function refusedVerboseJson(error: unknown): boolean {
+  if (!(error instanceof GatewayError) || error.details?.upstreamStatus !== 400) return false;
+  const message = error.details.upstreamMessage;
+  return typeof message === "string" && /response_format|verbose_json/i.test(message);
+}
+
 /**
  * Creates a provider for an OpenAI-compatible API: `POST /chat/completions` (plain and streamed,
  * see `createOpenAIChat`), `POST /embeddings`, `/images/generations`,
  * `/images/edits` (multipart), `/audio/speech` (binary answer, the upstream's content type),
- * `/audio/transcriptions` (multipart, `response_format: "verbose_json"` for `duration`), `POST
+ * `/audio/transcriptions` (multipart, `response_format: "verbose_json"` for `duration` and
+ * segments; a model the upstream refuses it for with a 400 naming `response_format`, as OpenAI
+ * does for its gpt-4o transcription models, is asked again with `json`, and so from then on), `POST
  * /videos` and `GET /videos/{id}` (the completed url is `${baseUrl}/videos/{id}/content`, which
  * needs the same Authorization to fetch). Speech without a `voice` sends `"alloy"` (OpenAI requires
  * one); image `extra` fields are sent but never override the named fields.
@@ -79,6 +96,8 @@ const VIDEO_STATUS: Record<string, VideoStatus> = {
  */
 export function createOpenAICompatibleProvider(options: OpenAICompatibleProviderOptions): InferenceProvider & VideoProvider {
   const t = createOpenAITransport(options);
+  // Transcription models this upstream refused `verbose_json` for; they are asked for `json`.
+  const jsonOnly = new Set<string>();
   const { base, host, send, read, decode, fail, scrub } = t;
 
   async function call<S extends z.ZodType>(
@@ -190,7 +209,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     },
 
     async transcribe(req) {
-      const fields: Record<string, string> = { model: req.model, response_format: "verbose_json" };
+      const fields: Record<string, string> = { model: req.model, response_format: jsonOnly.has(req.model) ? "json" : "verbose_json" };
       if (req.language !== undefined) fields.language = req.language;
       if (req.prompt !== undefined) fields.prompt = req.prompt;
       const ext = audioExtension(req.file, req.mime);
@@ -199,7 +218,17 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
         contentType: req.mime ?? `audio/${ext === "mp3" ? "mpeg" : ext}`,
         data: req.file,
       };
-      const r = await call(transcriptionSchema, "POST", "/audio/transcriptions", { multipart: encodeMultipart(fields, { file }) }, req.signal);
+      const post = () => call(transcriptionSchema, "POST", "/audio/transcriptions", { multipart: encodeMultipart(fields, { file }) }, req.signal);
+      let r: z.output<typeof transcriptionSchema>;
+      try {
+        r = await post();
+      } catch (error) {
+        // OpenAI's gpt-4o-*-transcribe models take `json` only: remember the model and ask again.
+        if (fields.response_format !== "verbose_json" || !refusedVerboseJson(error)) throw error;
+        if (jsonOnly.size < MAX_JSON_ONLY_MODELS) jsonOnly.add(req.model);
+        fields.response_format = "json";
+        r = await post();
+      }
       const reported = r.duration ?? r.usage?.seconds;
       const seconds = reported === undefined || reported === null ? NaN : Number(reported);
       // No duration from the upstream: exact for WAV, else an estimate (see TranscriptionResult).
