@@ -50,6 +50,13 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       const approve = (wallet: AnvilAccount, amount: bigint) =>
         approveUsdc(usdc().node, usdc().chain.usdc as `0x${string}`, wallet.privateKey, spender().address, amount);
       const chainId = () => usdc().chain.chainId;
+      /** Dev account `index`, minted `balance` test USDC, with `allowance` approved to the spender. */
+      const funded = async (index: number, balance: bigint, allowance: bigint): Promise<AnvilAccount> => {
+        const wallet = usdc().node.accounts[index]!;
+        await usdc().mint(wallet.address, balance);
+        await approve(wallet, allowance);
+        return wallet;
+      };
       /** A new wallet with gas for its approvals (the node's dev accounts are taken by the other tests). */
       const freshWallet = async (): Promise<AnvilAccount> => {
         const privateKey = generatePrivateKey();
@@ -117,18 +124,14 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("creates at once cannot both take the same headroom", async (h) => {
-        const wallet = usdc().node.accounts[3]!;
-        await usdc().mint(wallet.address, 1_000n);
-        await approve(wallet, 1_000n);
+        const wallet = await funded(3, 1_000n, 1_000n);
         const results = await Promise.all(Array.from({ length: 8 }, () => create(h, wallet.address, { budgetLimit: "300" })));
         expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 402, 402, 402, 402, 402]);
         expect(await keysOf(h, wallet.address)).toHaveLength(3);
       });
 
       run("queued charges count until settled; a raise or a revived key needs the funds; a batch frees what it collected", async (h) => {
-        const wallet = usdc().node.accounts[4]!;
-        await usdc().mint(wallet.address, 10_000n);
-        await approve(wallet, 1_000n);
+        const wallet = await funded(4, 10_000n, 1_000n);
         const first = (await create(h, wallet.address, { budgetLimit: "600" })).body;
         await pay(h, first.token, 500, 400);
         // Exposure: 200 unspent + 400 queued.
@@ -152,9 +155,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a batch that cannot collect freezes the wallet's keys at what they committed, recorded; raising them again needs the funds", async (h) => {
-        const wallet = usdc().node.accounts[5]!;
-        await usdc().mint(wallet.address, 10_000n);
-        await approve(wallet, 2_000n);
+        const wallet = await funded(5, 10_000n, 2_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "1000", budgetPeriod: "daily" })).body;
         const other = (await create(h, wallet.address, { budgetLimit: "500" })).body;
         await pay(h, key.token, 300, 300);
@@ -194,9 +195,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a budget window that lapsed counts its whole limit again, and a freeze cuts it to the new window's use", async (h) => {
-        const wallet = usdc().node.accounts[7]!;
-        await usdc().mint(wallet.address, 10_000n);
-        await approve(wallet, 1_000n);
+        const wallet = await funded(7, 10_000n, 1_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "600", budgetPeriod: "daily", expiresAt: h.clock.now() + 7 * DAY })).body;
         await pay(h, key.token, 600, 600);
         // Today: 0 unspent + 600 queued.
@@ -222,9 +221,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a payment outlives its key: the open reservations of revoked and expired keys still count", async (h) => {
-        const wallet = usdc().node.accounts[8]!;
-        await usdc().mint(wallet.address, 10_000n);
-        await approve(wallet, 2_000n);
+        const wallet = await funded(8, 10_000n, 2_000n);
         const first = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
         const held = await pay(h, first.token, 600);
         expect((await h.call("DELETE", `/api/keys/${first.keyId}`, { headers: asWallet(wallet.address) })).status).toBe(200);
@@ -264,9 +261,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("two changes of one key at once are judged one after the other, each from the key as stored", async (h) => {
-        const wallet = usdc().node.accounts[9]!;
-        await usdc().mint(wallet.address, 10_000n);
-        await approve(wallet, 2_000n);
+        const wallet = await funded(9, 10_000n, 2_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "1000" })).body;
         await pay(h, key.token, 900, 900);
         const patch = (body: Record<string, unknown>) => h.call("PATCH", `/api/keys/${key.keyId}`, { headers: asWallet(wallet.address), body });
@@ -279,9 +274,7 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
       });
 
       run("a batch that fails for a funded wallet freezes nothing", async (h) => {
-        const wallet = usdc().node.accounts[6]!;
-        await usdc().mint(wallet.address, 1_000n);
-        await approve(wallet, 1_000n);
+        const wallet = await funded(6, 1_000n, 1_000n);
         const key = (await create(h, wallet.address, { budgetLimit: "500" })).body;
         await pay(h, key.token, 100, 100);
         // The spender has no gas: the transfer fails although the wallet could pay.

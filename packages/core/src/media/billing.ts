@@ -118,6 +118,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
    * is configured.
    */
   async function reserve(req: GatewayRequest, requestId: string, call: Offer, key: KeyRecord, minAmount?: bigint, ttlMs?: number): Promise<Reserved> {
+    const floor = minAmount ?? (call.bound ? call.quote.finalAmount : undefined);
     try {
       const prepared = await deps.ledger.prepare({
         key,
@@ -129,7 +130,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
         maxAmount: call.bound?.finalAmount ?? call.quote.finalAmount,
         model: call.card,
         managed: true,
-        ...(minAmount === undefined ? (call.bound ? { minAmount: call.quote.finalAmount } : {}) : { minAmount }),
+        ...(floor === undefined ? {} : { minAmount: floor }),
         ...(ttlMs === undefined ? {} : { ttlMs }),
       });
       return { kind: "reserved", intent: prepared.intent };

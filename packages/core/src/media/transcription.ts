@@ -52,10 +52,10 @@ export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: nu
   // Whole microseconds, rounded up: a length with more decimals than the pricer reads would price to 0.
   const price = (seconds: number) => priceUsage(card, undefined, { seconds: Math.ceil(seconds * 1e6) / 1e6 }, feeBps);
   const quote = price(known);
-  // The seconds the key's settlement paid for; unset until `meter` ran (and for x402, which pays the quote).
-  let paid: number | undefined;
-  const settle = (seconds: number, priced: Priced): Priced => {
-    paid = seconds;
+  // What `meter` read: the seconds heard, and those the key's settlement paid for; unset for x402, which pays the quote.
+  let metered: { heard: number; paid: number } | undefined;
+  const settle = (heard: number, seconds: number, priced: Priced): Priced => {
+    metered = { heard, paid: seconds };
     return priced;
   };
   return {
@@ -65,22 +65,22 @@ export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: nu
       const heard = heardSeconds(result);
       const seconds = Math.min(heard, most);
       const priced = seconds > 0 ? price(seconds) : quote;
-      if (seconds > 0 && priced.finalAmount > 0n && priced.finalAmount <= limit) return settle(seconds, priced);
-      if (!(seconds > known)) return settle(known, quote);
+      if (seconds > 0 && priced.finalAmount > 0n && priced.finalAmount <= limit) return settle(heard, seconds, priced);
+      if (!(seconds > known)) return settle(heard, known, quote);
       // A key that had less left than the bound reserved less: bisect for what its reservation pays.
       let lo = Math.ceil(known * 1000);
       let hi = Math.ceil(seconds * 1000);
-      if (lo >= hi || price(lo / 1000).finalAmount > limit) return settle(known, quote);
+      if (lo >= hi || price(lo / 1000).finalAmount > limit) return settle(heard, known, quote);
       while (hi - lo > 1) {
         const mid = Math.floor((lo + hi) / 2);
         if (price(mid / 1000).finalAmount <= limit) lo = mid;
         else hi = mid;
       }
-      return settle(lo / 1000, price(lo / 1000));
+      return settle(heard, lo / 1000, price(lo / 1000));
     },
     deliver(result) {
-      const cutAt = paid;
-      if (cutAt === undefined || !(heardSeconds(result) > cutAt * HEARD_SLACK.ratio + HEARD_SLACK.seconds)) return { text: result.text };
+      if (!metered || !(metered.heard > metered.paid * HEARD_SLACK.ratio + HEARD_SLACK.seconds)) return { text: result.text };
+      const cutAt = metered.paid;
       const kept = (result.segments ?? []).filter((s) => s.end <= cutAt + HEARD_SLACK.seconds);
       return {
         text: kept
