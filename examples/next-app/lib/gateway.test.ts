@@ -1,13 +1,13 @@
 /**
  * getGateway's environment: TOLLGATE_AUTH_DOMAINS decides which hosts a sign-in message may name,
  * so a page on another host (a phishing page relaying a signature it was given) cannot open a
- * session; without it the gateway takes the Host the request names. Real SQLite files, the real
+ * session; without it only a loopback Host is believed. Real SQLite files, the real
  * client, messages signed by a viem account.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AuthenticationError, createTollgateClient } from "@tollgate/client";
+import { AuthenticationError, createTollgateClient, ServiceUnavailableError } from "@tollgate/client";
 import type { Gateway } from "@tollgate/core";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
@@ -64,9 +64,12 @@ describe("getGateway", () => {
     expect(await signInFrom(gateway, "admin.example.com")).toMatchObject({ token: expect.stringMatching(/^sess_/) });
   });
 
-  it("without TOLLGATE_AUTH_DOMAINS the request's Host is the sign-in domain (what the variable exists to close)", async () => {
+  it("without TOLLGATE_AUTH_DOMAINS only a loopback Host signs in (a developer's machine); a relay naming its own Host gets 503", async () => {
     const gateway = freshGateway(undefined);
-    expect(gateway.describe().join("\n")).toContain("sign-in domain: the request's Host");
-    expect(await signInFrom(gateway, "phish.example")).toMatchObject({ token: expect.stringMatching(/^sess_/) });
+    expect(gateway.describe().join("\n")).toContain("sign-in domain: a loopback Host");
+    const relayed = await signInFrom(gateway, "phish.example");
+    expect(relayed).toBeInstanceOf(ServiceUnavailableError);
+    expect((relayed as ServiceUnavailableError).code).toBe("not_configured");
+    expect(await signInFrom(gateway, "localhost:3000")).toMatchObject({ token: expect.stringMatching(/^sess_/) });
   });
 });

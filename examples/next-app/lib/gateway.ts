@@ -7,8 +7,9 @@
  * `TOLLGATE_INTERNAL_SECRET` (at least 16 characters), when set, also lets a server-side
  * script act for a wallet it names (`x-internal-secret` with `x-session-user-address`); never
  * send it from a browser. `TOLLGATE_AUTH_DOMAINS` (comma-separated hosts) sets the hosts a sign-in
- * message may name; set it to the public host in any deployment others can reach, or a phishing
- * page could relay a signature given to it (the default is the Host the request names).
+ * message may name; set it to the public host in any deployment others can reach: without it only a
+ * loopback Host (localhost, 127.0.0.1) is believed, outside NODE_ENV=production, and sign-in
+ * elsewhere answers 503 (a Host any client can set would let a phishing page relay a signature).
  */
 import { createGateway, type Gateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";

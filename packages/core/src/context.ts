@@ -4,6 +4,7 @@ import type { HttpClient } from "./http/client.js";
 import type { BodyBudget } from "./http/body-budget.js";
 import type { RateLimiter } from "./http/rate-limit.js";
 import type { ResolvedRateLimits } from "./auth/options.js";
+import type { SignInPolicy } from "./auth/domains.js";
 import type { WalletAuthenticator } from "./options.js";
 import type { GatewayServices } from "./services.js";
 import type { Observability } from "./observability/service.js";
@@ -34,8 +35,8 @@ export interface GatewayContext {
   readonly rateLimits: ResolvedRateLimits & { readonly limiter: RateLimiter; readonly trustedProxies: number };
   /** In-flight request-body bytes of this process. */
   readonly bodyBudget: BodyBudget;
-  /** SIWE domains allowed besides the request's own Host (none: only the Host). */
-  readonly signInDomains: readonly string[] | undefined;
+  /** The hosts a SIWE message may name (auth/domains.ts). */
+  readonly signIn: SignInPolicy;
   /** The session cookie's attributes. */
   readonly sessionCookie: { readonly sameSite: "lax" | "strict" | "none"; readonly secure: boolean | undefined };
   /** Logger, metrics, readiness and the per-request recorder. */

@@ -42,6 +42,7 @@ import { authRoutes } from "./auth/routes.js";
 import { createUsageService } from "./usage/service.js";
 import { usageRoutes } from "./usage/routes.js";
 import { resolveRateLimits } from "./auth/options.js";
+import { describeSignInPolicy, signInPolicy } from "./auth/domains.js";
 import { createSignatureVerifier } from "./chain/signatures.js";
 import { createBodyBudget } from "./http/body-budget.js";
 import { createRateLimiter } from "./http/rate-limit.js";
@@ -94,7 +95,16 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const observability = createObservability(o, { store, http, clock });
   const { telemetry } = observability.metrics;
   const funding = createFundingGuard({ store, clock, chains: o.chains, settlement: o.settlement, telemetry });
-  const keys = createKeyService({ store, clock, ids, compat: o.compat, telemetry, funding, liveKeysPerWallet: o.liveKeysPerWallet, ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }) });
+  const keys = createKeyService({
+    store,
+    clock,
+    ids,
+    compat: o.compat,
+    telemetry,
+    funding,
+    liveKeysPerWallet: o.liveKeysPerWallet,
+    ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }),
+  });
   const keyGovernance = createKeyGovernance({ store, clock, ids, compat: o.compat, funding, onChange: () => keys.forget() });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps, openIntentsPerKey: o.openIntentsPerKey }, telemetry });
   const closers: (() => Promise<void> | void)[] = [];
@@ -141,6 +151,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const rateLimits = resolveRateLimits(o.rateLimits);
   const internalSecret = o.internalSecret ?? o.settlement?.internalSecret;
   const walletMode = o.walletAuth ?? "verified";
+  const signIn = signInPolicy({ domains: o.auth?.domains, corsOrigins: o.cors?.origins, nodeEnv: globalThis.process?.env?.NODE_ENV });
   const ctx: GatewayContext = {
     services,
     clock,
@@ -151,7 +162,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     wallets: { mode: walletMode, authenticate: o.authenticateWallet, internalSecret, cookieName: o.auth?.cookie?.name ?? "tollgate_session" },
     rateLimits: { ...rateLimits, trustedProxies: o.trustedProxies ?? 0, limiter: createRateLimiter({ clock, maxSubjects: rateLimits.maxTrackedClients }) },
     bodyBudget: createBodyBudget(o.inFlightBodyBytes),
-    signInDomains: o.auth?.domains,
+    signIn,
     sessionCookie: { sameSite: o.auth?.cookie?.sameSite ?? (o.cors?.credentials ? "none" : "lax"), secure: o.auth?.cookie?.secure },
     observability,
   };
@@ -181,9 +192,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       `keys and payment intents: on (intent TTL ${intentTtlMs / 1000} s, platform fee ${feeBps} bps)`,
       walletMode === "trusted-header"
         ? "wallet auth: TRUSTED-HEADER: x-session-user-address is believed as sent; only run so behind a proxy that authenticates users"
-        : `wallet auth: verified (SIWE sessions${internalSecret ? ", internal secret" : ""}${o.authenticateWallet ? ", authenticateWallet hook" : ""}, keys of the wallet); sign-in domain: ${
-            o.auth?.domains ? o.auth.domains.join(", ") : "the request's Host (set auth.domains to the public host in production)"
-          }`,
+        : `wallet auth: verified (SIWE sessions${internalSecret ? ", internal secret" : ""}${o.authenticateWallet ? ", authenticateWallet hook" : ""}, keys of the wallet); sign-in domain: ${describeSignInPolicy(
+            signIn,
+          )}`,
       `rate limits: ${describeLimits(rateLimits)}`,
       ...descriptions.map((d) => d()),
       observability.describe(),
@@ -200,7 +211,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
 }
 
 function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {
-  const ip = Object.entries(r.perIp).map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`).join(", ");
+  const ip = Object.entries(r.perIp)
+    .map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`)
+    .join(", ");
   const wallet = r.perWallet.keys === undefined ? "off" : `${r.perWallet.keys}/min`;
   return `per IP ${ip}; per wallet key writes ${wallet}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
 }

@@ -103,12 +103,13 @@ function gatewayOptions(config: ServeConfig): GatewayOptions {
 
 /**
  * What `NODE_ENV=production` refuses to serve without (a usage error, exit 2): the sign-in domains.
- * Without `auth.domains` a SIWE message verifies for whatever `Host` the request names, so a
- * phishing page could relay a signature its visitor gave it and open a session for that wallet.
+ * Without `auth.domains` a production gateway believes no `Host` (a phishing page could relay a
+ * signature its visitor gave it), so sign-in would work only from the CORS origins' hosts, if any:
+ * the operator names the public hosts instead.
  */
 function productionProblem(options: GatewayOptions, nodeEnv: string | undefined): string | undefined {
   if (nodeEnv !== "production" || options.auth?.domains) return undefined;
-  return "NODE_ENV=production needs the sign-in domains: set --auth-domains (or TOLLGATE_AUTH_DOMAINS, or auth.domains in --config) to the gateway's public host(s); without them a sign-in message for any Host a client names would verify";
+  return "NODE_ENV=production needs the sign-in domains: set --auth-domains (or TOLLGATE_AUTH_DOMAINS, or auth.domains in --config) to the public host(s) users sign in at; a production gateway never takes the Host a client names as one";
 }
 
 /** Where the metrics are served, and whether they need the token. */

@@ -282,7 +282,7 @@ export const serveOptions = {
     flag: "auth-domains",
     env: "TOLLGATE_AUTH_DOMAINS",
     value: "<hosts>",
-    description: "Hosts a Sign-In with Ethereum message may name (comma-separated, e.g. gateway.example.com); default: the request's Host. Required with NODE_ENV=production.",
+    description: "Hosts a Sign-In with Ethereum message may name (comma-separated, e.g. gateway.example.com); default: the hosts of --cors-origins, plus a loopback Host (localhost, 127.0.0.1) outside production. Required with NODE_ENV=production.",
     schema: hostListSchema,
   },
   trustedProxies: {

@@ -119,8 +119,8 @@ export function runFundingRouteSuite(name: string, options: GatewaySuiteOptions)
         expect((await create(h, wallet.address, { budgetLimit: "500", purpose: "session" })).status).toBe(201);
         expect((await create(h, wallet.address, { budgetLimit: "500", purpose: "session" })).status).toBe(201);
         refused(await create(h, wallet.address, { budgetLimit: "1" }), { allowance: 5_000n, balance: 1_000n, required: 1_001n });
-        // Another chain's keys are not this chain's business (no settlement spender there: no check).
-        expect((await create(h, wallet.address, { budgetLimit: "1000000", networkId: 8453 })).status).toBe(201);
+        // A chain without a settlement spender is refused outright: nothing would ever collect what a key there spends.
+        expectError(await create(h, wallet.address, { budgetLimit: "1000000", networkId: 8453 }), 400, "invalid_request", "chainId");
       });
 
       run("creates at once cannot both take the same headroom", async (h) => {

@@ -12,6 +12,7 @@ import type { AnvilAccount } from "./anvil.js";
 import { approveUsdc } from "./anvil.js";
 import type { GatewayOptions } from "@tollgate/core";
 import { DEAD_CHAIN, freshAddress, SOME_KEY, usdcNodePerSuite } from "./gateway-suite-dispenser.js";
+import { makeKey } from "./store-fixtures.js";
 import { asWallet, bearer, CHAIN, DAY, expectError, OWNER, PREPARE, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 
 const SECRET = "s3cret-s3cret-s3cret";
@@ -180,7 +181,10 @@ export function runSettlementRouteSuite(name: string, options: GatewaySuiteOptio
     });
 
     test("batch: charges of a chain without a spender, or whose transfer fails, stay queued as failed groups", offChain, async (h) => {
-      await paidCalls(h, OWNER, CHAIN, [100, 200]);
+      // Charges of a key from before settlement covered its chain (a new key there is refused).
+      const legacy = makeKey({ owner: OWNER, chainId: CHAIN, purpose: "session", budgetLimit: 100_000n, expiresAt: h.clock.now() + DAY });
+      await h.gateway.services.store.insertKey(legacy);
+      for (const amount of [100n, 200n]) await h.gateway.services.keys.chargeDirect(legacy, amount);
       await paidCalls(h, OWNER, DEAD_CHAIN.chainId, [7]);
       const r = await h.call("POST", BATCH, { headers: internal() });
       expect(r.status).toBe(200);

@@ -59,7 +59,7 @@ export interface SignInParams {
   /** Signs the SIWE message text with the wallet (see {@link SignMessage}). */
   signMessage: SignMessage;
   /**
-   * The SIWE `domain`: the host the gateway sees (its `Host`, or one of its `auth.domains`).
+   * The SIWE `domain`: the site the user signs in at, one the gateway accepts (its `auth.domains`; without them, its CORS origins' hosts or a loopback Host).
    * @default the host of the client's baseUrl (for a page on the gateway's origin: `window.location.host`)
    */
   domain?: string | undefined;

@@ -8,10 +8,12 @@ import { defineRoute, type AnyRoute } from "../http/route.js";
 import { addressSchema, chainIdInput } from "../http/schemas.js";
 import type { GatewayRequest } from "../http/types.js";
 import { sessionTokenOf } from "../http/wallet-proof.js";
+import { signInDomains } from "./domains.js";
 import type { SessionRecord } from "../store/auth-types.js";
 
 /**
- * The host a request reached, the SIWE domain a wallet signs for when `auth.domains` is not set:
+ * The host a request reached, a SIWE domain a wallet may sign for when `auth.domains` is not set
+ * and it is a loopback host (auth/domains.ts):
  * the forwarded host behind trusted proxies, else `Host`, else the origin's host. (Next.js hands
  * the adapter a URL naming localhost whatever the browser used, so the header comes first.)
  */
@@ -56,10 +58,13 @@ export function authRoutes(): AnyRoute[] {
       rateLimit: { ip: "auth" },
       handle: async ({ request, body, gateway }) => {
         const host = requestHost(request, gateway.rateLimits.trustedProxies);
-        const domains = gateway.signInDomains ?? (host ? [host] : []);
+        const domains = signInDomains(gateway.signIn, host);
         const { token, session } = await gateway.services.auth.verify(Object.assign({}, body, { domains }));
         const maxAge = Math.floor((session.expiresAt - gateway.clock.now()) / 1000);
-        return json({ token, ...sessionView(session) }, { headers: { "set-cookie": sessionCookie(gateway, request, token, maxAge), "cache-control": "no-store" } });
+        return json(
+          { token, ...sessionView(session) },
+          { headers: { "set-cookie": sessionCookie(gateway, request, token, maxAge), "cache-control": "no-store" } },
+        );
       },
     }),
     defineRoute({

@@ -160,6 +160,11 @@ export function createKeyService(deps: {
       if (input.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
       const now = clock.now();
       if (input.expiresAt <= now) throw invalidRequest("expiresAt must be in the future (Unix milliseconds)", "expiresAt");
+      if (deps.funding && !deps.funding.settles(input.chainId))
+        throw invalidRequest(
+          `This gateway settles keys' charges on chain ${deps.funding.settledChains.join(" and ")} only; chain ${input.chainId} has no settlement, so nothing would collect what a key there spends.`,
+          "chainId",
+        );
       const token = mintToken(deps.compat);
       const key: KeyRecord = {
         keyId: ids.next("key"),
@@ -203,6 +208,9 @@ export function createKeyService(deps: {
       const key = await identify(authorization);
       if (!key) throw new GatewayError("authentication_required", `Send a service key as Authorization: Bearer ${tokenPrefix(deps.compat)}….`);
       assertUsable(key, clock.now());
+      // A key made before settlement covered its chain (or before this check) spends nothing.
+      if (deps.funding && !deps.funding.settles(key.chainId))
+        throw new GatewayError("chain_mismatch", `Key ${key.keyId} is on chain ${key.chainId}, which this gateway does not settle (${deps.funding.settledChains.join(", ")}).`);
       return key;
     },
     async authorizeFor(authorization, targetKeyId) {

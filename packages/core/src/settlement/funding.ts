@@ -53,6 +53,14 @@ export interface FundingGuard {
   /** Whether keys on `chainId` are backed by on-chain funds (settlement is on for it and the check is not turned off). */
   checks(chainId: number): boolean;
   /**
+   * Whether a key may spend on `chainId`: settlement is off (keys are then the operator's credit,
+   * collected some other way), or it has a spender on that chain. With settlement on, a key on
+   * any other chain would spend and nothing would ever collect its charges.
+   */
+  settles(chainId: number): boolean;
+  /** The chains settlement has a spender on (empty when settlement is off). */
+  readonly settledChains: readonly number[];
+  /**
    * Runs `write` if the wallet's funds cover its exposure after the write; otherwise throws 402
    * `insufficient_funds` (details: spender, allowance, balance, required) and writes nothing. An
    * RPC failure is 503 `chain_unavailable`. Checks and writes of one wallet and chain run one at a
@@ -183,8 +191,11 @@ export function createFundingGuard(deps: {
     throw refuse(owner, chainId, least, after, change.param);
   };
 
+  const settledChains = [...new Set((deps.settlement?.chains ?? []).map((c) => c.chainId))];
   return {
     checks: (chainId) => readers.has(chainId),
+    settles: (chainId) => settledChains.length === 0 || settledChains.includes(chainId),
+    settledChains,
     funding,
     guard(wallet, change, write, undo) {
       if (!readers.has(wallet.chainId)) return write();

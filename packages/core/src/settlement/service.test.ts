@@ -4,7 +4,7 @@ import { createManualClock } from "../clock.js";
 import { createGateway } from "../gateway.js";
 import { GatewayOptionsError, type GatewayOptions } from "../options.js";
 import { createMemoryStore } from "../store/memory.js";
-import { DEAD_CHAIN, SOME_KEY } from "@tollgate/testing";
+import { DEAD_CHAIN, makeKey, SOME_KEY } from "@tollgate/testing";
 import { outcomeUnknown } from "./options.js";
 import { secretsEqual } from "./service.js";
 
@@ -119,7 +119,9 @@ describe("settlement schedule (settlement.intervalMs)", () => {
       chains: [DEAD_CHAIN],
       settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }], intervalMs: 5000 },
     });
-    const { key } = await gateway.services.keys.create({ owner: OWNER, chainId: 8453, purpose: "api", budgetLimit: 100n, expiresAt: Date.UTC(2027, 0, 1) });
+    // A key from before settlement covered its chain (a new one there is refused): its charge cannot be collected.
+    const key = makeKey({ owner: OWNER, chainId: 8453, budgetLimit: 100n, expiresAt: Date.UTC(2027, 0, 1) });
+    await store.insertKey(key);
     await gateway.services.keys.chargeDirect(key, 9n);
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     await vi.advanceTimersByTimeAsync(4999);

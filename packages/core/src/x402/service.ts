@@ -20,7 +20,7 @@ import type { Facilitator } from "./facilitator.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
-import { checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
+import { acceptMarginSeconds, checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
 
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
 export type { RefusalReason } from "./verify.js";
@@ -195,7 +195,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const n = networks.get(payload.accepted.network);
       if (!n) return refuse("wrong_network", `network ${payload.accepted.network} is not accepted (accepted: ${[...networks.keys()].join(", ")})`);
       const requirements = await offer(n, input.amount);
-      const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000);
+      // Valid long enough for the upstream call and the settlement after it, not just for the facilitator's check.
+      const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000, acceptMarginSeconds(maxTimeoutSeconds));
       if (!checked.ok) return refuse(refusalOf(checked.invalidReason), checked.invalidMessage);
       const { payment } = checked;
       const verdict = await n.facilitator.verify(payload, requirements);

@@ -8,10 +8,21 @@ import type { Address, Hex, TransferAuthorization } from "../chain/types.js";
 import { chainIdOf, exactEvmPayloadSchema, INVALID, type PaymentPayload, type PaymentRequirements } from "./types.js";
 
 /**
- * A payment must stay valid at least this long after verification (as the reference facilitator
- * requires), so that it can still be settled once the upstream answered.
+ * A payment must stay valid at least this long when a facilitator checks it (as the reference
+ * facilitator requires), so that it can still be settled.
  */
 export const SETTLE_MARGIN_SECONDS = 6;
+
+/**
+ * How long a payment must stay valid when the gateway accepts it, before it calls the upstream:
+ * long enough for an upstream call at its default timeout (60 s) and the settlement after it, so a
+ * client cannot sign an authorization that lapses while the work it pays for runs (the work would
+ * be done and nothing could be collected). 90 s, but never more than `maxTimeoutSeconds` less 30 s
+ * (for clock skew), and at least {@link SETTLE_MARGIN_SECONDS}.
+ */
+export function acceptMarginSeconds(maxTimeoutSeconds: number): number {
+  return Math.max(SETTLE_MARGIN_SECONDS, Math.min(90, Math.floor(maxTimeoutSeconds) - 30));
+}
 /** Allowed clock skew between the client and the gateway for `validBefore`. */
 export const CLOCK_SLACK_SECONDS = 60;
 
@@ -31,10 +42,11 @@ const lower = (v: string) => v.toLowerCase();
 
 /**
  * Checks scheme, network, asset, payload shape, payee, amount (`value >= amount`) and the
- * validity window against `nowSeconds`: `validAfter <= now`, `validBefore >= now + 6 s`, and
- * `validBefore <= now + maxTimeoutSeconds + 60 s`. Does not check the signature or the chain.
+ * validity window against `nowSeconds`: `validAfter <= now`, `validBefore >= now + marginSeconds`
+ * (default {@link SETTLE_MARGIN_SECONDS}), and `validBefore <= now + maxTimeoutSeconds + 60 s`.
+ * Does not check the signature or the chain.
  */
-export function checkExactPayment(payload: PaymentPayload, requirements: PaymentRequirements, nowSeconds: number): CheckResult {
+export function checkExactPayment(payload: PaymentPayload, requirements: PaymentRequirements, nowSeconds: number, marginSeconds = SETTLE_MARGIN_SECONDS): CheckResult {
   const fail = (invalidReason: string, invalidMessage: string, payer?: string): CheckResult => ({ ok: false, invalidReason, invalidMessage, ...(payer ? { payer } : {}) });
   if (payload.accepted.scheme !== "exact" || requirements.scheme !== "exact") return fail(INVALID.scheme, `scheme "${payload.accepted.scheme}" is not supported (only "exact")`);
   const chainId = chainIdOf(requirements.network);
@@ -55,7 +67,7 @@ export function checkExactPayment(payload: PaymentPayload, requirements: Payment
   const validAfter = BigInt(a.validAfter);
   const validBefore = BigInt(a.validBefore);
   if (validAfter > now) return fail(INVALID.validAfter, `the authorization is valid only after ${validAfter} (now ${now})`, payer);
-  if (validBefore < now + BigInt(SETTLE_MARGIN_SECONDS)) return fail(INVALID.validBefore, `the authorization expired or expires within ${SETTLE_MARGIN_SECONDS} s (validBefore ${validBefore}, now ${now})`, payer);
+  if (validBefore < now + BigInt(marginSeconds)) return fail(INVALID.validBefore, `the authorization expired or expires within ${marginSeconds} s (validBefore ${validBefore}, now ${now})`, payer);
   const latest = now + BigInt(requirements.maxTimeoutSeconds + CLOCK_SLACK_SECONDS);
   if (validBefore > latest) return fail(INVALID.validityTooLong, `the authorization stays valid until ${validBefore}, beyond maxTimeoutSeconds (${requirements.maxTimeoutSeconds} s)`, payer);
   return {
