@@ -43,7 +43,7 @@ beforeAll(async () => {
     store: createSqliteStore({ filename: join(dir, "chat.db") }),
     sweepIntervalMs: 0,
     internalSecret: INTERNAL_SECRET,
-    media: { providers: { stub: { type: "openai-compatible", baseUrl: `${stub.url}/tool`, apiKey: "sk-stub" }, stall: { type: "openai-compatible", baseUrl: `${stub.url}/stall-3` } }, routing: { anthropic: "stub", google: "stall" } },
+    media: { providers: { stub: { type: "openai-compatible", baseUrl: `${stub.url}/tool`, apiKey: "sk-stub" }, stall: { type: "openai-compatible", baseUrl: `${stub.url}/stall-3`, timeoutMs: 400 } }, routing: { anthropic: "stub", google: "stall" } },
   });
   running = await serve(gateway, { port: 0 });
   const res = await fetch(`${running.url}/api/keys`, {
@@ -114,7 +114,8 @@ describe("the OpenAI SDK: chat completions", () => {
     await expectPaid(receipt!);
   });
 
-  it("a client that aborts after 3 chunks pays the prompt and the words it received, to the atom", async () => {
+  // The gateway reads on after the client leaves (for the upstream's usage); this upstream stalls, so its idle deadline ends the read.
+  it("a client that aborts after 3 chunks of an upstream that then stalls pays the prompt and the words it received, to the atom", async () => {
     const messages = [{ role: "user" as const, content: "count for me" }];
     const stream = await stubbed.chat.completions.create({ model: "gemini-2.5-pro", stream: true, messages });
     const closed = stub.closedStalls();

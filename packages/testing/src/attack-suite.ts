@@ -24,7 +24,8 @@ const KEY = { budgetLimit: "1000000", networkId: CHAIN, purpose: "api" };
 
 /** Registers the attack suite for `name` in the current vitest file. */
 export function runAttackSuite(name: string, options: AttackSuiteOptions): void {
-  const test = (title: string, fn: (h: AttackHarness) => Promise<void>, extra: Partial<GatewayOptions> = {}) => it(title, () => withAttackGateway(options, fn, extra));
+  const test = (title: string, fn: (h: AttackHarness) => Promise<void>, extra: Partial<GatewayOptions> = {}) =>
+    it(title, () => withAttackGateway(options, fn, extra));
 
   describe(`attack suite: ${name}`, () => {
     describe("the owner-wallet header alone proves nothing", () => {
@@ -45,7 +46,8 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           json: { service: "inference", action: "chat", resource: "/v1/chat", method: "POST", maxAmountWei: "500" },
         });
         expect(prepared.status).toBe(200);
-        for (const path of ["/api/keys", "/api/payments/intents", `/api/settlement/status?chainId=${CHAIN}`]) refused(await h.call("GET", path, { headers: header(victim.address) }), 401, "wallet_unverified");
+        for (const path of ["/api/keys", "/api/payments/intents", `/api/settlement/status?chainId=${CHAIN}`])
+          refused(await h.call("GET", path, { headers: header(victim.address) }), 401, "wallet_unverified");
         // The victim still sees (and alone can settle) the open intent.
         const mine = await h.call("GET", "/api/payments/intents", { headers: bearer(token) });
         expect(mine.body.intents.map((i: any) => i.paymentIntentId)).toEqual([prepared.body.paymentIntentId]);
@@ -54,7 +56,11 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       test("a session key for the victim's wallet from the header alone cannot supersede the victim's session key", async (h) => {
         const { token } = await h.signIn(victim);
         const own = await h.createKey(token, { purpose: "session" });
-        refused(await h.call("POST", "/api/keys", { headers: header(victim.address), json: { ...KEY, purpose: "session", expiresAt: h.clock.now() + DAY } }), 401, "wallet_unverified");
+        refused(
+          await h.call("POST", "/api/keys", { headers: header(victim.address), json: { ...KEY, purpose: "session", expiresAt: h.clock.now() + DAY } }),
+          401,
+          "wallet_unverified",
+        );
         const inspect = await h.call("GET", `/api/keys/${own.keyId}`, { headers: bearer(own.token) });
         expect(inspect.body.status).toBe("active");
       });
@@ -70,7 +76,8 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
         const { token } = await h.signIn(attacker);
         const headers = { ...bearer(token), ...header(victim.address) };
         refused(await h.call("POST", "/api/keys", { headers, json: { ...KEY, expiresAt: h.clock.now() + DAY } }), 403, "forbidden");
-        for (const path of ["/api/keys", "/api/payments/intents", `/api/settlement/status?chainId=${CHAIN}`]) refused(await h.call("GET", path, { headers }), 403, "forbidden");
+        for (const path of ["/api/keys", "/api/payments/intents", `/api/settlement/status?chainId=${CHAIN}`])
+          refused(await h.call("GET", path, { headers }), 403, "forbidden");
       });
 
       test("the attacker's service key with the victim's header → 403 forbidden", async (h) => {
@@ -83,7 +90,14 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       test("a service key cannot mint keys for its own wallet (no budget escalation) → 403 forbidden", async (h) => {
         const { token } = await h.signIn(victim);
         const key = await h.createKey(token, { budgetLimit: "10" });
-        refused(await h.call("POST", "/api/keys", { headers: { ...bearer(key.token), ...header(victim.address) }, json: { ...KEY, budgetLimit: "999999999", expiresAt: h.clock.now() + DAY } }), 403, "forbidden");
+        refused(
+          await h.call("POST", "/api/keys", {
+            headers: { ...bearer(key.token), ...header(victim.address) },
+            json: { ...KEY, budgetLimit: "999999999", expiresAt: h.clock.now() + DAY },
+          }),
+          403,
+          "forbidden",
+        );
       });
 
       test("the attacker's key cannot settle the victim's intent (403), and the victim's settle then succeeds", async (h) => {
@@ -94,7 +108,11 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           json: { service: "inference", action: "chat", resource: "/v1/chat", method: "POST", maxAmountWei: "500" },
         });
         const id = prepared.body.paymentIntentId;
-        refused(await h.call("POST", "/api/payments/settle", { headers: bearer(attackerKey.token), json: { paymentIntentId: id, finalAmountWei: "500" } }), 403, "forbidden");
+        refused(
+          await h.call("POST", "/api/payments/settle", { headers: bearer(attackerKey.token), json: { paymentIntentId: id, finalAmountWei: "500" } }),
+          403,
+          "forbidden",
+        );
         refused(await h.call("POST", "/api/payments/abort", { headers: bearer(attackerKey.token), json: { paymentIntentId: id } }), 403, "forbidden");
         const ok = await h.call("POST", "/api/payments/settle", { headers: bearer(victimKey.token), json: { paymentIntentId: id, finalAmountWei: "120" } });
         expect(ok.status).toBe(200);
@@ -102,7 +120,14 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       });
 
       test("a wrong internal secret → 401 unauthorized", async (h) => {
-        refused(await h.call("POST", "/api/keys", { headers: { ...header(victim.address), "x-internal-secret": "not-the-secret-at-all" }, json: { ...KEY, expiresAt: h.clock.now() + DAY } }), 401, "unauthorized");
+        refused(
+          await h.call("POST", "/api/keys", {
+            headers: { ...header(victim.address), "x-internal-secret": "not-the-secret-at-all" },
+            json: { ...KEY, expiresAt: h.clock.now() + DAY },
+          }),
+          401,
+          "unauthorized",
+        );
       });
     });
 
@@ -119,7 +144,45 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
         const body = JSON.stringify({ ...KEY, expiresAt: h.clock.now() + DAY });
         refused(await h.call("POST", "/api/keys", { headers: { cookie, "content-type": "text/plain" }, raw: body }), 415, "unsupported_media_type");
         expect((await h.call("GET", "/api/keys", { headers: { cookie } })).body.keys).toEqual([]);
-        refused(await h.call("POST", "/v1/feedback", { headers: { "content-type": "application/x-www-form-urlencoded" }, raw: "targetType=model&targetId=x&rating=5" }), 415, "unsupported_media_type");
+        refused(
+          await h.call("POST", "/v1/feedback", {
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            raw: "targetType=model&targetId=x&rating=5",
+          }),
+          415,
+          "unsupported_media_type",
+        );
+      });
+
+      test("a cross-site request riding the session cookie (a forged rotate, no body) → 403 forbidden and the token keeps working; same-origin and allowed origins pass", async (h) => {
+        const { token, reply } = await h.signIn(victim);
+        const cookie = reply.headers.get("set-cookie")!.split(";")[0]!;
+        const key = await h.createKey(token);
+        const rotate = (headers: Record<string, string>) => h.call("POST", `/api/keys/${key.keyId}/rotate`, { headers: { cookie, ...headers } });
+        const forged: Record<string, string>[] = [
+          { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+          { origin: "https://sub.gateway.test", "sec-fetch-site": "same-site" },
+          { origin: "https://evil.example" }, // a browser without Sec-Fetch-Site
+          { origin: "null", "sec-fetch-site": "cross-site" }, // a sandboxed frame
+          { "sec-fetch-site": "cross-site" },
+        ];
+        for (const headers of forged) refused(await rotate(headers), 403, "forbidden");
+        expect((await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) })).status).toBe(200);
+        // The gateway's own page, a host users sign in at, and a client that is no browser.
+        const allowed: Record<string, string>[] = [
+          { "sec-fetch-site": "same-origin", origin: "http://gateway.test" },
+          { origin: "http://gateway.test", "sec-fetch-site": "cross-site" },
+          {},
+        ];
+        for (const headers of allowed) expect((await rotate(headers)).status).toBe(200);
+        // A bearer session is never refused for its origin: no browser attaches it on its own.
+        expect(
+          (
+            await h.call("POST", `/api/keys/${key.keyId}/rotate`, {
+              headers: { ...bearer(token), origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+            })
+          ).status,
+        ).toBe(200);
       });
 
       test("a mixed-case address with a wrong EIP-55 checksum → 400, a correct one is accepted", async (h) => {
@@ -158,7 +221,8 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           const listed = await h.call("GET", "/api/keys", { headers: bearer(token) });
           const views = listed.body.keys.map((k: any) => `${k.keyId} ${k.budgetLimit}`).sort();
           expect(views).toEqual([`${first.body.keyId} 1000000`, `${second.body.keyId} 1000000`].sort());
-          for (const key of [first.body, second.body]) expect((await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: bearer(token) })).body.events).toHaveLength(1);
+          for (const key of [first.body, second.body])
+            expect((await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: bearer(token) })).body.events).toHaveLength(1);
           // Keys renaming themselves share one window per owner, apart from the owner's: the owner's does not stop them,
           // and together they are held to the same limit (4 renames over two keys, then 429).
           const rename = (key: any, name: string) => h.call("PATCH", `/api/keys/${key.keyId}`, { headers: bearer(key.token), json: { name } });
@@ -172,7 +236,10 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           refused(await rename(first.body, "e"), 429, "rate_limited");
           // Another wallet, and the host app's server with the internal secret, are not affected.
           await h.createKey((await h.signIn(attacker)).token);
-          const bySecret = await h.call("POST", "/api/keys", { headers: { ...header(victim.address), "x-internal-secret": SECRET }, json: { ...KEY, expiresAt: h.clock.now() + DAY } });
+          const bySecret = await h.call("POST", "/api/keys", {
+            headers: { ...header(victim.address), "x-internal-secret": SECRET },
+            json: { ...KEY, expiresAt: h.clock.now() + DAY },
+          });
           expect([bySecret.status, remaining(bySecret)]).toEqual([201, null]);
           h.clock.advance(60_000);
           expect((await create()).status).toBe(201);
@@ -193,7 +260,14 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           refused(over, 429, "rate_limited");
           expect(over.headers.get("retry-after")).toBe("60");
           // Another client is not affected.
-          refused(await h.call("POST", "/api/dispenser/claim", { headers: { "x-forwarded-for": "198.51.100.1" }, json: { address: `0x${"5".padStart(40, "0")}`, chainId: CHAIN } }), 503, "not_configured");
+          refused(
+            await h.call("POST", "/api/dispenser/claim", {
+              headers: { "x-forwarded-for": "198.51.100.1" },
+              json: { address: `0x${"5".padStart(40, "0")}`, chainId: CHAIN },
+            }),
+            503,
+            "not_configured",
+          );
         },
         { trustedProxies: 1, rateLimits: { perIp: { dispenser: 3 } } },
       );
@@ -227,7 +301,10 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       });
 
       test("the internal secret acts for the wallet it names", async (h) => {
-        const r = await h.call("POST", "/api/keys", { headers: { ...header(victim.address), "x-internal-secret": SECRET }, json: { ...KEY, expiresAt: h.clock.now() + DAY } });
+        const r = await h.call("POST", "/api/keys", {
+          headers: { ...header(victim.address), "x-internal-secret": SECRET },
+          json: { ...KEY, expiresAt: h.clock.now() + DAY },
+        });
         expect(r.status, JSON.stringify(r.body)).toBe(201);
       });
 
@@ -244,7 +321,14 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
         async (h) => {
           const r = await h.call("POST", "/api/keys", { headers: { "x-app-user": "alice" }, json: { ...KEY, expiresAt: h.clock.now() + DAY } });
           expect(r.status, JSON.stringify(r.body)).toBe(201);
-          refused(await h.call("POST", "/api/keys", { headers: { "x-app-user": "alice", ...header(attacker.address) }, json: { ...KEY, expiresAt: h.clock.now() + DAY } }), 403, "forbidden");
+          refused(
+            await h.call("POST", "/api/keys", {
+              headers: { "x-app-user": "alice", ...header(attacker.address) },
+              json: { ...KEY, expiresAt: h.clock.now() + DAY },
+            }),
+            403,
+            "forbidden",
+          );
           refused(await h.call("GET", "/api/keys", { headers: { "x-app-user": "mallory" } }), 401, "authentication_required");
         },
         { authenticateWallet: (request) => (request.headers["x-app-user"] === "alice" ? victim.account.address : null) },

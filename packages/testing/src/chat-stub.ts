@@ -7,7 +7,9 @@
  * the usage chunk when asked), `nousage` (the same without usage), `fail500` (HTTP 500 before any
  * byte), `midfail` (streams two words, then the connection breaks), `errevent` (two words, then an
  * `error` event), `stall-<n>` (streams n words, then sends nothing more until the client leaves),
- * `slow-<ms>` (answers `ok` after ms), `tool` (a tool call to the first tool).
+ * `slow-<ms>` (answers `ok` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
+ * (streams `ok` with ms between words and reports {@link TRICKLE_USAGE}, as a reasoning model
+ * whose hidden tokens show only in the usage).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,6 +18,9 @@ import type { AddressInfo } from "node:net";
 export const STUB_WORDS = ["Hello", " from", " the", " stub", " upstream", " at", " your", " service", "."];
 /** The usage the stub reports: fixed, so a test can price it exactly. */
 export const STUB_USAGE = { prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 };
+
+/** The usage a `trickle-<ms>` stream reports: far more completion tokens than its words (hidden reasoning). */
+export const TRICKLE_USAGE = { prompt_tokens: 21, completion_tokens: 809, total_tokens: 830, completion_tokens_details: { reasoning_tokens: 800 } };
 
 /** A running stub. */
 export interface ChatStub {
@@ -57,14 +62,28 @@ export async function startChatStub(): Promise<ChatStub> {
       const message = tool
         ? { role: "assistant", content: null, tool_calls: [{ id: "call_stub", type: "function", function: { name: tool, arguments: '{"city":"Paris"}' } }] }
         : { role: "assistant", content: STUB_WORDS.join("") };
-      const completion = { id: "chatcmpl-stub", object: "chat.completion", created: 1_700_000_000, model: body.model, choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop" }] };
+      const completion = {
+        id: "chatcmpl-stub",
+        object: "chat.completion",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop" }],
+      };
       return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(usage ? { ...completion, usage: STUB_USAGE } : completion));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write(chunk(delta({ role: "assistant", content: "" })));
     const stall = mode.startsWith("stall-") ? Number(mode.slice(6)) : undefined;
+    const trickle = mode.startsWith("trickle-") ? Number(mode.slice(8)) : undefined;
     const words = mode === "midfail" || mode === "errevent" ? STUB_WORDS.slice(0, 2) : stall !== undefined ? STUB_WORDS.slice(0, stall) : STUB_WORDS;
-    if (tool) res.write(chunk(delta({ tool_calls: [{ index: 0, id: "call_stub", type: "function", function: { name: tool, arguments: '{"city":"Paris"}' } }] })));
+    if (tool)
+      res.write(chunk(delta({ tool_calls: [{ index: 0, id: "call_stub", type: "function", function: { name: tool, arguments: '{"city":"Paris"}' } }] })));
+    else if (trickle !== undefined)
+      for (const w of words) {
+        if (res.destroyed) return;
+        res.write(chunk(delta({ content: w })));
+        await new Promise((r) => setTimeout(r, trickle));
+      }
     else for (const w of words) res.write(chunk(delta({ content: w })));
     if (mode === "midfail") return void setTimeout(() => res.destroy(), 20);
     if (mode === "errevent") return void res.end(`data: ${JSON.stringify({ error: { message: "stub failed mid-stream", type: "server_error" } })}\n\n`);
@@ -74,7 +93,7 @@ export async function startChatStub(): Promise<ChatStub> {
     }
     res.write(chunk(delta({}, tool ? "tool_calls" : "stop")));
     const asked = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    if (usage && asked) res.write(chunk([], { usage: STUB_USAGE }));
+    if (usage && asked) res.write(chunk([], { usage: trickle === undefined ? STUB_USAGE : TRICKLE_USAGE }));
     res.end("data: [DONE]\n\n");
   }
 

@@ -6,6 +6,8 @@ import { headerReceipt } from "./gateway-suite-media-helpers.js";
 
 /** The chat model the suites bill (priced high enough that every token shows in atoms). */
 export const CHAT_MODEL = "gpt-4o";
+/** A chat model whose card takes `reasoning_effort`: it thinks in tokens it never streams. */
+export const REASONING_MODEL = "o4-mini";
 export const HELLO = [{ role: "user", content: "Say hello to the metered world." }];
 
 /** POST /v1/chat/completions through `gateway.fetch`. */
@@ -26,7 +28,13 @@ export async function readEvents(res: Response): Promise<string[]> {
   return text
     .split("\n\n")
     .filter((f) => f.trim() !== "")
-    .map((f) => f.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n"));
+    .map((f) =>
+      f
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("\n"),
+    );
 }
 
 /** The receipt chunk of a stream (the event before `[DONE]`, or the one before an error). */
@@ -39,7 +47,12 @@ export function streamReceipt(events: string[]): any {
 }
 
 /** What `POST /api/payments/meter/model` prices a usage at: the exact amount a receipt must show. */
-export async function meterChat(h: Harness, usage: { promptTokens: number; completionTokens: number }, model = CHAT_MODEL, provider = "openai"): Promise<string> {
+export async function meterChat(
+  h: Harness,
+  usage: { promptTokens: number; completionTokens: number },
+  model = CHAT_MODEL,
+  provider = "openai",
+): Promise<string> {
   const r = await h.call("POST", "/api/payments/meter/model", { body: { modelId: model, provider, modality: "text", usage } });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.finalAmountWei;

@@ -7,10 +7,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";
-import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
+import { startChatStub, STUB_USAGE, STUB_WORDS, TRICKLE_USAGE, type ChatStub } from "./chat-stub.js";
 import { bearer, expectError, UNKNOWN_TOKEN, withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 import { expectUncharged, richKey } from "./gateway-suite-media-helpers.js";
-import { bodyReceipt, CHAT_MODEL, HELLO, meterChat, postChat, promptCount, readEvents, settledKey, spent, streamReceipt, textCount } from "./gateway-suite-chat-helpers.js";
+import {
+  bodyReceipt,
+  CHAT_MODEL,
+  REASONING_MODEL,
+  HELLO,
+  meterChat,
+  postChat,
+  promptCount,
+  readEvents,
+  settledKey,
+  spent,
+  streamReceipt,
+  textCount,
+} from "./gateway-suite-chat-helpers.js";
 import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
 
 const STUB_TEXT = STUB_WORDS.join("");
@@ -33,7 +46,16 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       async (h) => {
         const key = await richKey(h);
         const tools = [{ type: "function", function: { name: "weather", parameters: { type: "object", properties: {} } } }];
-        const sent = { model: CHAT_MODEL, provider: "openai", messages: HELLO, temperature: 0.3, tools, response_format: { type: "text" }, user: "u-1", seed: 7 };
+        const sent = {
+          model: CHAT_MODEL,
+          provider: "openai",
+          messages: HELLO,
+          temperature: 0.3,
+          tools,
+          response_format: { type: "text" },
+          user: "u-1",
+          seed: 7,
+        };
         const res = await postChat(h, sent, { token: key.token });
         const body = await res.json();
         expect(res.status, JSON.stringify(body)).toBe(200);
@@ -46,7 +68,17 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         expect([res.headers.get("x-output-cap"), res.headers.get("x-output-cap-reason")]).toEqual(["16384", "model"]);
         // The upstream got every field the gateway does not own, untouched, and the output cap.
         const got = stub.bodies.at(-1)!;
-        expect(got).toEqual({ model: CHAT_MODEL, messages: HELLO, temperature: 0.3, tools, response_format: { type: "text" }, user: "u-1", seed: 7, max_completion_tokens: 16384, stream: false });
+        expect(got).toEqual({
+          model: CHAT_MODEL,
+          messages: HELLO,
+          temperature: 0.3,
+          tools,
+          response_format: { type: "text" },
+          user: "u-1",
+          seed: 7,
+          max_completion_tokens: 16384,
+          stream: false,
+        });
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
       },
       () => upstream("ok"),
@@ -135,25 +167,61 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       );
     }
 
+    /** Reads `events` events of a streamed answer of `model`, then leaves. */
+    const leaveAfter = async (h: Harness, token: string, events: number, model = CHAT_MODEL) => {
+      const abort = new AbortController();
+      const res = await postChat(h, { model, messages: HELLO, stream: true }, { token, signal: abort.signal });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while ((text.match(/\n\n/g) ?? []).length < events) text += decoder.decode((await reader.read()).value!, { stream: true });
+      abort.abort();
+      await reader.cancel().catch(() => undefined);
+    };
+
     test(
       "a client that leaves after 4 words pays the prompt and exactly those 4 words; the upstream request is cancelled",
       async (h) => {
         const key = await richKey(h);
-        const abort = new AbortController();
-        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token, signal: abort.signal });
-        const reader = res.body!.getReader();
-        const decoder = new TextDecoder();
-        let text = "";
-        while ((text.match(/\n\n/g) ?? []).length < 5) text += decoder.decode((await reader.read()).value!, { stream: true });
         const closed = stub.closedStalls();
-        abort.abort();
-        await reader.cancel().catch(() => undefined);
+        await leaveAfter(h, key.token, 5);
         await closed;
         const s = await settledKey(h, key);
         const delivered = STUB_WORDS.slice(0, 4).join("");
-        expect(s).toEqual({ used: await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }), reserved: "0" });
+        expect(s).toEqual({
+          used: await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }),
+          reserved: "0",
+        });
       },
       () => upstream("stall-4"),
+    );
+
+    test(
+      "a reasoning model (hidden thinking tokens) whose client leaves after 4 words: the gateway reads on without relaying, and the key pays the upstream's whole usage",
+      async (h) => {
+        const key = await richKey(h);
+        await leaveAfter(h, key.token, 5, REASONING_MODEL);
+        // The words seen are not the cost: the usage counts the thinking the stream never showed.
+        expect(await settledKey(h, key)).toEqual({
+          used: await meterChat(h, { promptTokens: 21, completionTokens: TRICKLE_USAGE.completion_tokens }, REASONING_MODEL),
+          reserved: "0",
+        });
+      },
+      () => upstream("trickle-25"),
+    );
+
+    test(
+      "a reasoning model whose upstream stalls after the client left: the prompt and the 4 words once the upstream's idle deadline ends the read",
+      async (h) => {
+        const key = await richKey(h);
+        const closed = stub.closedStalls();
+        await leaveAfter(h, key.token, 5, REASONING_MODEL);
+        await closed;
+        const delivered = STUB_WORDS.slice(0, 4).join("");
+        const used = await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }, REASONING_MODEL);
+        expect(await settledKey(h, key)).toEqual({ used, reserved: "0" });
+      },
+      () => upstream("stall-4", 300),
     );
 
     test(
@@ -205,9 +273,14 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       const body = await plain.json();
       expect(body.choices[0].message.content).toBe("This is the local provider answering offline. You wrote: hello <|endoftext|> there");
       expect(body.usage.prompt_tokens).toBe(await promptCount(messages));
-      expect(bodyReceipt(plain, body).finalAmountWei).toBe(await meterChat(h, { promptTokens: body.usage.prompt_tokens, completionTokens: body.usage.completion_tokens }));
+      expect(bodyReceipt(plain, body).finalAmountWei).toBe(
+        await meterChat(h, { promptTokens: body.usage.prompt_tokens, completionTokens: body.usage.completion_tokens }),
+      );
       const events = await readEvents(await postChat(h, { model: CHAT_MODEL, messages, stream: true, max_completion_tokens: 5 }, { token: key.token }));
-      const words = events.slice(0, -2).map((e) => JSON.parse(e).choices[0]?.delta.content ?? "").join("");
+      const words = events
+        .slice(0, -2)
+        .map((e) => JSON.parse(e).choices[0]?.delta.content ?? "")
+        .join("");
       expect(words).toBe("This is the local provider");
       expect(JSON.parse(events.at(-3)!).choices[0].finish_reason).toBe("length");
       streamReceipt(events);
@@ -223,7 +296,12 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         h.clock.advance(20 * 60_000); // past the 15-minute default, mid-stream
         let text = "";
         for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
-        const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
+        const receipt = streamReceipt(
+          text
+            .split("\n\n")
+            .filter((f) => f.startsWith("data: "))
+            .map((f) => f.slice(6)),
+        );
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
       },
       () => ({ media: { providers: { local: { type: "local", chatChunkDelayMs: 2 } } } }),
@@ -248,7 +326,12 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         for (const r of refused) expectError(r, 403, "forbidden", "paymentIntentId");
         let text = "";
         for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
-        const receipt = streamReceipt(text.split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => f.slice(6)));
+        const receipt = streamReceipt(
+          text
+            .split("\n\n")
+            .filter((f) => f.startsWith("data: "))
+            .map((f) => f.slice(6)),
+        );
         expect(receipt.paymentIntentId).toBe(intentId);
         expect(BigInt(receipt.finalAmountWei)).toBeGreaterThan(0n);
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
@@ -281,6 +364,10 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       await expectUncharged(h, key);
     });
 
-    runChatBudgetSuite(test, () => upstream("ok"), () => stub);
+    runChatBudgetSuite(
+      test,
+      () => upstream("ok"),
+      () => stub,
+    );
   });
 }

@@ -263,8 +263,12 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       expectError(await submit(h, key.token, { ...SORA, model: "no-such-video" }), 404, "model_not_found");
       expectError(await submit(h, undefined, { ...SORA, model: "no-such-video" }), 404, "model_not_found");
       expectError(await submit(h, key.token, { ...SORA, model: "tts-1" }), 400, "invalid_request", "model");
-      // The provider refuses 61 s after the reservation was made: it is released.
+      // A length the model does not render is refused before anything is reserved: billing 1 s for
+      // a clip the upstream renders at its default of 8 would be a short bill.
+      const off = expectError(await submit(h, key.token, { ...SORA, seconds: 5 }), 400, "invalid_request", "seconds");
+      expect(off.message).toContain("sora-2 renders clips of 4, 8, 12 seconds");
       expectError(await submit(h, key.token, { ...SORA, seconds: 61 }), 400, "invalid_request", "seconds");
+      expectError(await submit(h, key.token, { ...SORA, model: "veo-3.0-generate-001", seconds: 1 }), 400, "invalid_request", "seconds");
       await expectUncharged(h, key);
       const poor = await h.createKey({ budgetLimit: "400000" });
       expectError(await submit(h, poor.token), 402, "budget_exhausted");

@@ -17,7 +17,7 @@ export { runAgentRouteSuite } from "./gateway-suite-agents.js";
 export { runMediaRouteSuite } from "./gateway-suite-media.js";
 export { runChatRouteSuite } from "./gateway-suite-chat.js";
 export { runGovernanceRouteSuite } from "./gateway-suite-governance.js";
-export { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "./chat-stub.js";
+export { startChatStub, STUB_USAGE, STUB_WORDS, TRICKLE_USAGE, type ChatStub } from "./chat-stub.js";
 export { runVideoRouteSuite } from "./gateway-suite-video.js";
 export { withGateway, type GatewaySuiteOptions, type Harness } from "./gateway-suite-fixtures.js";
 export { connectDirect, runCatalogRouteSuite, type Connect, type TestClient } from "./catalog-route-suite.js";

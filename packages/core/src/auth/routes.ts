@@ -9,18 +9,9 @@ import { addressSchema, chainIdInput } from "../http/schemas.js";
 import type { GatewayRequest } from "../http/types.js";
 import { sessionTokenOf } from "../http/wallet-proof.js";
 import { signInDomains } from "./domains.js";
+import { requestHost } from "../http/headers.js";
 import type { SessionRecord } from "../store/auth-types.js";
 
-/**
- * The host a request reached, a SIWE domain a wallet may sign for when `auth.domains` is not set
- * and it is a loopback host (auth/domains.ts):
- * the forwarded host behind trusted proxies, else `Host`, else the origin's host. (Next.js hands
- * the adapter a URL naming localhost whatever the browser used, so the header comes first.)
- */
-function requestHost(request: GatewayRequest, trustedProxies: number): string | undefined {
-  const forwarded = trustedProxies > 0 ? request.headers["x-forwarded-host"]?.split(",")[0]?.trim() : undefined;
-  return forwarded || request.headers.host || (request.origin ? new URL(request.origin).host : undefined);
-}
 
 /** The `Set-Cookie` value of a session token (an empty token with max age 0 clears the cookie). */
 function sessionCookie(gateway: GatewayContext, request: GatewayRequest, token: string, maxAgeSeconds: number): string {

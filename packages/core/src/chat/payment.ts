@@ -6,9 +6,12 @@
  * - Service key: reserve the quote, or — when the key cannot afford it but affords the prompt and
  *   one output token per choice — everything the key has left, with the output cap lowered to what
  *   that buys. Settle the metered usage (never above the reservation); release on failure.
- * - x402 (`exact`): the client signs the quote. The signed amount moves once the upstream answered;
- *   a failure before the first byte, or an upstream failure mid-stream, releases the payment. A
- *   client that leaves mid-stream pays the signed amount (`exact` cannot move less).
+ * - x402 (`exact`): the client signs the quote. Not streamed, the signed amount moves once the
+ *   upstream answered; a failure before that releases the payment. Streamed, it moves before the
+ *   first event is relayed ({@link ChatPayment.commit}): a payment that cannot be collected then
+ *   (an authorization that lapsed, a balance moved away, a cancelled authorization) gets no
+ *   answer. A failure before the first event releases it; after, the signed amount stays paid
+ *   (`exact` moves all or nothing).
  */
 import type { CapabilityDeps } from "../capability.js";
 import type { ModelCard } from "../catalog/card.js";
@@ -39,6 +42,8 @@ export interface ChatPayment {
   settleCut(delivered: Priced, cause: CutCause): Promise<Receipt | undefined>;
   /** Releases the payment; nothing is charged. */
   release(cause: CutCause): Promise<void>;
+  /** x402 streams: collects the payment before the first event is relayed (throws when it cannot be). */
+  readonly commit?: (() => Promise<void>) | undefined;
 }
 
 /** Opens the payment of a chat call, or returns the answer to send instead (402). */
@@ -96,10 +101,13 @@ export async function openChatPayment(
     const verified = await billing.verify(request, requestId, offer, credential.header);
     if (verified.kind === "respond") return verified;
     const payment = verified.payment;
+    let paid: { receipt: Receipt; header: string } | undefined;
     const finish = async () => {
+      if (paid) return paid;
       const settled = await x402.settle(payment);
       billing.charged(from, card, quote.quote.finalAmount, "x402");
-      return { receipt: makeReceipt(deps.ids.next("rcpt"), subjectOf(card), quote.quote, x402Settlement(settled.response)), header: settled.header };
+      paid = { receipt: makeReceipt(deps.ids.next("rcpt"), subjectOf(card), quote.quote, x402Settlement(settled.response)), header: settled.header };
+      return paid;
     };
     return {
       kind: "open",
@@ -112,11 +120,14 @@ export async function openChatPayment(
           return { receipt, headers: { "payment-response": header } };
         },
         async settleCut(_delivered, cause) {
-          if (cause === "client_disconnected") return (await finish()).receipt;
+          if (paid || cause === "client_disconnected") return (await finish()).receipt;
           await x402.release(payment);
           return undefined;
         },
-        release: () => x402.release(payment),
+        release: async () => {
+          if (!paid) await x402.release(payment);
+        },
+        ...(stream ? { commit: async () => void (await finish()) } : {}),
       },
     };
   }

@@ -10,6 +10,7 @@ import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import type { Priced } from "../metering/pricing.js";
 import { countPrompt, promptBound, type TokenCounter } from "../metering/tokens.js";
+import type { ChatUsage } from "../providers/types.js";
 
 /** Output cap used when neither the request nor the card gives one. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -50,7 +51,11 @@ export function cardMaxOutput(card: ModelCard): number | undefined {
 }
 
 /** Prices a chat usage on a card. */
-export function priceChat(card: ModelCard, usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }, feeBps: number): Priced {
+export function priceChat(
+  card: ModelCard,
+  usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined },
+  feeBps: number,
+): Priced {
   const cached = Math.min(usage.cachedInputTokens ?? 0, usage.promptTokens);
   return priceUsage(
     card,
@@ -98,3 +103,24 @@ export function affordableCap(card: ModelCard, quote: ChatQuote, reserved: bigin
   }
   return low;
 }
+
+/**
+ * The usage a chat call is billed on: the upstream's when it reports one, else the prompt and the
+ * output as counted. A count the upstream reports as 0 where the gateway saw tokens (some
+ * self-hosted servers report zeros) is replaced by the gateway's count, so a call is never billed
+ * below what it visibly used.
+ */
+export function billedUsage(reported: ChatUsage | undefined, promptTokens: number, outputTokens: () => number): ChatUsage {
+  if (!reported) return { promptTokens, completionTokens: outputTokens() };
+  if (reported.promptTokens > 0 && reported.completionTokens > 0) return reported;
+  const completionTokens = reported.completionTokens > 0 ? reported.completionTokens : outputTokens();
+  return Object.assign({}, reported, { promptTokens: reported.promptTokens > 0 ? reported.promptTokens : promptTokens, completionTokens });
+}
+
+/**
+ * Whether the model may think in tokens it never streams (its card takes `reasoning_effort` or
+ * `thinking_budget`): they are billed by the upstream but show only in the final usage, so a
+ * stream its client leaves is read on to that usage (relay.ts) instead of being cut.
+ */
+export const hidesReasoning = (card: ModelCard): boolean =>
+  card.params !== undefined && ("reasoning_effort" in card.params || "thinking_budget" in card.params);

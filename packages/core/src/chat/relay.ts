@@ -5,8 +5,14 @@
  *
  * - finished: the upstream's usage (its usage-only chunk is dropped unless the client asked for it
  *   with `stream_options.include_usage`); without one, the counted prompt and output;
- * - the client left, or the upstream failed, after at least one event was relayed: the counted
- *   prompt plus the output relayed so far (see ChatPayment.settleCut for x402);
+ * - the client left after at least one event was relayed: the upstream request is cancelled and
+ *   the counted prompt plus the output relayed so far is billed; but a key's call on a model that
+ *   thinks in tokens it never streams (`keepUpstream`) reads the upstream on to its end, without
+ *   relaying, and pays its usage, hidden reasoning included (without a usage: the prompt and all
+ *   the output it sent, counted). An x402 call paid before its first event was relayed
+ *   (ChatPayment.commit);
+ * - the upstream failed after at least one event was relayed: the counted prompt plus the output
+ *   relayed so far (see ChatPayment.settleCut for x402);
  * - nothing relayed yet: the payment is released.
  *
  * The receipt travels as one more `chat.completion.chunk` with `choices: []` and a `receipt`
@@ -20,6 +26,7 @@ import type { TokenCounter } from "../metering/tokens.js";
 import type { Receipt } from "../media/receipt.js";
 import type { ChatStreamChunk, ChatUsage } from "../providers/types.js";
 import type { ChatPayment, CutCause } from "./payment.js";
+import { billedUsage } from "./quote.js";
 
 /** What {@link relayChat} needs. */
 export interface RelayInput {
@@ -30,10 +37,18 @@ export interface RelayInput {
   readonly price: (usage: ChatUsage) => Priced;
   /** The prompt as counted, billed when the upstream reports no usage. */
   readonly promptTokens: number;
+  /** The most output the call may cost (the cap times the choices): reading past it after the client left stops. */
+  readonly outputLimit: number;
   /** The client asked for the usage chunk. */
   readonly includeUsage: boolean;
   /** The client's request signal (aborted when it goes away). */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Given when a key pays for a model with hidden reasoning; called once the first event is about
+   * to be relayed: from then on the client going away must not cut the upstream request (its usage
+   * is still to come). See {@link linkedAbort}.
+   */
+  readonly keepUpstream?: (() => void) | undefined;
   readonly model: string;
   readonly requestId: string;
 }
@@ -43,45 +58,92 @@ export function receiptFrame(receipt: Receipt, model: string): SseFrame {
   return sseFrame({ data: { id: receipt.id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model, choices: [], receipt } });
 }
 
+/**
+ * An abort signal for the upstream request that follows `client` until `detach()` is called:
+ * before the first byte a client that leaves cancels the upstream; after it, a key's call reads on.
+ */
+export function linkedAbort(client: AbortSignal | undefined): { signal: AbortSignal; detach(): void } {
+  const controller = new AbortController();
+  if (!client) return { signal: controller.signal, detach() {} };
+  const follow = () => controller.abort(client.reason);
+  if (client.aborted) follow();
+  else client.addEventListener("abort", follow, { once: true });
+  return { signal: controller.signal, detach: () => client.removeEventListener("abort", follow) };
+}
+
 /** Relays a chat stream and bills it when it ends. */
 export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   const { payment, counter } = input;
+  const upstream = input.chunks[Symbol.asyncIterator]();
   let output = "";
   let usage: ChatUsage | undefined;
   let relayed = 0;
   let billed = false;
   let failure: unknown;
-  const delivered = () => input.price({ promptTokens: input.promptTokens, completionTokens: counter.count(output) });
-  /** Bills a call cut short: what was relayed, or nothing when nothing was. */
+  let ended = false;
+  const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: counter.count(output) });
+  /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
+  const reported = () => input.price(billedUsage(usage, input.promptTokens, () => counter.count(output)));
+  /** Reads the rest of the upstream without relaying it, for its usage; stops past the output limit. */
+  const drain = async () => {
+    let tokens = counter.count(output);
+    try {
+      while (!ended && tokens <= input.outputLimit) {
+        const step = await upstream.next();
+        if (step.done) break;
+        if (step.value.usage) usage = step.value.usage;
+        output += step.value.outputText;
+        tokens += counter.count(step.value.outputText);
+      }
+    } catch {
+      // The upstream failed or timed out while nobody was listening: bill what it sent.
+    } finally {
+      if (!ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
+    }
+  };
+  /** Bills a call cut short: what was relayed (a key whose client left: all the upstream made), or nothing when nothing was. */
   const cut = async (cause: CutCause): Promise<Receipt | undefined> => {
     billed = true;
-    if (relayed > 0) return payment.settleCut(delivered(), cause);
-    await payment.release(cause);
-    return undefined;
+    const drains = relayed > 0 && cause === "client_disconnected" && input.keepUpstream !== undefined;
+    if (drains) await drain();
+    else if (!ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
+    if (relayed === 0) {
+      await payment.release(cause);
+      return undefined;
+    }
+    return payment.settleCut(drains ? reported() : counted(), cause);
   };
   try {
-    let finished = false;
     try {
-      for await (const chunk of input.chunks) {
+      for (;;) {
+        const step = await upstream.next();
+        if (step.done) break;
+        const chunk = step.value;
         if (chunk.usage) usage = chunk.usage;
         if (chunk.empty && chunk.usage && !input.includeUsage) continue;
+        if (relayed === 0) {
+          // x402 pays here, before anything is relayed; a key's upstream outlives its client from here.
+          await payment.commit?.();
+          input.keepUpstream?.();
+        }
         output += chunk.outputText;
         relayed += 1;
         yield `data: ${chunk.data}\n\n`;
       }
-      finished = true;
+      ended = true;
     } catch (error) {
       failure = error;
+      ended = true;
     }
-    if (finished) {
+    if (failure === undefined) {
       billed = true;
-      const { receipt } = await payment.settle(usage ? input.price(usage) : delivered());
+      const { receipt } = await payment.settle(reported());
       yield receiptFrame(receipt, input.model);
       yield "data: [DONE]\n\n";
       return;
     }
     if (input.signal?.aborted) return;
-    // The upstream failed mid-stream: bill what was relayed, then tell the client.
+    // The upstream failed mid-stream (or an x402 payment could not be collected before the first event): bill what was relayed, then tell the client.
     const receipt = await cut("upstream_failed");
     if (receipt) yield receiptFrame(receipt, input.model);
     const error = failure instanceof GatewayError ? failure : new GatewayError("upstream_error", "The upstream stream failed.", { cause: failure });

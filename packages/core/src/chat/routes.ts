@@ -14,8 +14,8 @@ import { modelFields } from "../media/inputs.js";
 import { receiptHeader } from "../media/receipt.js";
 import { appendMember } from "../providers/pass-through.js";
 import { openChatPayment } from "./payment.js";
-import { priceChat, quoteChat } from "./quote.js";
-import { relayChat } from "./relay.js";
+import { billedUsage, hidesReasoning, priceChat, quoteChat } from "./quote.js";
+import { linkedAbort, relayChat } from "./relay.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
@@ -74,7 +74,10 @@ export function chatRoutes(): AnyRoute[] {
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;
         const payment = opened.payment;
-        const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(request.signal ? { signal: request.signal } : {}) };
+        // A stream's upstream request follows the client; a key's call on a model with hidden reasoning reads on to the usage once an event was relayed (relay.ts).
+        const link = stream ? linkedAbort(request.signal) : undefined;
+        const signal = link ? link.signal : request.signal;
+        const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(signal ? { signal } : {}) };
         const price = (usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }) => priceChat(card, usage, fee);
 
         let started;
@@ -87,7 +90,7 @@ export function chatRoutes(): AnyRoute[] {
           throw error;
         }
         if ("raw" in started) {
-          const usage = started.usage ?? { promptTokens: quote.promptTokens, completionTokens: counter.count(started.outputText) };
+          const usage = billedUsage(started.usage, quote.promptTokens, () => counter.count(started.outputText));
           const { receipt, headers } = await payment.settle(price(usage));
           const receiptJson = JSON.stringify(receipt);
           return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
@@ -100,8 +103,10 @@ export function chatRoutes(): AnyRoute[] {
           counter,
           price,
           promptTokens: quote.promptTokens,
+          outputLimit: payment.outputCap * quote.choices,
           includeUsage: body.stream_options?.include_usage === true,
           signal: request.signal,
+          keepUpstream: auth.kind === "key" && hidesReasoning(card) ? link?.detach : undefined,
           model: card.modelId,
           requestId,
         });

@@ -1,19 +1,20 @@
 /**
  * Chat completions paid with x402 v2 (`exact`) on a real anvil chain, by the official client
  * packages (`@x402/fetch` + `@x402/evm`): the challenge prices the quote (prompt bound + output
- * cap), the signed amount moves once the answer is complete — streamed or not — and an upstream
- * that fails before answering moves nothing.
+ * cap), the signed amount moves once the answer is complete (streamed: before its first event is
+ * relayed), and an upstream that fails before answering moves nothing.
  */
 import { x402Client } from "@x402/core/client";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "../gateway.js";
 import type { Gateway } from "../gateway-types.js";
 import type { GatewayServices } from "../services.js";
-import { startChatStub, type ChatStub } from "@tollgate/testing";
-import { startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { mintUsdc, startChatStub, type ChatStub } from "@tollgate/testing";
+import { FUNDS, startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { createPublicClient, createWalletClient, erc20Abi, http } from "viem";
 import { countPrompt, promptBound, tokenCounter } from "../metering/tokens.js";
 import { priceChat } from "./quote.js";
 
@@ -87,6 +88,32 @@ describe("chat completions paid with x402 (exact)", () => {
     expect(receipt.settlement).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x/) });
     const after = await env.balances();
     expect(after.payTo - before.payTo).toBe(BigInt(receipt.finalAmountWei));
+  });
+
+  it("streamed: the payment is collected before the first event is relayed; one that cannot be collected then gets no content", async () => {
+    // The upstream answers after 1.5 s; meanwhile the payer moves its USDC away (as it could
+    // cancel the authorization, or let a short one lapse): the signed amount can no longer move.
+    const slow = make(`${stub.url}/slow-1500`);
+    const wallet = createWalletClient({ account: privateKeyToAccount(env.payer.privateKey), transport: http(env.node.rpcUrl) });
+    const sink = privateKeyToAccount(generatePrivateKey()).address;
+    try {
+      const before = await env.balances();
+      const seen = stub.bodies.length;
+      const pending = payingFetch(slow)("http://gw.test/v1/chat/completions", request({ stream: true }));
+      while (stub.bodies.length === seen) await new Promise((r) => setTimeout(r, 20));
+      const moved = await wallet.writeContract({ chain: null, address: env.usdc, abi: erc20Abi, functionName: "transfer", args: [sink, before.payer] });
+      await createPublicClient({ transport: http(env.node.rpcUrl) }).waitForTransactionReceipt({ hash: moved });
+      const res = await pending;
+      const events = (await res.text()).split("\n\n").filter(Boolean).map((f) => JSON.parse(f.slice("data: ".length)));
+      // No chunk of the answer, no receipt: only the error.
+      expect(events).toHaveLength(1);
+      expect(events[0].error).toMatchObject({ code: "upstream_error" });
+      expect(events[0].error.message).toContain("x402 settlement");
+      expect((await env.balances()).payTo).toBe(before.payTo);
+    } finally {
+      await slow.close();
+      await mintUsdc(env.node, env.usdc, env.payer.address, FUNDS);
+    }
   });
 
   it("an upstream that fails before answering: 502, and nothing moves", async () => {

@@ -27,3 +27,15 @@ export function idempotencyKeyHeader(req: GatewayRequest): string | undefined {
   if (value.length < 1 || value.length > 255) throw invalidRequest("x-idempotency-key must be 1..255 characters", "x-idempotency-key");
   return value;
 }
+
+/**
+ * The host a request reached: the forwarded host behind trusted proxies, else `Host`, else the
+ * request URL's host. (Next.js hands the adapter a URL naming localhost whatever the browser
+ * used, so the header comes first.) A client can name any host here: it is a SIWE domain only
+ * when loopback (auth/domains.ts), and a same-origin check only when the browser sends no
+ * `Sec-Fetch-Site` (wallet-proof.ts).
+ */
+export function requestHost(request: GatewayRequest, trustedProxies: number): string | undefined {
+  const forwarded = trustedProxies > 0 ? request.headers["x-forwarded-host"]?.split(",")[0]?.trim() : undefined;
+  return forwarded || request.headers.host || (request.origin ? new URL(request.origin).host : undefined);
+}

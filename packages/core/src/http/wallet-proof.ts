@@ -21,7 +21,7 @@ import { bearerToken } from "../keys/token.js";
 import { secretsEqual } from "../secrets.js";
 import type { KeyRecord } from "../store/types.js";
 import type { SessionRecord } from "../store/auth-types.js";
-import { parseAddress } from "./headers.js";
+import { parseAddress, requestHost } from "./headers.js";
 import type { RouteSecurity } from "./route.js";
 import type { GatewayRequest } from "./types.js";
 
@@ -95,10 +95,44 @@ export async function tryProveWallet(request: GatewayRequest, gateway: GatewayCo
   }
 }
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Refuses a request that changes something on the strength of the session cookie alone when a
+ * browser sent it from another site (cross-site request forgery): with `cors.credentials` the
+ * cookie is `SameSite=None`, and `Lax` still rides along from sibling subdomains. Allowed: the
+ * browser's `Sec-Fetch-Site: same-origin` (or `none`), an `Origin` whose host is one users sign in
+ * at (`auth.domains`) or an explicit CORS origin, and, from a browser that sends no
+ * `Sec-Fetch-Site`, an `Origin` naming the request's own host. A request without `Origin` and
+ * `Sec-Fetch-Site` is no browser's cross-site request, and passes.
+ * @throws GatewayError 403 `forbidden`.
+ */
+function assertSameSiteCookie(request: GatewayRequest, gateway: GatewayContext): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const site = request.headers["sec-fetch-site"];
+  if (site === "same-origin" || site === "none") return;
+  const origin = request.headers.origin;
+  if (origin === undefined && site === undefined) return;
+  let host: string | undefined;
+  try {
+    host = origin === undefined || origin === "null" ? undefined : new URL(origin).host;
+  } catch {
+    host = undefined;
+  }
+  const trusted = gateway.signIn.configured ?? [];
+  if (host !== undefined && (trusted.includes(host) || gateway.signIn.corsHosts.includes(host))) return;
+  if (host !== undefined && site === undefined && host === requestHost(request, gateway.rateLimits.trustedProxies)) return;
+  throw new GatewayError(
+    "forbidden",
+    `The session cookie does not prove a wallet on a request from ${origin ?? "another site"}: only the gateway's own pages, auth.domains and cors.origins may use it. Send the session as Authorization: Bearer instead.`,
+  );
+}
+
 async function resolveProof(request: GatewayRequest, gateway: GatewayContext, claimed: string | undefined, options: ProveWalletOptions): Promise<ProvenWallet> {
   const policy = gateway.wallets;
   const sessionToken = sessionTokenOf(request, policy.cookieName);
   if (sessionToken !== undefined) {
+    if (request.headers.authorization === undefined) assertSameSiteCookie(request, gateway);
     const session = await gateway.services.auth.sessionFor(sessionToken);
     if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
     return { address: session.address, via: "session", session };

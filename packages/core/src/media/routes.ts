@@ -13,6 +13,7 @@ import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inp
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
+import { loadedTokenCounter } from "../metering/tokens.js";
 
 const imageFields = {
   ...modelFields,
@@ -55,6 +56,16 @@ function method<K extends keyof InferenceProvider>(provider: { name: string; pro
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * The tokens of embedding inputs whose upstream reported 0 (some self-hosted servers do): counted
+ * with the gateway's tokenizer when it is loaded, else the byte bound. Never below 1.
+ */
+function unreportedTokens(inputs: readonly string[], bound: number): number {
+  const counter = loadedTokenCounter();
+  const counted = counter ? inputs.reduce((n, s) => n + counter.count(s), 0) : bound;
+  return Math.max(1, counted);
+}
 
 /** Image generations and edits alike: priced per image by (size, quality), answered in OpenAI's shape. */
 function serveImages(
@@ -243,7 +254,7 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.encoding_format ? { encodingFormat: body.encoding_format } : {}),
                 ...(signal ? { signal } : {}),
               }),
-            meter: (r) => priceUsage(card, { promptTokens: Math.max(1, r.usage.promptTokens) }, undefined, gateway.services.feeBps),
+            meter: (r) => priceUsage(card, { promptTokens: r.usage.promptTokens > 0 ? r.usage.promptTokens : unreportedTokens(inputs, bound) }, undefined, gateway.services.feeBps),
           },
           (r, receipt, headers, receiptJson) =>
             r.raw

@@ -24,16 +24,24 @@ export const MAX_TOKENIZED_CHARS = 256 * 1024;
 const encoder = new TextEncoder();
 
 let loading: Promise<TokenCounter> | undefined;
+let loaded: TokenCounter | undefined;
 
 /** The shared counter, loaded once on first use. */
 export function tokenCounter(): Promise<TokenCounter> {
   loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
     const plain = { disallowedSpecial: new Set<string>() };
-    return {
+    loaded = {
       count: (text: string) => (text.length === 0 ? 0 : text.length > MAX_TOKENIZED_CHARS ? encoder.encode(text).length : m.countTokens(text, plain)),
     };
+    return loaded;
   });
   return loading;
+}
+
+/** The shared counter when {@link tokenCounter} has loaded it, else undefined (and its loading starts). */
+export function loadedTokenCounter(): TokenCounter | undefined {
+  if (!loaded) void tokenCounter();
+  return loaded;
 }
 
 /** Tokens an image part of a message is quoted at (OpenAI's high-detail 2048×768 tile count, rounded up). */

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { priceUsage } from "../metering/usage.js";
 import { pricedSelection } from "../metering/pricing.js";
 import { json } from "../http/respond.js";
+import { invalidRequest } from "../errors.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { servePaid } from "../media/serve.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
@@ -35,15 +36,31 @@ function streamNumber(limits: { def: number; min: number; max: number }) {
     });
 }
 
-/** The clip length a request asks for: `seconds`, else the card's default duration parameter, else 4. */
-function secondsFor(card: ModelCard, asked: number | undefined): number {
-  if (asked !== undefined) return asked;
-  for (const name of ["seconds", "duration", "duration_seconds"]) {
-    const d = card.params?.[name]?.default;
-    const n = typeof d === "number" ? d : typeof d === "string" ? Number.parseFloat(d) : NaN;
-    if (Number.isFinite(n) && n > 0) return n;
+const DURATION_PARAMS = ["seconds", "duration", "duration_seconds"] as const;
+const secondsOf = (v: unknown): number => (typeof v === "number" ? v : typeof v === "string" ? Number.parseFloat(v) : NaN);
+
+/**
+ * The clip length a request asks for and how the card's model names it upstream: `seconds` (one of
+ * the card's duration options, within its bounds), else the card's default, else 4 s. The length
+ * billed is the length rendered: a length the model does not render (sora's 5 s, veo's 1 s) is a
+ * 400 rather than a short bill for the upstream's own default, and the card's duration parameter
+ * (`seconds`, `duration` or `duration_seconds`, in its own format such as `"5s"`) goes upstream.
+ * @throws GatewayError 400 `invalid_request` (`param: "seconds"`).
+ */
+function clipLength(card: ModelCard, asked: number | undefined): { seconds: number; param?: Record<string, string> } {
+  const name = DURATION_PARAMS.find((n) => card.params?.[n] !== undefined);
+  const spec = name === undefined ? undefined : card.params![name]!;
+  if (asked === undefined) {
+    const d = secondsOf(spec?.default);
+    return Number.isFinite(d) && d > 0 ? { seconds: d, param: { [name!]: String(spec!.default) } } : { seconds: 4 };
   }
-  return 4;
+  if (!spec || !name) return { seconds: asked };
+  const option = spec.options?.find((o) => secondsOf(o) === asked);
+  if (spec.options && option === undefined)
+    throw invalidRequest(`${card.modelId} renders clips of ${spec.options.map(secondsOf).join(", ")} seconds; ${asked} is not one of them`, "seconds");
+  if ((spec.minimum !== undefined && asked < spec.minimum) || (spec.maximum !== undefined && asked > spec.maximum))
+    throw invalidRequest(`${card.modelId} renders clips of ${spec.minimum ?? 0} to ${spec.maximum ?? "any"} seconds; ${asked} is outside`, "seconds");
+  return { seconds: asked, param: { [name]: String(option ?? asked) } };
 }
 
 /** The stream's events as SSE frames, then `data: [DONE]` unless the client went away. */
@@ -67,7 +84,8 @@ export function videoRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "video", "generation");
         const upstream = media.upstreams.video(card);
         const image = body.image === undefined ? undefined : decodeFile(body.image, "image");
-        const seconds = secondsFor(card, body.seconds);
+        const clip = clipLength(card, body.seconds);
+        const seconds = clip.seconds;
         const variant: { size?: string; resolution?: string; ratio?: string } = {};
         if (body.size) variant.size = body.size;
         if (body.resolution) variant.resolution = body.resolution;
@@ -89,7 +107,7 @@ export function videoRoutes(): AnyRoute[] {
                 seconds,
                 ...(body.size ? { size: body.size } : {}),
                 // Every param the price depends on goes upstream, defaults included: the clip rendered is the one billed.
-                priced: pricedSelection(card, variant),
+                priced: Object.assign(pricedSelection(card, variant), clip.param),
                 ...(image ? { image: image.data } : {}),
                 ...(signal ? { signal } : {}),
               }),
