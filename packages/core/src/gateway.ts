@@ -43,6 +43,7 @@ import { createUsageService } from "./usage/service.js";
 import { usageRoutes } from "./usage/routes.js";
 import { resolveRateLimits } from "./auth/options.js";
 import { describeSignInPolicy, signInPolicy } from "./auth/domains.js";
+import { tokenCounter } from "./metering/tokens.js";
 import { createSignatureVerifier } from "./chain/signatures.js";
 import { createBodyBudget } from "./http/body-budget.js";
 import { createRateLimiter } from "./http/rate-limit.js";
@@ -151,6 +152,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const rateLimits = resolveRateLimits(o.rateLimits);
   const internalSecret = o.internalSecret ?? o.settlement?.internalSecret;
   const walletMode = o.walletAuth ?? "verified";
+  // Loaded before the first paid call needs it (an embeddings upstream reporting 0 tokens is counted with it).
+  void tokenCounter();
   const signIn = signInPolicy({ domains: o.auth?.domains, corsOrigins: o.cors?.origins, nodeEnv: globalThis.process?.env?.NODE_ENV });
   const ctx: GatewayContext = {
     services,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway, countPrompt, tokenCounter } from "@tollgate/core";
-import { startChatStub, STUB_WORDS, type ChatStub } from "@tollgate/testing";
+import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { serve, type RunningServer } from "./server.js";
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
     store: createSqliteStore({ filename: join(dir, "chat.db") }),
     sweepIntervalMs: 0,
     internalSecret: INTERNAL_SECRET,
-    media: { providers: { stub: { type: "openai-compatible", baseUrl: `${stub.url}/tool`, apiKey: "sk-stub" }, stall: { type: "openai-compatible", baseUrl: `${stub.url}/stall-3`, timeoutMs: 400 } }, routing: { anthropic: "stub", google: "stall" } },
+    media: { providers: { stub: { type: "openai-compatible", baseUrl: `${stub.url}/tool`, apiKey: "sk-stub" }, stall: { type: "openai-compatible", baseUrl: `${stub.url}/stall-3`, timeoutMs: 400 }, slow: { type: "openai-compatible", baseUrl: `${stub.url}/slow-600` } }, routing: { anthropic: "stub", google: "stall", groq: "slow" } },
   });
   running = await serve(gateway, { port: 0 });
   const res = await fetch(`${running.url}/api/keys`, {
@@ -135,6 +135,32 @@ describe("the OpenAI SDK: chat completions", () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     await expectPaid({ finalAmountWei: expected, subject: "google:gemini-2.5-pro", paymentIntentId: "" });
+  });
+
+  it("a reasoning model whose client hangs up before the first byte: the upstream still answers, and the key pays its usage", async () => {
+    // gpt-oss thinks in tokens it never streams (its card takes reasoning_effort); the stub answers after 600 ms.
+    const model = "openai/gpt-oss-20b";
+    const abort = new AbortController();
+    const call = fetch(`${running.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key.token}` },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "think first" }], stream: true }),
+      signal: abort.signal,
+    });
+    setTimeout(() => abort.abort(), 200);
+    await call.catch(() => undefined);
+    let view = { budgetUsed: "", budgetReserved: "" };
+    for (let i = 0; i < 300; i++) {
+      view = (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } })).json()) as typeof view;
+      if (view.budgetReserved === "0" && BigInt(view.budgetUsed) > used) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const meter = await fetch(`${running.url}/api/payments/meter/model`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ modelId: model, provider: "groq", modality: "text", usage: { promptTokens: STUB_USAGE.prompt_tokens, completionTokens: STUB_USAGE.completion_tokens } }),
+    });
+    await expectPaid({ finalAmountWei: ((await meter.json()) as { finalAmountWei: string }).finalAmountWei, subject: `groq:${model}`, paymentIntentId: "" });
   });
 
   it("a budget too small for the prompt: the SDK raises a 402 with the gateway's error code", async () => {

@@ -34,6 +34,13 @@ export function runSignInAttacks(test: Test): void {
       expect((await verify(h, forVictim, await victim.account.signMessage({ message: forVictim }))).status).toBe(200);
     });
 
+    test("a nonce asked for one chain, signed into a message for another → 401 wallet_unverified", async (h) => {
+      const message = await h.siweMessage(victim, { chainId: CHAIN + 1 });
+      const r = await verify(h, message, await victim.account.signMessage({ message }));
+      refused(r, 401, "wallet_unverified");
+      expect(r.body.error.message).toContain(`issued for chain ${CHAIN}`);
+    });
+
     test("a message claiming the victim's address signed by the attacker → 401 wallet_unverified", async (h) => {
       const message = await h.siweMessage(victim);
       refused(await verify(h, message, await attacker.account.signMessage({ message })), 401, "wallet_unverified");

@@ -165,6 +165,7 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
           { origin: "https://evil.example" }, // a browser without Sec-Fetch-Site
           { origin: "null", "sec-fetch-site": "cross-site" }, // a sandboxed frame
           { "sec-fetch-site": "cross-site" },
+          { authorization: "", origin: "https://evil.example", "sec-fetch-site": "cross-site" }, // an empty Authorization still sends the cookie
         ];
         for (const headers of forged) refused(await rotate(headers), 403, "forbidden");
         expect((await h.call("GET", `/api/keys/${key.keyId}`, { headers: bearer(key.token) })).status).toBe(200);

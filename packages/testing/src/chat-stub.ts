@@ -7,7 +7,7 @@
  * the usage chunk when asked), `nousage` (the same without usage), `fail500` (HTTP 500 before any
  * byte), `midfail` (streams two words, then the connection breaks), `errevent` (two words, then an
  * `error` event), `stall-<n>` (streams n words, then sends nothing more until the client leaves),
- * `slow-<ms>` (answers `ok` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
+ * `slow-<ms>` (answers `ok` after ms), `late-<ms>` (`stall-4` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
  * (streams `ok` with ms between words and reports {@link TRICKLE_USAGE}, as a reasoning model
  * whose hidden tokens show only in the usage).
  */
@@ -55,6 +55,10 @@ export async function startChatStub(): Promise<ChatStub> {
   async function answer(mode: string, body: Record<string, unknown>, res: http.ServerResponse) {
     if (mode === "fail500") return void res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "stub exploded" } }));
     if (mode.startsWith("slow-")) await new Promise((r) => setTimeout(r, Number(mode.slice(5))));
+    if (mode.startsWith("late-")) {
+      await new Promise((r) => setTimeout(r, Number(mode.slice(5))));
+      mode = "stall-4";
+    }
     if (res.destroyed) return;
     const usage = mode !== "nousage";
     const tool = mode === "tool" ? (body.tools as { function: { name: string } }[] | undefined)?.[0]?.function.name : undefined;

@@ -197,6 +197,27 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
     );
 
     test(
+      "a stream still running a minute before its reservation (an hour) lapses: billed the prompt and what was relayed, the upstream cancelled, the stream ended without a receipt",
+      async (h) => {
+        const key = await richKey(h);
+        const closed = stub.closedStalls();
+        const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        while ((text.match(/\n\n/g) ?? []).length < 5) text += decoder.decode((await reader.read()).value!, { stream: true });
+        // The upstream stalls after 4 words; the gateway's clock moves to a minute before the reservation ends.
+        h.clock.advance(3_600_000 - 60_000);
+        await closed;
+        const delivered = STUB_WORDS.slice(0, 4).join("");
+        expect(await settledKey(h, key)).toEqual({ used: await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: await textCount(delivered) }), reserved: "0" });
+        for (let step = await reader.read(); !step.done; step = await reader.read()) text += decoder.decode(step.value, { stream: true });
+        expect(text).not.toContain("receipt");
+      },
+      () => upstream("stall-4"),
+    );
+
+    test(
       "a reasoning model (hidden thinking tokens) whose client leaves after 4 words: the gateway reads on without relaying, and the key pays the upstream's whole usage",
       async (h) => {
         const key = await richKey(h);
@@ -350,6 +371,11 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         [{ model: CHAT_MODEL, messages: HELLO, max_tokens: 0 }, 400, "invalid_request", "max_tokens"],
         [{ model: CHAT_MODEL, messages: HELLO, n: 17 }, 400, "invalid_request", "n"],
         [{ model: CHAT_MODEL, messages: HELLO, stream: "yes" }, 400, "invalid_request", "stream"],
+        // Options the upstream bills above the card's token prices.
+        [{ model: CHAT_MODEL, messages: HELLO, service_tier: "priority" }, 400, "invalid_request", "service_tier"],
+        [{ model: CHAT_MODEL, messages: HELLO, web_search_options: {} }, 400, "invalid_request", "web_search_options"],
+        [{ model: CHAT_MODEL, messages: HELLO, audio: { voice: "alloy", format: "wav" } }, 400, "invalid_request", "audio"],
+        [{ model: CHAT_MODEL, messages: HELLO, modalities: ["text", "audio"] }, 400, "invalid_request", "modalities.1"],
         [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
         [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],
       ];

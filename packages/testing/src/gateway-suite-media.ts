@@ -142,6 +142,18 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(receipt.lineItems).toEqual([expect.objectContaining({ key: "characters", quantity: 14 })]);
     });
 
+    test("audio/speech on a card priced per audio second: a WAV answer is billed its length (slower speech: longer, billed more)", async (h) => {
+      const key = await richKey(h);
+      const input = "a sentence long enough to take a few seconds to say";
+      // The local provider speaks 60 ms of tone a character at speed 1.
+      const normal = await send(h, "/v1/audio/speech", { token: key.token, json: { model: "gpt-4o-mini-tts", input, response_format: "wav" } });
+      await expectPaid(h, normal, key, "openai:gpt-4o-mini-tts", { modality: "audio", media: { seconds: Math.ceil(input.length * 0.06) } });
+      const used = BigInt((await h.inspect(key.token, key.keyId)).budgetUsed);
+      // At half speed the quote doubles too (~0.08 s a character / speed), so the longer clip fits the reservation.
+      const slow = await send(h, "/v1/audio/speech", { token: key.token, json: { model: "gpt-4o-mini-tts", input, response_format: "wav", speed: 0.5 } });
+      await expectPaid(h, slow, key, "openai:gpt-4o-mini-tts", { modality: "audio", media: { seconds: Math.ceil(input.length * 0.12) } }, used);
+    });
+
     test("audio/transcriptions: the speech WAV as base64, data URL and multipart reads back its text", async (h) => {
       const key = await richKey(h);
       const wav = (await send(h, "/v1/audio/speech", { token: key.token, json: { model: "tts-1", input: "the quick brown fox", response_format: "wav" } }))

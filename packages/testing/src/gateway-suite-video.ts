@@ -269,6 +269,8 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(off.message).toContain("sora-2 renders clips of 4, 8, 12 seconds");
       expectError(await submit(h, key.token, { ...SORA, seconds: 61 }), 400, "invalid_request", "seconds");
       expectError(await submit(h, key.token, { ...SORA, model: "veo-3.0-generate-001", seconds: 1 }), 400, "invalid_request", "seconds");
+      expectError(await submit(h, key.token, { ...SORA, model: "amazon.nova-reel-v1:1", seconds: 6.5 }), 400, "invalid_request", "seconds");
+      expectError(await submit(h, key.token, { ...SORA, model: "amazon.nova-reel-v1:1", seconds: 5 }), 400, "invalid_request", "seconds");
       await expectUncharged(h, key);
       const poor = await h.createKey({ budgetLimit: "400000" });
       expectError(await submit(h, poor.token), 402, "budget_exhausted");

@@ -88,6 +88,7 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
       if (!valid) throw unverified("The signature is not the wallet's signature of this message.");
       const nonce = await store.consumeAuthNonce({ nonce: fields.nonce, address: address.toLowerCase(), now: clock.now() });
       if (!nonce) throw unverified("The nonce is unknown, used, expired or was issued to another wallet; ask for a new one.");
+      if (nonce.chainId !== fields.chainId) throw unverified(`The nonce was issued for chain ${nonce.chainId}; the message names chain ${fields.chainId}.`);
       const token = `sess_${bytesToBase64Url(randomBytes(32))}`;
       const createdAt = clock.now();
       const session: SessionRecord = {

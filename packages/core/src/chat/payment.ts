@@ -26,8 +26,8 @@ import { affordableCap, priceChat, type CapReason, type ChatQuote } from "./quot
 /** Lifetime of a streamed call's reservation (at least the ledger's `intentTtlMs`). */
 export const STREAM_INTENT_TTL_MS = 3_600_000;
 
-/** Why a call ended before the upstream finished. */
-export type CutCause = "client_disconnected" | "upstream_failed";
+/** Why a call ended before the upstream finished (`deadline`: its reservation was about to lapse). */
+export type CutCause = "client_disconnected" | "upstream_failed" | "deadline";
 
 /** An open payment for one chat completion. */
 export interface ChatPayment {
@@ -44,6 +44,8 @@ export interface ChatPayment {
   release(cause: CutCause): Promise<void>;
   /** x402 streams: collects the payment before the first event is relayed (throws when it cannot be). */
   readonly commit?: (() => Promise<void>) | undefined;
+  /** When the reservation lapses (a key's): a stream still running then must be billed before it. */
+  readonly expiresAt?: number | undefined;
 }
 
 /** Opens the payment of a chat call, or returns the answer to send instead (402). */
@@ -85,6 +87,7 @@ export async function openChatPayment(
         outputCap,
         capReason,
         headers: { "x-payment-intent-id": intent.intentId, ...capHeaders(outputCap, capReason) },
+        expiresAt: intent.expiresAt,
         async settle(metered) {
           const { receipt, key } = await finish(metered);
           return { receipt, headers: Object.assign(key ? budgetHeaders(key) : {}, { "x-payment-intent-id": intent.intentId }) };

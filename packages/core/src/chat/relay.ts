@@ -9,10 +9,13 @@
  *   the counted prompt plus the output relayed so far is billed; but a key's call on a model that
  *   thinks in tokens it never streams (`keepUpstream`) reads the upstream on to its end, without
  *   relaying, and pays its usage, hidden reasoning included (without a usage: the prompt and all
- *   the output it sent, counted). An x402 call paid before its first event was relayed
- *   (ChatPayment.commit);
+ *   the output it sent, counted; such a call's upstream never follows its client, so this holds
+ *   from before the first event too). An x402 call paid before its first event was relayed
+ *   (ChatPayment.commit; a payment that cannot be collected then cancels the upstream);
  * - the upstream failed after at least one event was relayed: the counted prompt plus the output
  *   relayed so far (see ChatPayment.settleCut for x402);
+ * - a key's stream still running a minute before its reservation lapses: the counted prompt plus
+ *   the output relayed so far, and the upstream is cancelled;
  * - nothing relayed yet: the payment is released.
  *
  * The receipt travels as one more `chat.completion.chunk` with `choices: []` and a `receipt`
@@ -43,6 +46,10 @@ export interface RelayInput {
   readonly includeUsage: boolean;
   /** The client's request signal (aborted when it goes away). */
   readonly signal?: AbortSignal | undefined;
+  /** The gateway's clock (for the reservation's deadline). */
+  readonly now: () => number;
+  /** Cancels the upstream request (a stream stopped at its reservation's deadline). */
+  readonly cancelUpstream?: (() => void) | undefined;
   /**
    * Given when a key pays for a model with hidden reasoning; called once the first event is about
    * to be relayed: from then on the client going away must not cut the upstream request (its usage
@@ -62,14 +69,20 @@ export function receiptFrame(receipt: Receipt, model: string): SseFrame {
  * An abort signal for the upstream request that follows `client` until `detach()` is called:
  * before the first byte a client that leaves cancels the upstream; after it, a key's call reads on.
  */
-export function linkedAbort(client: AbortSignal | undefined): { signal: AbortSignal; detach(): void } {
+export function linkedAbort(client: AbortSignal | undefined): { signal: AbortSignal; detach(): void; cancel(): void } {
   const controller = new AbortController();
-  if (!client) return { signal: controller.signal, detach() {} };
+  const cancel = () => controller.abort(new Error("the stream reached its reservation's deadline"));
+  if (!client) return { signal: controller.signal, detach() {}, cancel };
   const follow = () => controller.abort(client.reason);
   if (client.aborted) follow();
   else client.addEventListener("abort", follow, { once: true });
-  return { signal: controller.signal, detach: () => client.removeEventListener("abort", follow) };
+  return { signal: controller.signal, detach: () => client.removeEventListener("abort", follow), cancel };
 }
+
+/** How long before its reservation lapses a stream still running is stopped and billed. */
+export const DEADLINE_MARGIN_MS = 60_000;
+/** How often a running stream looks at its deadline. */
+const DEADLINE_CHECK_MS = 1_000;
 
 /** Relays a chat stream and bills it when it ends. */
 export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
@@ -81,6 +94,7 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   let billed = false;
   let failure: unknown;
   let ended = false;
+  const deadline = payment.expiresAt === undefined ? undefined : payment.expiresAt - DEADLINE_MARGIN_MS;
   const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: counter.count(output) });
   /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
   const reported = () => input.price(billedUsage(usage, input.promptTokens, () => counter.count(output)));
@@ -88,7 +102,7 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   const drain = async () => {
     let tokens = counter.count(output);
     try {
-      while (!ended && tokens <= input.outputLimit) {
+      while (!ended && tokens <= input.outputLimit && (deadline === undefined || input.now() < deadline)) {
         const step = await upstream.next();
         if (step.done) break;
         if (step.value.usage) usage = step.value.usage;
@@ -113,6 +127,24 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     }
     return payment.settleCut(drains ? reported() : counted(), cause);
   };
+  /**
+   * A stream still running near its reservation's end (a client that stopped reading parks it; so
+   * can a slow upstream): billed for what was relayed, and stopped, while the reservation still holds.
+   */
+  const lapse = async () => {
+    billed = true;
+    clearInterval(watch);
+    input.cancelUpstream?.();
+    // Failing, the reservation lapses uncharged, as it would have without this step.
+    await payment.settleCut(counted(), "deadline").catch(() => undefined);
+  };
+  const watch =
+    deadline === undefined
+      ? undefined
+      : setInterval(() => {
+          if (!billed && input.now() >= deadline) void lapse();
+        }, DEADLINE_CHECK_MS);
+  watch?.unref?.();
   try {
     try {
       for (;;) {
@@ -122,19 +154,27 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
         if (chunk.usage) usage = chunk.usage;
         if (chunk.empty && chunk.usage && !input.includeUsage) continue;
         if (relayed === 0) {
-          // x402 pays here, before anything is relayed; a key's upstream outlives its client from here.
-          await payment.commit?.();
+          // x402 pays here, before anything is relayed: a payment that cannot be collected stops the upstream too.
+          try {
+            await payment.commit?.();
+          } catch (error) {
+            input.cancelUpstream?.();
+            await Promise.resolve(upstream.return?.()).catch(() => undefined);
+            throw error;
+          }
           input.keepUpstream?.();
         }
         output += chunk.outputText;
         relayed += 1;
         yield `data: ${chunk.data}\n\n`;
+        if (billed) return; // the deadline billed it while the client was not reading
       }
       ended = true;
     } catch (error) {
       failure = error;
       ended = true;
     }
+    if (billed) return; // the deadline billed it and cancelled the upstream
     if (failure === undefined) {
       billed = true;
       const { receipt } = await payment.settle(reported());
@@ -149,6 +189,7 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     const error = failure instanceof GatewayError ? failure : new GatewayError("upstream_error", "The upstream stream failed.", { cause: failure });
     yield sseFrame({ data: toErrorEnvelope(error, input.requestId).body });
   } finally {
+    clearInterval(watch);
     // The client left (return() at a yield, or its abort ended the upstream read): bill it here.
     if (!billed) await cut("client_disconnected");
   }

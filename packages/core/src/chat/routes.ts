@@ -4,7 +4,7 @@
  * the gateway does not read (tools, response_format, temperature…) go to the upstream untouched.
  */
 import { z } from "zod";
-import { GatewayError } from "../errors.js";
+import { GatewayError, invalidRequest } from "../errors.js";
 import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
@@ -29,7 +29,17 @@ const chatBody = z.looseObject({
   max_completion_tokens: tokens.nullish(),
   max_tokens: tokens.nullish(),
   n: z.number().int().min(1).max(16).nullish(),
+  // Options the upstream bills beyond the card's token prices are refused rather than absorbed:
+  // priority processing (a higher rate) and audio output (audio tokens); web search too (unpricedOption).
+  service_tier: z.enum(["auto", "default", "flex"], { error: 'must be "auto", "default" or "flex": other tiers are billed above the card\'s prices' }).nullish(),
+  modalities: z.array(z.literal("text", { error: 'only "text" output is priced by this gateway' })).nullish(),
 });
+
+/** Fields the upstream bills beyond the card's token prices, refused with 400 when present. */
+const UNPRICED = {
+  web_search_options: "web search is billed by the upstream per call and is not priced by this gateway",
+  audio: "audio output is billed as audio tokens and is not priced by this gateway",
+} as const;
 type ChatBody = z.output<typeof chatBody>;
 
 /** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
@@ -60,6 +70,7 @@ export function chatRoutes(): AnyRoute[] {
       body: chatBody,
       ...PAID_ROUTE,
       handle: async ({ request, requestId, auth, body, gateway, trace }) => {
+        for (const [field, why] of Object.entries(UNPRICED)) if ((body as Record<string, unknown>)[field] != null) throw invalidRequest(`${field}: ${why}`, field);
         const media = gateway.services.media;
         const fee = gateway.services.feeBps;
         const card = media.cardFor(body.model, body.provider, "text", "chat");
@@ -68,15 +79,19 @@ export function chatRoutes(): AnyRoute[] {
         const call = stream ? upstream.provider.chatStream : upstream.provider.chat;
         if (!call) throw new GatewayError("not_configured", `Provider "${upstream.name}" does not serve chat${stream ? " streaming" : ""}; route the model to one that does in options.media.`);
         const counter = await tokenCounter();
-        const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
+        // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
+        const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
         const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
         const paid = { request, requestId, credential: auth, trace };
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;
         const payment = opened.payment;
-        // A stream's upstream request follows the client; a key's call on a model with hidden reasoning reads on to the usage once an event was relayed (relay.ts).
-        const link = stream ? linkedAbort(request.signal) : undefined;
-        const signal = link ? link.signal : request.signal;
+        // The upstream request follows the client, but for a key's call on a model with hidden reasoning:
+        // that one runs to its usage whenever the client leaves (relay.ts), before the first byte too.
+        const readsOn = auth.kind === "key" && hidesReasoning(card);
+        const client = readsOn ? undefined : request.signal;
+        const link = stream ? linkedAbort(client) : undefined;
+        const signal = link ? link.signal : client;
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(signal ? { signal } : {}) };
         const price = (usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }) => priceChat(card, usage, fee);
 
@@ -106,7 +121,9 @@ export function chatRoutes(): AnyRoute[] {
           outputLimit: payment.outputCap * quote.choices,
           includeUsage: body.stream_options?.include_usage === true,
           signal: request.signal,
-          keepUpstream: auth.kind === "key" && hidesReasoning(card) ? link?.detach : undefined,
+          keepUpstream: readsOn ? link?.detach : undefined,
+          now: () => gateway.clock.now(),
+          cancelUpstream: link?.cancel,
           model: card.modelId,
           requestId,
         });

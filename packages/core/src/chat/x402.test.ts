@@ -63,6 +63,12 @@ describe("chat completions paid with x402 (exact)", () => {
     const card = gateway.services.catalog.get("gpt-4o-mini");
     const bound = promptBound(countPrompt(await tokenCounter(), { messages }));
     expect(body.accepts[0]).toMatchObject({ scheme: "exact", amount: priceChat(card, { promptTokens: bound, completionTokens: 200 }, 100).finalAmount.toString() });
+    // A predicted output is quoted as input: its rejected tokens are billed as output by the upstream.
+    const prediction = { type: "content", content: "a long predicted answer ".repeat(200) };
+    const predicted = await gateway.fetch(new Request("http://gw.test/v1/chat/completions", request({ prediction })));
+    const withPrediction = promptBound(countPrompt(await tokenCounter(), { messages, extras: [prediction] }));
+    expect(withPrediction).toBeGreaterThan(bound + 800);
+    expect(((await predicted.json()) as any).accepts[0].amount).toBe(priceChat(card, { promptTokens: withPrediction, completionTokens: 200 }, 100).finalAmount.toString());
   });
 
   it("not streamed: the signed quote moves on-chain once, with PAYMENT-RESPONSE and a settled receipt", async () => {
@@ -91,9 +97,10 @@ describe("chat completions paid with x402 (exact)", () => {
   });
 
   it("streamed: the payment is collected before the first event is relayed; one that cannot be collected then gets no content", async () => {
-    // The upstream answers after 1.5 s; meanwhile the payer moves its USDC away (as it could
-    // cancel the authorization, or let a short one lapse): the signed amount can no longer move.
-    const slow = make(`${stub.url}/slow-1500`);
+    // The upstream starts answering after 1.5 s (then sends 4 words and waits); meanwhile the payer
+    // moves its USDC away (as it could cancel the authorization): the signed amount can no longer move.
+    const slow = make(`${stub.url}/late-1500`);
+    const cancelled = stub.closedStalls();
     const wallet = createWalletClient({ account: privateKeyToAccount(env.payer.privateKey), transport: http(env.node.rpcUrl) });
     const sink = privateKeyToAccount(generatePrivateKey()).address;
     try {
@@ -110,6 +117,8 @@ describe("chat completions paid with x402 (exact)", () => {
       expect(events[0].error).toMatchObject({ code: "upstream_error" });
       expect(events[0].error.message).toContain("x402 settlement");
       expect((await env.balances()).payTo).toBe(before.payTo);
+      // And the upstream request is cancelled: nobody would pay for the rest of its answer.
+      await cancelled;
     } finally {
       await slow.close();
       await mintUsdc(env.node, env.usdc, env.payer.address, FUNDS);

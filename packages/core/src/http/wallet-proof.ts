@@ -132,7 +132,7 @@ async function resolveProof(request: GatewayRequest, gateway: GatewayContext, cl
   const policy = gateway.wallets;
   const sessionToken = sessionTokenOf(request, policy.cookieName);
   if (sessionToken !== undefined) {
-    if (request.headers.authorization === undefined) assertSameSiteCookie(request, gateway);
+    if (bearerToken(request.headers.authorization) === undefined) assertSameSiteCookie(request, gateway);
     const session = await gateway.services.auth.sessionFor(sessionToken);
     if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
     return { address: session.address, via: "session", session };

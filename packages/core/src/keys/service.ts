@@ -162,7 +162,7 @@ export function createKeyService(deps: {
       if (input.expiresAt <= now) throw invalidRequest("expiresAt must be in the future (Unix milliseconds)", "expiresAt");
       if (deps.funding && !deps.funding.settles(input.chainId))
         throw invalidRequest(
-          `This gateway settles keys' charges on chain ${deps.funding.settledChains.join(" and ")} only; chain ${input.chainId} has no settlement, so nothing would collect what a key there spends.`,
+          `This gateway settles keys' charges on ${deps.funding.settledChains.length > 0 ? `chain ${deps.funding.settledChains.join(" and ")} only` : "no chain"}; chain ${input.chainId} has no settlement, so nothing would collect what a key there spends.`,
           "chainId",
         );
       const token = mintToken(deps.compat);

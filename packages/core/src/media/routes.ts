@@ -14,6 +14,7 @@ import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
 import { loadedTokenCounter } from "../metering/tokens.js";
+import { parseWav } from "../providers/wav.js";
 
 const imageFields = {
   ...modelFields,
@@ -56,6 +57,16 @@ function method<K extends keyof InferenceProvider>(provider: { name: string; pro
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * Seconds of speech, for cards priced per audio second (whole seconds, at least 1): a WAV answer's
+ * length from its header; else, and before the answer, ~0.08 s a character at the requested
+ * `speed` (slowed down, longer).
+ */
+function speechSeconds(audio: Uint8Array | undefined, characters: number, speed = 1): number {
+  const measured = audio === undefined ? undefined : parseWav(audio)?.durationSeconds;
+  return Math.max(1, Math.ceil(typeof measured === "number" ? measured : (characters * 0.08) / speed));
+}
 
 /**
  * The tokens of embedding inputs whose upstream reported 0 (some self-hosted servers do): counted
@@ -163,7 +174,7 @@ export function mediaRoutes(): AnyRoute[] {
             card,
             action: "audio.speech",
             mimeType: "audio/*",
-            quote: priceUsage(card, undefined, { characters, seconds: Math.ceil(characters * 0.08) }, gateway.services.feeBps),
+            quote: priceUsage(card, undefined, { characters, seconds: speechSeconds(undefined, characters, body.speed) }, gateway.services.feeBps),
             run: (signal) =>
               speak({
                 model: card.modelId,
@@ -173,7 +184,7 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.speed === undefined ? {} : { speed: body.speed }),
                 ...(signal ? { signal } : {}),
               }),
-            meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: Math.ceil(r.characters * 0.08) }, gateway.services.feeBps),
+            meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: speechSeconds(r.audio, r.characters, body.speed) }, gateway.services.feeBps),
           },
           (r, _receipt, headers) => bytes(r.audio, r.contentType, { headers }),
         );

@@ -194,7 +194,7 @@ export function createFundingGuard(deps: {
   const settledChains = [...new Set((deps.settlement?.chains ?? []).map((c) => c.chainId))];
   return {
     checks: (chainId) => readers.has(chainId),
-    settles: (chainId) => settledChains.length === 0 || settledChains.includes(chainId),
+    settles: (chainId) => deps.settlement === undefined || settledChains.includes(chainId),
     settledChains,
     funding,
     guard(wallet, change, write, undo) {

@@ -78,6 +78,16 @@ describe("keys on a chain settlement does not cover", () => {
     expect((await call(gateway, "DELETE", `/api/keys/${before.body.keyId}`, asOwner)).status).toBe(200);
   });
 
+  it("settlement with no chains listed settles none: a key on any chain is refused", async () => {
+    const gateway = gatewayOn(createMemoryStore(), {
+      chains: [DEAD_CHAIN],
+      settlement: { internalSecret: SECRET, treasury: "0x00000000000000000000000000000000000000b2", chains: [] },
+    });
+    const r = await call(gateway, "POST", "/api/keys", asOwner, keyOn(DEAD_CHAIN.chainId));
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error).toMatchObject({ code: "invalid_request", param: "chainId" });
+  });
+
   it("without settlement any chain is the operator's credit, as before", async () => {
     const gateway = gatewayOn(createMemoryStore(), { chains: [DEAD_CHAIN] });
     expect((await call(gateway, "POST", "/api/keys", asOwner, keyOn(1))).status).toBe(201);

@@ -58,6 +58,7 @@ function clipLength(card: ModelCard, asked: number | undefined): { seconds: numb
   const option = spec.options?.find((o) => secondsOf(o) === asked);
   if (spec.options && option === undefined)
     throw invalidRequest(`${card.modelId} renders clips of ${spec.options.map(secondsOf).join(", ")} seconds; ${asked} is not one of them`, "seconds");
+  if (spec.type === "integer" && !Number.isInteger(asked)) throw invalidRequest(`${card.modelId} renders clips of whole seconds; ${asked} is not one`, "seconds");
   if ((spec.minimum !== undefined && asked < spec.minimum) || (spec.maximum !== undefined && asked > spec.maximum))
     throw invalidRequest(`${card.modelId} renders clips of ${spec.minimum ?? 0} to ${spec.maximum ?? "any"} seconds; ${asked} is outside`, "seconds");
   return { seconds: asked, param: { [name]: String(option ?? asked) } };

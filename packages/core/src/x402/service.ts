@@ -137,6 +137,9 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   if (missing.length > 0) throw new GatewayOptionsError(missing);
 
   const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
+  // The slowest configured upstream (60 s when none sets its own): a payment must outlive a call to it.
+  const upstreamMs = Object.values(deps.options.media?.providers ?? {}).map((p) => (p.type === "openai-compatible" ? (p.timeoutMs ?? 60_000) : 0));
+  const margin = acceptMarginSeconds(maxTimeoutSeconds, Math.max(60_000, ...upstreamMs) / 1000);
   const networks = new Map<string, Network>();
   for (const n of o.networks) {
     const cfg = chainConfigs.find((c) => c.chainId === n.chainId)!;
@@ -196,7 +199,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       if (!n) return refuse("wrong_network", `network ${payload.accepted.network} is not accepted (accepted: ${[...networks.keys()].join(", ")})`);
       const requirements = await offer(n, input.amount);
       // Valid long enough for the upstream call and the settlement after it, not just for the facilitator's check.
-      const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000, acceptMarginSeconds(maxTimeoutSeconds));
+      const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000, margin);
       if (!checked.ok) return refuse(refusalOf(checked.invalidReason), checked.invalidMessage);
       const { payment } = checked;
       const verdict = await n.facilitator.verify(payload, requirements);

@@ -15,13 +15,14 @@ export const SETTLE_MARGIN_SECONDS = 6;
 
 /**
  * How long a payment must stay valid when the gateway accepts it, before it calls the upstream:
- * long enough for an upstream call at its default timeout (60 s) and the settlement after it, so a
- * client cannot sign an authorization that lapses while the work it pays for runs (the work would
- * be done and nothing could be collected). 90 s, but never more than `maxTimeoutSeconds` less 30 s
- * (for clock skew), and at least {@link SETTLE_MARGIN_SECONDS}.
+ * long enough for an upstream call at the slowest configured provider timeout (`upstreamSeconds`,
+ * 60 by default) and 30 s for the settlement after it, so a client cannot sign an authorization
+ * that lapses while the work it pays for runs (the work would be done and nothing could be
+ * collected). Never more than `maxTimeoutSeconds` less 30 s (for clock skew), and at least
+ * {@link SETTLE_MARGIN_SECONDS}.
  */
-export function acceptMarginSeconds(maxTimeoutSeconds: number): number {
-  return Math.max(SETTLE_MARGIN_SECONDS, Math.min(90, Math.floor(maxTimeoutSeconds) - 30));
+export function acceptMarginSeconds(maxTimeoutSeconds: number, upstreamSeconds = 60): number {
+  return Math.max(SETTLE_MARGIN_SECONDS, Math.min(Math.ceil(upstreamSeconds) + 30, Math.floor(maxTimeoutSeconds) - 30));
 }
 /** Allowed clock skew between the client and the gateway for `validBefore`. */
 export const CLOCK_SLACK_SECONDS = 60;
