@@ -41,4 +41,9 @@ export interface GatewayContext {
   readonly sessionCookie: { readonly sameSite: "lax" | "strict" | "none"; readonly secure: boolean | undefined };
   /** Logger, metrics, readiness and the per-request recorder. */
   readonly observability: Observability;
+  /**
+   * Work a request leaves running after its answer ended (a stream billed after its client left):
+   * `close()` waits for it, up to a bound, before it closes the store.
+   */
+  readonly background: { track(work: Promise<unknown>): void };
 }

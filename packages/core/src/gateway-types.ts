@@ -21,6 +21,10 @@ export interface Gateway<Services = unknown> {
   fetch(request: Request): Promise<Response>;
   /** One line per capability saying whether it is enabled and how (printed by the CLI at start-up). */
   describe(): string[];
-  /** Stops background work and closes the store. Idempotent. */
+  /**
+   * Stops background work and closes the store. Chat streams still running or being billed (a
+   * reasoning model read on after its client left) get up to 30 s to settle first; one that takes
+   * longer loses its store, and its reservation lapses uncharged. Idempotent.
+   */
   close(): Promise<void>;
 }

@@ -152,6 +152,14 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const rateLimits = resolveRateLimits(o.rateLimits);
   const internalSecret = o.internalSecret ?? o.settlement?.internalSecret;
   const walletMode = o.walletAuth ?? "verified";
+  const pending = new Set<Promise<unknown>>();
+  const background = {
+    track(work: Promise<unknown>) {
+      const settled = work.catch(() => undefined);
+      pending.add(settled);
+      void settled.then(() => pending.delete(settled));
+    },
+  };
   // Loaded before the first paid call needs it (an embeddings upstream reporting 0 tokens is counted with it).
   void tokenCounter();
   const signIn = signInPolicy({ domains: o.auth?.domains, corsOrigins: o.cors?.origins, nodeEnv: globalThis.process?.env?.NODE_ENV });
@@ -168,6 +176,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     signIn,
     sessionCookie: { sameSite: o.auth?.cookie?.sameSite ?? (o.cors?.credentials ? "none" : "lax"), secure: o.auth?.cookie?.secure },
     observability,
+    background,
   };
   const handle = createRequestHandler(createRouter(gatewayRoutes()), ctx, o.cors);
   let closed: Promise<void> | undefined;
@@ -206,11 +215,26 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     close: () => {
       sweeper?.stop();
       return (closed ??= (async () => {
+        // Billing still running (a stream its client left) gets the store while it finishes, within a bound.
+        if (pending.size > 0) await settleWithin([...pending], CLOSE_WAIT_MS);
         for (const fn of closers) await fn();
         await store.close();
       })());
     },
   };
+}
+
+/** How long `close()` waits for background billing before it closes the store. */
+const CLOSE_WAIT_MS = 30_000;
+
+/** Resolves when every one of `work` has settled, or after `ms`, whichever is first. */
+async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.all(work), bound]);
+  clearTimeout(timer);
 }
 
 function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {

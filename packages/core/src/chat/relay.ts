@@ -50,6 +50,8 @@ export interface RelayInput {
   readonly now: () => number;
   /** Cancels the upstream request (a stream stopped at its reservation's deadline). */
   readonly cancelUpstream?: (() => void) | undefined;
+  /** Hands over billing that runs on after the answer ended, so the gateway's `close()` waits for it. */
+  readonly track?: ((work: Promise<unknown>) => void) | undefined;
   /**
    * Given when a key pays for a model with hidden reasoning; called once the first event is about
    * to be relayed: from then on the client going away must not cut the upstream request (its usage
@@ -127,6 +129,10 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     }
     return payment.settleCut(drains ? reported() : counted(), cause);
   };
+  // The gateway's close() waits for this stream to be billed, however it ends (a drain after the
+  // client left runs on after the answer, where nothing else awaits it).
+  let billedAll!: () => void;
+  input.track?.(new Promise<void>((resolve) => (billedAll = resolve)));
   /**
    * A stream still running near its reservation's end (a client that stopped reading parks it; so
    * can a slow upstream): billed for what was relayed, and stopped, while the reservation still holds.
@@ -138,11 +144,12 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     // Failing, the reservation lapses uncharged, as it would have without this step.
     await payment.settleCut(counted(), "deadline").catch(() => undefined);
   };
+  let lapsing: Promise<void> | undefined;
   const watch =
     deadline === undefined
       ? undefined
       : setInterval(() => {
-          if (!billed && input.now() >= deadline) void lapse();
+          if (!billed && input.now() >= deadline) lapsing = lapse();
         }, DEADLINE_CHECK_MS);
   watch?.unref?.();
   try {
@@ -191,6 +198,11 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   } finally {
     clearInterval(watch);
     // The client left (return() at a yield, or its abort ended the upstream read): bill it here.
-    if (!billed) await cut("client_disconnected");
+    try {
+      if (!billed) await cut("client_disconnected");
+      await lapsing;
+    } finally {
+      billedAll();
+    }
   }
 }

@@ -124,6 +124,7 @@ export function chatRoutes(): AnyRoute[] {
           keepUpstream: readsOn ? link?.detach : undefined,
           now: () => gateway.clock.now(),
           cancelUpstream: link?.cancel,
+          track: gateway.background.track,
           model: card.modelId,
           requestId,
         });
