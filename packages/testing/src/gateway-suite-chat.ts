@@ -175,7 +175,7 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
       const decoder = new TextDecoder();
       let text = "";
       while ((text.match(/\n\n/g) ?? []).length < 5) text += decoder.decode((await reader.read()).value!, { stream: true });
-      return { reader, decoder, text, abort };
+      return { reader, decoder, text, abort, outputCap: Number(res.headers.get("x-output-cap")) };
     };
     /** Reads the role chunk and 4 words of a streamed answer of `model`, then leaves. */
     const leaveAfter4Words = async (h: Harness, token: string, model = CHAT_MODEL) => {
@@ -226,6 +226,20 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         const { reader, decoder } = read;
         for (let step = await reader.read(); !step.done; step = await reader.read()) text += decoder.decode(step.value, { stream: true });
         expect(text).not.toContain("receipt");
+      },
+      () => upstream("stall-4"),
+    );
+
+    test(
+      "a reasoning model's stream parked until a minute before its reservation lapses, its usage not yet seen: billed the prompt and its whole output cap (its hidden tokens are unknown)",
+      async (h) => {
+        const key = await richKey(h);
+        const closed = stub.closedStalls();
+        const { outputCap } = await readFourWords(h, key.token, REASONING_MODEL);
+        h.clock.advance(3_600_000 - 60_000);
+        await closed;
+        const used = await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: outputCap }, REASONING_MODEL);
+        expect(await settledKey(h, key)).toEqual({ used, reserved: "0" });
       },
       () => upstream("stall-4"),
     );
@@ -375,6 +389,9 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         [{ model: CHAT_MODEL, messages: HELLO, web_search_options: {} }, 400, "invalid_request", "web_search_options"],
         [{ model: CHAT_MODEL, messages: HELLO, audio: { voice: "alloy", format: "wav" } }, 400, "invalid_request", "audio"],
         [{ model: CHAT_MODEL, messages: HELLO, modalities: ["text", "audio"] }, 400, "invalid_request", "modalities.1"],
+        [{ model: CHAT_MODEL, messages: HELLO, tools: [{ type: "web_search_20250305", name: "web_search" }] }, 400, "invalid_request", "tools.0.type"],
+        [{ model: CHAT_MODEL, messages: HELLO, plugins: [{ id: "web" }] }, 400, "invalid_request", "plugins"],
+        [{ model: CHAT_MODEL, messages: HELLO, models: ["gpt-4o", "o3"] }, 400, "invalid_request", "models"],
         [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
         [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],
       ];

@@ -100,11 +100,25 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: counter.count(output) });
   /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
   const reported = () => input.price(billedUsage(usage, input.promptTokens, () => counter.count(output)));
-  /** Reads the rest of the upstream without relaying it, for its usage; stops past the output limit. */
-  const drain = async () => {
+  /**
+   * A reasoning model's call cut before its usage arrived (at the deadline): its hidden tokens are
+   * unknown, so it pays the most it reserved for, the cap (capped at the reservation by the payment).
+   */
+  const ceiling = () => (usage ? reported() : input.price({ promptTokens: input.promptTokens, completionTokens: input.outputLimit }));
+  /**
+   * Reads the rest of the upstream without relaying it, for its usage; stops past the output limit
+   * and at the deadline. Resolves to what the call is billed: the usage (or, without one, all the
+   * output the upstream sent, counted), or {@link ceiling} when the deadline stopped it first.
+   */
+  const drain = async (): Promise<Priced> => {
     let tokens = counter.count(output);
+    let late = false;
     try {
-      while (!ended && tokens <= input.outputLimit && (deadline === undefined || input.now() < deadline)) {
+      while (!ended && tokens <= input.outputLimit) {
+        if (deadline !== undefined && input.now() >= deadline) {
+          late = true;
+          break;
+        }
         const step = await upstream.next();
         if (step.done) break;
         if (step.value.usage) usage = step.value.usage;
@@ -116,18 +130,19 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     } finally {
       if (!ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
     }
+    return late ? ceiling() : reported();
   };
   /** Bills a call cut short: what was relayed (a key whose client left: all the upstream made), or nothing when nothing was. */
   const cut = async (cause: CutCause): Promise<Receipt | undefined> => {
     billed = true;
     const drains = relayed > 0 && cause === "client_disconnected" && input.keepUpstream !== undefined;
-    if (drains) await drain();
-    else if (!ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
+    const priced = drains ? await drain() : undefined;
+    if (!drains && !ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
     if (relayed === 0) {
       await payment.release(cause);
       return undefined;
     }
-    return payment.settleCut(drains ? reported() : counted(), cause);
+    return payment.settleCut(priced ?? counted(), cause);
   };
   // The gateway's close() waits for this stream to be billed, however it ends (a drain after the
   // client left runs on after the answer, where nothing else awaits it).
@@ -135,14 +150,17 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   input.track?.(new Promise<void>((resolve) => (billedAll = resolve)));
   /**
    * A stream still running near its reservation's end (a client that stopped reading parks it; so
-   * can a slow upstream): billed for what was relayed, and stopped, while the reservation still holds.
+   * can a slow upstream): billed for what was relayed (nothing relayed: released), and stopped,
+   * while the reservation still holds.
    */
   const lapse = async () => {
     billed = true;
     clearInterval(watch);
     input.cancelUpstream?.();
-    // Failing, the reservation lapses uncharged, as it would have without this step.
-    await payment.settleCut(counted(), "deadline").catch(() => undefined);
+    // A reasoning model's call parked here would otherwise skip its hidden tokens: it pays its usage
+    // if that arrived, else its cap. Failing, the reservation lapses uncharged, as it would have anyway.
+    const done = relayed === 0 ? payment.release("deadline") : payment.settleCut(input.keepUpstream ? ceiling() : counted(), "deadline");
+    await done.catch(() => undefined);
   };
   let lapsing: Promise<void> | undefined;
   const watch =

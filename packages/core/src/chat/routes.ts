@@ -8,6 +8,7 @@ import { GatewayError, invalidRequest } from "../errors.js";
 import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
+import type { GatewayResponse } from "../http/types.js";
 import { tokenCounter } from "../metering/tokens.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
@@ -35,11 +36,26 @@ const chatBody = z.looseObject({
   modalities: z.array(z.literal("text", { error: 'only "text" output is priced by this gateway' })).nullish(),
 });
 
-/** Fields the upstream bills beyond the card's token prices, refused with 400 when present. */
+/** Fields the upstream bills beyond the card's token prices (or that let another model answer), refused with 400 when present. */
 const UNPRICED = {
   web_search_options: "web search is billed by the upstream per call and is not priced by this gateway",
   audio: "audio output is billed as audio tokens and is not priced by this gateway",
+  plugins: "upstream plugins (web search…) bill per call and are not priced by this gateway",
+  models: "another model answering is not priced by this gateway: name one model",
+  fallbacks: "another model answering is not priced by this gateway: name one model",
+  route: "another model answering is not priced by this gateway: name one model",
 } as const;
+
+/** Refuses the fields in {@link UNPRICED}, and tools other than functions (hosted tools such as web search bill per call). */
+function refuseUnpriced(body: Record<string, unknown>): void {
+  for (const [field, why] of Object.entries(UNPRICED)) if (body[field] != null) throw invalidRequest(`${field}: ${why}`, field);
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  tools.forEach((tool, i) => {
+    const type = (tool as { type?: unknown } | null)?.type;
+    if (type !== "function" && type !== "custom")
+      throw invalidRequest(`tools.${i}.type must be "function" or "custom": hosted tools (web search, code execution…) bill per call and are not priced by this gateway`, `tools.${i}.type`);
+  });
+}
 type ChatBody = z.output<typeof chatBody>;
 
 /** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
@@ -70,7 +86,7 @@ export function chatRoutes(): AnyRoute[] {
       body: chatBody,
       ...PAID_ROUTE,
       handle: async ({ request, requestId, auth, body, gateway, trace }) => {
-        for (const [field, why] of Object.entries(UNPRICED)) if ((body as Record<string, unknown>)[field] != null) throw invalidRequest(`${field}: ${why}`, field);
+        refuseUnpriced(body);
         const media = gateway.services.media;
         const fee = gateway.services.feeBps;
         const card = media.cardFor(body.model, body.provider, "text", "chat");
@@ -95,40 +111,47 @@ export function chatRoutes(): AnyRoute[] {
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(signal ? { signal } : {}) };
         const price = (usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }) => priceChat(card, usage, fee);
 
-        let started;
-        try {
-          started = await media.billing.upstream<ChatCompletionResult | AsyncIterable<ChatStreamChunk>>(paid, card, () =>
-            stream ? upstream.provider.chatStream!.call(upstream.provider, req) : upstream.provider.chat!.call(upstream.provider, req),
-          );
-        } catch (error) {
-          await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed");
-          throw error;
-        }
-        if ("raw" in started) {
-          const usage = billedUsage(started.usage, quote.promptTokens, () => counter.count(started.outputText));
-          const { receipt, headers } = await payment.settle(price(usage));
-          const receiptJson = JSON.stringify(receipt);
-          return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
-            headers: Object.assign({}, payment.headers, headers, { "x-receipt": receiptHeader(receiptJson) }),
+        // Tracked until it is billed (or its stream takes over the tracking): a call whose client left
+        // may still be running when the gateway closes, and must keep the store until it settles.
+        const serve = async (): Promise<GatewayResponse> => {
+          let started;
+          try {
+            started = await media.billing.upstream<ChatCompletionResult | AsyncIterable<ChatStreamChunk>>(paid, card, () =>
+              stream ? upstream.provider.chatStream!.call(upstream.provider, req) : upstream.provider.chat!.call(upstream.provider, req),
+            );
+          } catch (error) {
+            await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed");
+            throw error;
+          }
+          if ("raw" in started) {
+            const usage = billedUsage(started.usage, quote.promptTokens, () => counter.count(started.outputText));
+            const { receipt, headers } = await payment.settle(price(usage));
+            const receiptJson = JSON.stringify(receipt);
+            return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
+              headers: Object.assign({}, payment.headers, headers, { "x-receipt": receiptHeader(receiptJson) }),
+            });
+          }
+          const frames = relayChat({
+            chunks: started,
+            payment,
+            counter,
+            price,
+            promptTokens: quote.promptTokens,
+            outputLimit: payment.outputCap * quote.choices,
+            includeUsage: body.stream_options?.include_usage === true,
+            signal: request.signal,
+            keepUpstream: readsOn ? link?.detach : undefined,
+            now: () => gateway.clock.now(),
+            cancelUpstream: link?.cancel,
+            track: gateway.background.track,
+            model: card.modelId,
+            requestId,
           });
-        }
-        const frames = relayChat({
-          chunks: started,
-          payment,
-          counter,
-          price,
-          promptTokens: quote.promptTokens,
-          outputLimit: payment.outputCap * quote.choices,
-          includeUsage: body.stream_options?.include_usage === true,
-          signal: request.signal,
-          keepUpstream: readsOn ? link?.detach : undefined,
-          now: () => gateway.clock.now(),
-          cancelUpstream: link?.cancel,
-          track: gateway.background.track,
-          model: card.modelId,
-          requestId,
-        });
-        return sseResponse(frames, payment.headers);
+          return sseResponse(frames, payment.headers);
+        };
+        const served = serve();
+        gateway.background.track(served);
+        return served;
       },
     }),
   ];

@@ -93,11 +93,12 @@ describe("x402 service on anvil (local facilitator)", () => {
 
     clock.offsetMs = 400_000; // past validBefore (now + 300 s)
     await expectRefused(service, valid, "expired");
-    // Still valid for 50 s: too short for an upstream call and the settlement after it (a client
-    // signing a short window would get the work done and let the payment lapse before it is collected).
-    clock.offsetMs = 250_000;
+    // Still valid for 100 s: too short for the wait for the upstream (twice its 60 s timeout) and the
+    // settlement after it (a client signing a short window would get the work done and let the
+    // payment lapse before it is collected).
+    clock.offsetMs = 200_000;
     const short = await expectRefused(service, valid, "expired");
-    expect(short.ok ? "" : short.message).toContain("expires within 90 s");
+    expect(short.ok ? "" : short.message).toContain("expires within 150 s");
     clock.offsetMs = -120_000; // before the client's clock: validBefore beyond now + maxTimeoutSeconds + slack
     await expectRefused(service, valid, "validity_too_long");
     clock.offsetMs = 0;

@@ -137,9 +137,10 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   if (missing.length > 0) throw new GatewayOptionsError(missing);
 
   const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
-  // The slowest configured upstream (60 s when none sets its own): a payment must outlive a call to it.
+  // The slowest configured upstream (60 s when none sets its own): a payment must outlive the wait for
+  // it, twice its timeout (a stream pays at its first event: after the header wait and an idle gap).
   const upstreamMs = Object.values(deps.options.media?.providers ?? {}).map((p) => (p.type === "openai-compatible" ? (p.timeoutMs ?? 60_000) : 0));
-  const margin = acceptMarginSeconds(maxTimeoutSeconds, Math.max(60_000, ...upstreamMs) / 1000);
+  const margin = acceptMarginSeconds(maxTimeoutSeconds, (2 * Math.max(60_000, ...upstreamMs)) / 1000);
   const networks = new Map<string, Network>();
   for (const n of o.networks) {
     const cfg = chainConfigs.find((c) => c.chainId === n.chainId)!;

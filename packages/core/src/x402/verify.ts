@@ -15,8 +15,8 @@ export const SETTLE_MARGIN_SECONDS = 6;
 
 /**
  * How long a payment must stay valid when the gateway accepts it, before it calls the upstream:
- * long enough for an upstream call at the slowest configured provider timeout (`upstreamSeconds`,
- * 60 by default) and 30 s for the settlement after it, so a client cannot sign an authorization
+ * long enough for the wait for the upstream (`upstreamSeconds`: the service passes twice the slowest
+ * configured provider timeout) and 30 s for the settlement after it, so a client cannot sign an authorization
  * that lapses while the work it pays for runs (the work would be done and nothing could be
  * collected). Never more than `maxTimeoutSeconds` less 30 s (for clock skew), and at least
  * {@link SETTLE_MARGIN_SECONDS}.
