@@ -49,7 +49,8 @@ export async function startApp(appDir: string, env: Record<string, string>, time
   // Own process group: `next start` runs the server in a child process, and stop() must end both.
   const child = spawn(process.execPath, [nextBin, "start", "--port", String(port), "--hostname", "127.0.0.1"], {
     cwd: appDir,
-    env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", ...env },
+    // A production deployment names the host users sign in at (without it, sign-in answers 503).
+    env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", TOLLGATE_AUTH_DOMAINS: `127.0.0.1:${port}`, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
