@@ -31,7 +31,7 @@ const chatBody = z.looseObject({
   max_tokens: tokens.nullish(),
   n: z.number().int().min(1).max(16).nullish(),
   // Options the upstream bills beyond the card's token prices are refused rather than absorbed:
-  // priority processing (a higher rate) and audio output (audio tokens); web search too (unpricedOption).
+  // priority processing (a higher rate) and audio output (audio tokens); web search and the rest in refuseUnpriced.
   service_tier: z.enum(["auto", "default", "flex"], { error: 'must be "auto", "default" or "flex": other tiers are billed above the card\'s prices' }).nullish(),
   modalities: z.array(z.literal("text", { error: 'only "text" output is priced by this gateway' })).nullish(),
 });
