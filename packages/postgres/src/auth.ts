@@ -11,7 +11,7 @@ type NonceRow = SqlAuthNonceRow<string>;
 type SessionRow = SqlSessionRow<string>;
 
 const NONCE_COLS = selectList("nonce address", "chain_id issued_at expires_at");
-const SESSION_COLS = selectList("session_id token_hash address domain", "chain_id created_at expires_at revoked_at");
+const SESSION_COLS = selectList("session_id token_hash address signer domain", "chain_id created_at expires_at revoked_at");
 
 const toSession = (r: SessionRow) => sessionFromRow(r, dec);
 
@@ -46,9 +46,9 @@ export function createAuthOps(db: Queryable, t: TableName): AuthStore {
 
     async insertSession(s) {
       await db.query(
-        `INSERT INTO ${sessions} (session_id, token_hash, address, chain_id, domain, created_at, expires_at, revoked_at)
-         VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::text, $6::bigint, $7::bigint, $8::bigint)`,
-        [s.sessionId, s.tokenHash, s.address, s.chainId, enc(s.domain), s.createdAt, s.expiresAt, s.revokedAt ?? null],
+        `INSERT INTO ${sessions} (session_id, token_hash, address, chain_id, signer, domain, created_at, expires_at, revoked_at)
+         VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint)`,
+        [s.sessionId, s.tokenHash, s.address, s.chainId, s.signer, enc(s.domain), s.createdAt, s.expiresAt, s.revokedAt ?? null],
       );
     },
 
@@ -77,7 +77,7 @@ export function createAuthOps(db: Queryable, t: TableName): AuthStore {
   };
 }
 
-/** Schema of this capability (migration version 9; add later changes as new versions). */
+/** Schema of this capability (migration versions 9 and 17; add later changes as new versions). */
 export const AUTH_MIGRATIONS: readonly Migration[] = [
   {
     version: 9,
@@ -104,5 +104,12 @@ export const AUTH_MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX auth_sessions_expiry ON auth_sessions (expires_at);
     `,
+  },
+  {
+    version: 17,
+    name: "sessions name their signer",
+    // Sessions opened before this version are taken as smart-wallet sessions, bound to their chain:
+    // nothing recorded whether a contract proved them.
+    sql: "ALTER TABLE auth_sessions ADD COLUMN signer text NOT NULL DEFAULT 'contract'",
   },
 ];

@@ -18,8 +18,8 @@ export function createAuthOps(db: Database.Database): AuthStore {
   const consume = db.prepare<{ nonce: string; address: string; now: number }, NonceRow>(`
     DELETE FROM auth_nonces WHERE nonce = @nonce AND address = @address AND expires_at > @now RETURNING *`);
   const insertSession = db.prepare(`
-    INSERT INTO auth_sessions (session_id, token_hash, address, chain_id, domain, created_at, expires_at, revoked_at)
-    VALUES (@session_id, @token_hash, @address, @chain_id, @domain, @created_at, @expires_at, @revoked_at)`);
+    INSERT INTO auth_sessions (session_id, token_hash, address, chain_id, signer, domain, created_at, expires_at, revoked_at)
+    VALUES (@session_id, @token_hash, @address, @chain_id, @signer, @domain, @created_at, @expires_at, @revoked_at)`);
   const byToken = db.prepare<[string], SessionRow>("SELECT * FROM auth_sessions WHERE token_hash = ?");
   const revoke = db.prepare<[number, string], SessionRow>("UPDATE auth_sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE token_hash = ? RETURNING *");
   const pruneNonces = db.prepare<[number]>("DELETE FROM auth_nonces WHERE expires_at <= ?");
@@ -48,6 +48,7 @@ export function createAuthOps(db: Database.Database): AuthStore {
         token_hash: s.tokenHash,
         address: s.address,
         chain_id: s.chainId,
+        signer: s.signer,
         domain: s.domain,
         created_at: s.createdAt,
         expires_at: s.expiresAt,
@@ -71,7 +72,7 @@ export function createAuthOps(db: Database.Database): AuthStore {
   };
 }
 
-/** Schema of this capability (migration version 9; add later changes as new versions). */
+/** Schema of this capability (migration versions 9 and 17; add later changes as new versions). */
 export const AUTH_MIGRATIONS: readonly Migration[] = [
   {
     version: 9,
@@ -98,5 +99,12 @@ export const AUTH_MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX auth_sessions_expiry ON auth_sessions (expires_at);
     `,
+  },
+  {
+    version: 17,
+    name: "sessions name their signer",
+    // Sessions opened before this version are taken as smart-wallet sessions, bound to their chain:
+    // nothing recorded whether a contract proved them.
+    sql: "ALTER TABLE auth_sessions ADD COLUMN signer TEXT NOT NULL DEFAULT 'contract'",
   },
 ];

@@ -18,6 +18,7 @@ function makeSession(overrides: Partial<SessionRecord> = {}): SessionRecord {
     tokenHash: id.padStart(64, "e"),
     address: OWNER,
     chainId: CHAIN,
+    signer: "eoa",
     domain: "gateway.example",
     createdAt: T0,
     expiresAt: T0 + DAY,
@@ -67,6 +68,16 @@ export const authTests = {
     await expect(store.insertSession(makeSession({ sessionId: session.sessionId }))).rejects.toThrow();
     await expect(store.insertSession(makeSession({ tokenHash: session.tokenHash }))).rejects.toThrow();
     expect(await store.getSessionByTokenHash(session.tokenHash)).toEqual(session);
+  },
+
+  "auth: a session keeps what proved it (an EOA's key, or a contract on its chain)": async ({ store }) => {
+    const eoa = makeSession();
+    const contract = makeSession({ signer: "contract", chainId: 8453 });
+    await store.insertSession(eoa);
+    await store.insertSession(contract);
+    expect((await store.getSessionByTokenHash(eoa.tokenHash))?.signer).toBe("eoa");
+    expect(await store.getSessionByTokenHash(contract.tokenHash)).toEqual(contract);
+    expect((await store.revokeSession(contract.tokenHash, T0 + 1))?.signer).toBe("contract");
   },
 
   "auth: 20 concurrent consumes of one nonce: exactly one wins": async ({ store }) => {

@@ -58,6 +58,7 @@ describe("auth.signIn", () => {
       token: expect.stringMatching(/^sess_[A-Za-z0-9_-]{43}$/),
       address: ALICE.address.toLowerCase(),
       chainId: CHAIN,
+      signer: "eoa",
       createdAt: gw.clock.now(),
       expiresAt: gw.clock.now() + DAY,
     });
@@ -81,6 +82,7 @@ describe("auth.signIn", () => {
     expect(await client.auth.session()).toEqual({
       address: ALICE.address.toLowerCase(),
       chainId: CHAIN,
+      signer: "eoa",
       createdAt: gw.clock.now(),
       expiresAt: signed.expiresAt,
     });

@@ -24,6 +24,12 @@ export interface SignedIn {
   address: string;
   /** The chain id of the signed message. */
   chainId: number;
+  /**
+   * What proved the wallet (sent by gateways that show it): `"eoa"`, the address's own key (the
+   * session acts on every chain), or `"contract"`, a smart wallet's contract on `chainId` (the
+   * session acts on that chain only).
+   */
+  signer?: "eoa" | "contract";
   /** Unix ms (sent by gateways that show it). */
   createdAt?: number;
   /** Unix ms. */
@@ -34,6 +40,8 @@ export interface SignedIn {
 export interface WalletSession {
   address: string;
   chainId: number;
+  /** As in {@link SignedIn}: a `"contract"` session acts on `chainId` only. */
+  signer?: "eoa" | "contract";
   /** Unix ms. */
   createdAt: number;
   /** Unix ms. */

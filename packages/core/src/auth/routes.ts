@@ -26,7 +26,7 @@ function sessionCookie(gateway: GatewayContext, request: GatewayRequest, token: 
   });
 }
 
-const sessionView = (s: SessionRecord) => ({ address: s.address, chainId: s.chainId, createdAt: s.createdAt, expiresAt: s.expiresAt });
+const sessionView = (s: SessionRecord) => ({ address: s.address, chainId: s.chainId, signer: s.signer, createdAt: s.createdAt, expiresAt: s.expiresAt });
 
 /** Builds the wallet-session route table. */
 export function authRoutes(): AnyRoute[] {

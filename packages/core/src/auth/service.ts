@@ -1,8 +1,9 @@
 /**
  * Wallet sessions: Sign-In with Ethereum (EIP-4361) on viem's `viem/siwe`. A wallet asks for a
  * nonce, signs a SIWE message carrying it, and trades message and signature for a `sess_…`
- * token that proves the wallet on every chain until it expires or is signed out. Tokens are
- * stored as SHA-256 hashes only, like service keys.
+ * token that proves the wallet until it expires or is signed out: on every chain when the
+ * address's own key signed, only on the message's chain when a smart wallet's contract accepted
+ * the signature. Tokens are stored as SHA-256 hashes only, like service keys.
  */
 import { getAddress, isHex, type Hex } from "viem";
 import { generateSiweNonce, parseSiweMessage, validateSiweMessage } from "viem/siwe";
@@ -84,8 +85,8 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
       if (!domains.includes(fields.domain)) throw unverified(`The message signs in to ${fields.domain}, not to this gateway (${domains.join(", ")}).`);
       if (!validateSiweMessage({ message: fields, time: new Date(now) })) throw unverified("The message is expired or not yet valid.");
       if (Number.isNaN(fields.issuedAt.getTime()) || fields.issuedAt.getTime() > now + SKEW_MS) throw unverified("The message's issuedAt is invalid or in the future.");
-      const valid = await verifySignature({ address, message, signature: signature as Hex, chainId: fields.chainId });
-      if (!valid) throw unverified("The signature is not the wallet's signature of this message.");
+      const signer = await verifySignature({ address, message, signature: signature as Hex, chainId: fields.chainId });
+      if (!signer) throw unverified("The signature is not the wallet's signature of this message.");
       const nonce = await store.consumeAuthNonce({ nonce: fields.nonce, address: address.toLowerCase(), now: clock.now() });
       if (!nonce) throw unverified("The nonce is unknown, used, expired or was issued to another wallet; ask for a new one.");
       if (nonce.chainId !== fields.chainId) throw unverified(`The nonce was issued for chain ${nonce.chainId}; the message names chain ${fields.chainId}.`);
@@ -96,6 +97,7 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
         tokenHash: hashToken(token),
         address: address.toLowerCase(),
         chainId: fields.chainId,
+        signer,
         domain: fields.domain,
         createdAt,
         expiresAt: createdAt + sessionTtlMs,

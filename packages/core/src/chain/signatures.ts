@@ -4,9 +4,15 @@
  * through the chain's RPC when that chain is configured.
  */
 import { createPublicClient, defineChain, http, verifyMessage, type Hex } from "viem";
+import type { SessionSigner } from "../store/auth-types.js";
 
-/** Verifies `signature` of `message` by `address` as seen on `chainId`. Never throws: false when unproven. */
-export type SignatureVerifier = (input: { address: `0x${string}`; message: string; signature: Hex; chainId: number }) => Promise<boolean>;
+/**
+ * Verifies `signature` of `message` by `address` as seen on `chainId`. Never throws. Resolves to
+ * how it was proven: `"eoa"` when the address's own key signed (that key controls the address on
+ * every chain), `"contract"` when the contract at the address accepted it on `chainId` (which
+ * says nothing of the same address on another chain), null when unproven.
+ */
+export type SignatureVerifier = (input: { address: `0x${string}`; message: string; signature: Hex; chainId: number }) => Promise<SessionSigner | null>;
 
 /**
  * Creates a verifier over the configured chains. An EOA signature is recovered offline; any
@@ -28,16 +34,16 @@ export function createSignatureVerifier(chains: readonly { chainId: number; rpcU
   };
   return async ({ address, message, signature, chainId }) => {
     try {
-      if (await verifyMessage({ address, message, signature })) return true;
+      if (await verifyMessage({ address, message, signature })) return "eoa";
     } catch {
       // Not a 65-byte ECDSA signature: perhaps a smart wallet's.
     }
     const client = clientFor(chainId);
-    if (!client) return false;
+    if (!client) return null;
     try {
-      return await client.verifyMessage({ address, message, signature });
+      return (await client.verifyMessage({ address, message, signature })) ? "contract" : null;
     } catch {
-      return false;
+      return null;
     }
   };
 }

@@ -30,7 +30,9 @@ export async function reviewerOf(request: GatewayRequest, gateway: GatewayContex
   if (!wallet) return ANONYMOUS;
   if (wallet.key) return { verification: "service_key", address: wallet.address, keyId: wallet.key.keyId, chainId: wallet.key.chainId };
   const chainId = requestChainId(request);
-  return chainId === undefined ? ANONYMOUS : { verification: "wallet_header", address: wallet.address, chainId };
+  // A proof that holds on one chain (a smart wallet's session) does not vouch for the wallet on another.
+  if (chainId === undefined || (wallet.chainId !== undefined && chainId !== wallet.chainId)) return ANONYMOUS;
+  return { verification: "wallet_header", address: wallet.address, chainId };
 }
 
 /** Builds the feedback route table. */

@@ -12,6 +12,11 @@
  * 4. a live service key of the wallet (`Authorization: Bearer svc-…`), where the route allows it;
  * 5. the header alone, only with `walletAuth: "trusted-header"`.
  * A header naming another wallet than the proven one is 403 `forbidden`.
+ *
+ * Some proofs hold on one chain only ({@link ProvenWallet.chainId}): a session a smart wallet's
+ * contract signed in (the same address on another chain may be another contract with other
+ * owners), and a service key (least privilege: a key acts for its wallet on its own chain). Routes
+ * that act on a chain ask {@link chainOfProof}.
  */
 import { parse as parseCookie } from "cookie";
 import type { GatewayContext } from "../context.js";
@@ -37,6 +42,27 @@ export interface ProvenWallet {
   readonly key?: KeyRecord;
   /** The session, when a wallet session proved it. */
   readonly session?: SessionRecord;
+  /** The only chain the proof holds on; undefined when it holds on every chain. */
+  readonly chainId?: number;
+}
+
+/**
+ * The chain a request may act on for `wallet`: `requested` when the proof holds there; when none
+ * is requested, the proof's own chain (undefined for a proof that holds on every chain, which the
+ * caller reads as "all chains" or its default).
+ * @throws GatewayError 403 `forbidden` when `requested` is not the proof's chain, naming `param`.
+ */
+export function chainOfProof(wallet: ProvenWallet, requested: number | undefined, param = "chainId"): number | undefined {
+  if (wallet.chainId === undefined || requested === undefined) return requested ?? wallet.chainId;
+  if (requested !== wallet.chainId)
+    throw new GatewayError(
+      "forbidden",
+      wallet.via === "session"
+        ? `This session was signed in by a smart wallet on chain ${wallet.chainId}, which proves the wallet on that chain only; sign in on chain ${requested} to act there.`
+        : `A service key acts for its wallet on its own chain (${wallet.chainId}) only; sign in with the wallet to act on chain ${requested}.`,
+      { param },
+    );
+  return requested;
 }
 
 /** Options of {@link proveWallet}. */
@@ -135,7 +161,7 @@ async function resolveProof(request: GatewayRequest, gateway: GatewayContext, cl
     if (bearerToken(request.headers.authorization) === undefined) assertSameSiteCookie(request, gateway);
     const session = await gateway.services.auth.sessionFor(sessionToken);
     if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
-    return { address: session.address, via: "session", session };
+    return session.signer === "eoa" ? { address: session.address, via: "session", session } : { address: session.address, via: "session", session, chainId: session.chainId };
   }
   const secret = request.headers["x-internal-secret"];
   if (secret !== undefined && policy.internalSecret !== undefined) {
@@ -152,7 +178,7 @@ async function resolveProof(request: GatewayRequest, gateway: GatewayContext, cl
     const key = await gateway.services.keys.authenticate(request.headers.authorization);
     if (options.serviceKey === false)
       throw new GatewayError("forbidden", "A service key cannot act for its wallet here: sign in with the wallet (POST /api/auth/verify) to create keys.");
-    return { address: key.owner, via: "service_key", key };
+    return { address: key.owner, via: "service_key", key, chainId: key.chainId };
   }
   if (claimed !== undefined && policy.mode === "trusted-header") return { address: claimed, via: "trusted_header" };
   if (claimed !== undefined)

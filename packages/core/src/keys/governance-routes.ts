@@ -13,7 +13,7 @@ import { GatewayError } from "../errors.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, clampedInt, optionalText, unixMs } from "../http/schemas.js";
-import { proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY, type ProvenWallet } from "../http/wallet-proof.js";
+import { chainOfProof, proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY, type ProvenWallet } from "../http/wallet-proof.js";
 import type { GatewayRequest } from "../http/types.js";
 import type { KeyPatch, KeyRecord } from "../store/types.js";
 import { checkModelPatterns, DEFAULT_ROTATION_GRACE_MS, MAX_ROTATION_GRACE_MS, type Actor } from "./governance.js";
@@ -70,6 +70,7 @@ async function ownedBy(wallet: ProvenWallet, gateway: GatewayContext, keyId: str
   const key = await gateway.services.store.getKeyById(keyId);
   if (!key) throw new GatewayError("key_not_found", `Key ${keyId} does not exist.`);
   if (key.owner !== wallet.address) throw new GatewayError("forbidden", "The key belongs to another wallet than the one proven.");
+  chainOfProof(wallet, key.chainId, "keyId");
   return { key, actor: `wallet:${wallet.address}` };
 }
 

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { GatewayError } from "../errors.js";
 import { idempotencyKeyHeader } from "../http/headers.js";
-import { proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY } from "../http/wallet-proof.js";
+import { chainOfProof, proveWallet, WALLET_PROOF, WALLET_PROOF_NO_KEY } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText, unixMs } from "../http/schemas.js";
@@ -51,7 +51,7 @@ export function keyRoutes(): AnyRoute[] {
         checkGovernanceModels(gateway, body);
         const { key, token } = await gateway.services.keys.create({
           owner: wallet.address,
-          chainId: (body.networkId ?? body.chainId)!,
+          chainId: chainOfProof(wallet, body.networkId ?? body.chainId, body.networkId === undefined ? "chainId" : "networkId")!,
           purpose: body.purpose,
           budgetLimit: body.budgetLimit,
           expiresAt: body.expiresAt,
@@ -69,12 +69,12 @@ export function keyRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/keys",
       tag: "keys",
-      summary: "List the keys of the proven wallet, newest first (limit, cursor).",
+      summary: "List the keys of the proven wallet, newest first (limit, cursor); a proof that holds on one chain (a smart wallet's session, a service key) lists that chain's keys.",
       query: z.object({ limit: clampedInt(50, 1, 200), cursor: optionalText(500) }),
       authenticate: proveWallet,
       security: WALLET_PROOF,
       handle: async ({ auth: wallet, query, gateway }) => {
-        const page = await gateway.services.keys.list(wallet.address, query);
+        const page = await gateway.services.keys.list(wallet.address, Object.assign({ chainId: wallet.chainId }, query));
         const views = await Promise.all(page.keys.map((k) => fullView(gateway, k)));
         return json({ keys: views, next_cursor: page.nextCursor });
       },

@@ -42,9 +42,10 @@ export interface KeyService {
   create(input: CreateKeyInput): Promise<{ key: KeyRecord; token: string; superseded: string[] }>;
   /**
    * A newest-first page of an owner's keys; `cursor` is the opaque `next_cursor` of the previous
-   * page. Overdue intents of the listed keys are released first (release on read).
+   * page; `chainId` keeps one chain's keys. Overdue intents of the listed keys are released first
+   * (release on read).
    */
-  list(owner: string, options: { limit: number; cursor?: string | undefined }): Promise<{ keys: KeyRecord[]; nextCursor: string | null }>;
+  list(owner: string, options: { limit: number; cursor?: string | undefined; chainId?: number | undefined }): Promise<{ keys: KeyRecord[]; nextCursor: string | null }>;
   /**
    * The usable key of an `Authorization` header. Throws 401 `authentication_required` (none),
    * `invalid_key` (unknown or malformed), `key_revoked`, `key_expired`.
@@ -193,7 +194,7 @@ export function createKeyService(deps: {
     },
     async list(owner, options) {
       const at = options.cursor ? decodeKeysetCursor(options.cursor) : undefined;
-      const query = { limit: options.limit, ...(at ? { cursor: { createdAt: at.createdAt, keyId: at.id } } : {}) };
+      const query = { limit: options.limit, ...(at ? { cursor: { createdAt: at.createdAt, keyId: at.id } } : {}), ...(options.chainId === undefined ? {} : { chainId: options.chainId }) };
       let page = await store.listKeys(owner, query);
       // Release on read; a release changes budgets only, so the same query returns the same keys.
       const held = page.keys.filter((k) => k.budgetReserved > 0n).map((k) => k.keyId);

@@ -4,10 +4,10 @@
  * token is never returned: only its hash is stored.
  */
 import { z } from "zod";
-import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
+import { WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
-import { walletStatusChain } from "../settlement/routes.js";
+import { walletStatusAuth } from "../settlement/routes.js";
 import type { KeyRecord } from "../store/types.js";
 import { remainingOf } from "./view.js";
 
@@ -95,7 +95,7 @@ export function sessionRoutes(): AnyRoute[] {
       summary:
         "The active session key of the proven wallet on the chain in x-chain-id (or ?chainId, else the default chain): budget (limit, used, locked, remaining), expiry and warnings; never its token. {hasSession:false, reason} when there is none.",
       query: z.object({ chainId: z.string().optional() }),
-      authenticate: async (request, gateway) => ({ wallet: (await proveWallet(request, gateway)).address, chainId: walletStatusChain(request, gateway) }),
+      authenticate: walletStatusAuth,
       security: WALLET_PROOF,
       handle: async ({ auth, gateway }) => {
         if (auth.chainId === undefined)

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { invalidRequest } from "../errors.js";
 import { idempotencyKeyHeader, requestChainId } from "../http/headers.js";
-import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
+import { chainOfProof, proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { amount, chainIdInput, clampedInt, optionalText } from "../http/schemas.js";
@@ -156,7 +156,7 @@ export function ledgerRoutes(): AnyRoute[] {
       security: WALLET_PROOF,
       handle: async ({ auth: wallet, query, gateway }) => {
         const now = gateway.clock.now();
-        const page = await gateway.services.ledger.list(wallet.address, Object.assign({ now }, query));
+        const page = await gateway.services.ledger.list(wallet.address, Object.assign({ now }, query, { chainId: chainOfProof(wallet, query.chainId) }));
         return json({ intents: page.intents.map((i) => intentView(i, now)), next_cursor: page.nextCursor });
       },
     }),

@@ -16,12 +16,19 @@ export interface AuthNonceRecord {
   nonce: string;
   /** Lower-case wallet address it was issued to. */
   address: string;
-  /** The chain the wallet asked with (informational: a session proves the wallet on every chain). */
+  /** The chain the wallet asked with; the signed message must name the same chain. */
   chainId: number;
   issuedAt: number;
   /** Unusable once `expiresAt <= now`. */
   expiresAt: number;
 }
+
+/**
+ * What proved a session's wallet: `"eoa"`, the address's own key (which controls the address on
+ * every chain), or `"contract"`, a smart wallet's EIP-1271/6492 check on the session's chain (the
+ * same address on another chain may be another contract, with other owners, or none yet).
+ */
+export type SessionSigner = "eoa" | "contract";
 
 /** A wallet session bought by a verified SIWE message. Only the SHA-256 of its token is stored. */
 export interface SessionRecord {
@@ -31,8 +38,10 @@ export interface SessionRecord {
   tokenHash: string;
   /** Lower-case wallet address the session proves. */
   address: string;
-  /** The chain id of the signed message. */
+  /** The chain id of the signed message: the only chain the session acts on when `signer` is `"contract"`. */
   chainId: number;
+  /** What proved the wallet; a `"contract"` session proves it on `chainId` only. */
+  signer: SessionSigner;
   /** The SIWE message's domain (the host the wallet signed in to). */
   domain: string;
   createdAt: number;

@@ -46,6 +46,7 @@ export type {
   AuthNonceRecord,
   AuthStore,
   SessionRecord,
+  SessionSigner,
   KeyRateLimit,
   UsageCell,
   UsageStore,

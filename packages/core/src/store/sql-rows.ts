@@ -153,6 +153,8 @@ export interface SqlSessionRow<I extends SqlInt = SqlInt> {
   token_hash: string;
   address: string;
   chain_id: I;
+  /** `SessionSigner` (migration 17; rows from before it read `contract`, bound to their chain). */
+  signer: string;
   domain: string;
   created_at: I;
   expires_at: I;
@@ -320,6 +322,7 @@ export function sessionFromRow(r: SqlSessionRow, text: SqlTextDecoder = same): S
     tokenHash: r.token_hash,
     address: r.address,
     chainId: Number(r.chain_id),
+    signer: r.signer === "eoa" ? "eoa" : "contract",
     domain: text(r.domain),
     createdAt: Number(r.created_at),
     expiresAt: Number(r.expires_at),

@@ -1,6 +1,6 @@
 /** The usage route: `GET /api/usage`, the dashboard's data for a proven wallet. */
 import { z } from "zod";
-import { proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
+import { chainOfProof, proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { chainIdInput } from "../http/schemas.js";
@@ -20,7 +20,8 @@ export function usageRoutes(): AnyRoute[] {
       query: usageQuery,
       authenticate: proveWallet,
       security: WALLET_PROOF,
-      handle: async ({ auth: wallet, query, gateway }) => json(await gateway.services.usage.forWallet(wallet.address, query)),
+      handle: async ({ auth: wallet, query, gateway }) =>
+        json(await gateway.services.usage.forWallet(wallet.address, Object.assign({}, query, { chainId: chainOfProof(wallet, query.chainId) }))),
     }),
   ];
 }
