@@ -9,7 +9,8 @@
  * `error` event), `stall-<n>` (streams n words, then sends nothing more until the client leaves),
  * `slow-<ms>` (answers `ok` after ms), `late-<ms>` (`stall-4` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
  * (streams `ok` with ms between words and reports {@link TRICKLE_USAGE}, as a reasoning model
- * whose hidden tokens show only in the usage).
+ * whose hidden tokens show only in the usage), `prompt-<n>` (`ok` not streamed, its usage saying n
+ * prompt tokens).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -73,7 +74,10 @@ export async function startChatStub(): Promise<ChatStub> {
         model: body.model,
         choices: [{ index: 0, message, finish_reason: tool ? "tool_calls" : "stop" }],
       };
-      return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(usage ? { ...completion, usage: STUB_USAGE } : completion));
+      // `prompt-<n>`: the usage says n prompt tokens (images the gateway cannot count).
+      const prompt = mode.startsWith("prompt-") ? Number(mode.slice(7)) : undefined;
+      const reported = prompt === undefined ? STUB_USAGE : { prompt_tokens: prompt, completion_tokens: 9, total_tokens: prompt + 9 };
+      return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(usage ? { ...completion, usage: reported } : completion));
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write(chunk(delta({ role: "assistant", content: "" })));

@@ -15,6 +15,8 @@ import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
 import { runChatCutSuite } from "./gateway-suite-chat-cuts.js";
 
 const STUB_TEXT = STUB_WORDS.join("");
+/** What OpenAI bills a prompt of two high-detail images on GPT-4o mini: 2 × (2,833 + 8 × 5,667) and the text. */
+const IMAGE_HEAVY_PROMPT = 2 * 48_169 + 14;
 
 /** Registers the chat route suite for the store `name` in the current vitest file. */
 export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): void {
@@ -53,6 +55,23 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
       },
       () => upstream("ok"),
+    );
+
+    test(
+      "images are reserved at the most the card's provider bills one image as: GPT-4o mini's image-heavy prompt pays the upstream's whole usage",
+      async (h) => {
+        const key = await richKey(h);
+        const image = { type: "image_url", image_url: { url: "https://example.com/cat.png", detail: "high" } };
+        const messages = [{ role: "user", content: [{ type: "text", text: "Compare these two." }, image, image] }];
+        const res = await postChat(h, { model: "gpt-4o-mini", provider: "openai", messages }, { token: key.token });
+        const body = await res.json();
+        expect(res.status, JSON.stringify(body)).toBe(200);
+        // Two high-detail images at GPT-4o mini's 2,833 + 8 × 5,667 tokens each, and the text.
+        const billed = await meterChat(h, { promptTokens: IMAGE_HEAVY_PROMPT, completionTokens: 9 }, "gpt-4o-mini");
+        expect(bodyReceipt(res, body).finalAmountWei).toBe(billed);
+        expect(await spent(h, key)).toEqual({ used: billed, reserved: "0" });
+      },
+      () => upstream(`prompt-${IMAGE_HEAVY_PROMPT}`),
     );
 
     test(

@@ -12,6 +12,9 @@ const claude = (id: string, name: string, description: string, [input, cached, o
     id, name, description, input, cached, output,
     context: 200000,
     vision: true,
+    // An image costs about width × height / 750 tokens, and larger ones are scaled down to ~1.15
+    // megapixels (docs.claude.com "Vision"): at most ~1,600; 1,600 plus a margin for rounding.
+    imageTokens: 1_700,
     params: {
       ...chatParams({ maxTemperature: 1, maxTokens: maxOut, requireMaxTokens: true }),
       top_k: int("Only sample from the top K options for each token.", { minimum: 0 }),

@@ -233,8 +233,31 @@ const video: CardInput[] = [
 
 const GPT5_EFFORT = ["minimal", "low", "medium", "high"];
 const O_EFFORT = ["low", "medium", "high"];
+/**
+ * The most input tokens one image costs on each model (OpenAI's "Images and vision" guide). Tile
+ * models: base + per-tile tokens × 8 tiles, the most a high-detail image has once scaled into
+ * 2048×2048 with its short side at 768 (4 × 2 tiles of 512). Patch models: the 1,536 32-px patches
+ * an image is capped at × the model's multiplier, rounded up.
+ */
+const IMAGE_TOKENS: Record<string, number> = {
+  "gpt-5": 70 + 8 * 140,
+  "gpt-5-mini": Math.ceil(1536 * 1.62),
+  "gpt-5-nano": Math.ceil(1536 * 2.46),
+  "gpt-4.1": 85 + 8 * 170,
+  "gpt-4.1-mini": Math.ceil(1536 * 1.62),
+  "gpt-4.1-nano": Math.ceil(1536 * 2.46),
+  "gpt-4o": 85 + 8 * 170,
+  "gpt-4o-mini": 2833 + 8 * 5667,
+  o3: 75 + 8 * 150,
+  "o4-mini": Math.ceil(1536 * 1.72),
+};
 const chat = (id: string, name: string, description: string, context: number, maxOut: number, [input, cached, output]: [string, string, string], reasoning?: string[]) =>
-  textCard(P, { id, name, description, context, input, cached, output, vision: true, params: chatParams({ maxTokens: maxOut, ...(reasoning ? { reasoning } : {}) }) });
+  textCard(P, {
+    id, name, description, context, input, cached, output,
+    vision: true,
+    imageTokens: IMAGE_TOKENS[id]!,
+    params: chatParams({ maxTokens: maxOut, ...(reasoning ? { reasoning } : {}) }),
+  });
 
 const text: CardInput[] = [
   chat("gpt-5", "GPT-5", "OpenAI's flagship reasoning model for coding and agentic tasks.", 400000, 128000, ["1.25", "0.125", "10.00"], GPT5_EFFORT),

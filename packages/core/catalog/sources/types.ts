@@ -98,7 +98,10 @@ interface Base {
 }
 
 /** A chat model priced per 1M input / output (and cached input) tokens. */
-export function textCard(provider: string, o: Base & { context: number; input: string; output: string; cached?: string; vision?: boolean; inputs?: Modality[] }): CardInput {
+export function textCard(
+  provider: string,
+  o: Base & { context: number; input: string; output: string; cached?: string; vision?: boolean; inputs?: Modality[]; imageTokens?: number },
+): CardInput {
   return {
     modelId: o.id,
     provider,
@@ -107,6 +110,7 @@ export function textCard(provider: string, o: Base & { context: number; input: s
     modalities: { input: o.inputs ?? (o.vision ? ["text", "image"] : ["text"]), output: ["text"] },
     operations: [{ modality: "text", operation: "chat" }],
     contextWindow: o.context,
+    ...(o.imageTokens === undefined ? {} : { imageInputTokens: o.imageTokens }),
     pricing: tokenPrices(o.input, o.output, o.cached),
     params: o.params ?? chatParams(),
     ...(o.deprecated ? { deprecated: true } : {}),

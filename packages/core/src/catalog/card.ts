@@ -71,6 +71,12 @@ export const modelCardSchema = z
     modalities: z.strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) }),
     operations: z.array(z.strictObject({ modality, operation: z.string() })).min(1),
     contextWindow: z.number().int().positive().optional(),
+    /**
+     * The most input tokens the provider bills one image of a chat message as (its image formula at
+     * the largest size and highest detail). A chat quote reserves this much per image part; cards
+     * without it are quoted at `IMAGE_PART_TOKENS`.
+     */
+    imageInputTokens: z.number().int().positive().max(1_000_000).optional(),
     pricing: z.array(priceLineSchema).min(1),
     params: z.record(z.string(), paramSpecSchema).optional(),
     deprecated: z.boolean().optional(),

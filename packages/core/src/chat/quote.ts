@@ -1,7 +1,8 @@
 /**
  * The price of a chat completion before it runs, and what a smaller reservation still buys.
  *
- * Quote = the prompt (counted, plus a margin for other vendors' tokenizers) + the output cap
+ * Quote = the prompt (counted, plus a margin for other vendors' tokenizers; each image at the most
+ * the card's provider bills one image as, `imageInputTokens`) + the output cap
  * (`max_completion_tokens`, else `max_tokens`, else the card's maximum output) for each of the `n`
  * choices, priced by the card. The floor is the prompt and one output token per choice: a key that
  * cannot afford the whole quote but affords the floor gets what it can afford and a lowered cap.
@@ -67,7 +68,7 @@ export function priceChat(
 
 /** Quotes a chat request on a card. */
 export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuoteInput, feeBps: number): ChatQuote {
-  const promptTokens = countPrompt(counter, { messages: input.messages, extras: input.extras });
+  const promptTokens = countPrompt(counter, { messages: input.messages, extras: input.extras, imageTokens: card.imageInputTokens });
   const bound = promptBound(promptTokens);
   const requested = input.max_completion_tokens ?? input.max_tokens;
   const modelMax = cardMaxOutput(card);

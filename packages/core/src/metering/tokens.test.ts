@@ -19,13 +19,32 @@ describe("token counting", () => {
     const counter = await tokenCounter();
     const messages = [
       { role: "system", content: "Be brief." },
-      { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is this?" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+        ],
+      },
     ];
     const tools = [{ type: "function", function: { name: "f", parameters: {} } }];
     const text = counter.count("Be brief.\nsystem\ntext\nWhat is this?\nuser\n");
     expect(countPrompt(counter, { messages, extras: [tools, undefined] })).toBe(
       text + counter.count(JSON.stringify(tools)) + IMAGE_PART_TOKENS + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION,
     );
+    // A card's own bound per image replaces the default, for each image part (input_image too).
+    const two = [
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "u" } },
+          { type: "input_image", image_url: "u" },
+        ],
+      },
+    ];
+    const framing = counter.count("user\n") + TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION;
+    expect(countPrompt(counter, { messages: two, imageTokens: 48_169 })).toBe(2 * 48_169 + framing);
+    expect(countPrompt(counter, { messages: two })).toBe(2 * IMAGE_PART_TOKENS + framing);
     expect(promptBound(100)).toBe(126);
   });
 });

@@ -44,8 +44,12 @@ export function loadedTokenCounter(): TokenCounter | undefined {
   return loaded;
 }
 
-/** Tokens an image part of a message is quoted at (OpenAI's high-detail 2048×768 tile count, rounded up). */
-export const IMAGE_PART_TOKENS = 1_200;
+/**
+ * Tokens an image part of a message is quoted at on a card without `imageInputTokens`: above the
+ * largest image of OpenAI's tile and patch models (1,445 for GPT-4o, 3,779 for GPT-4.1 nano) and
+ * of Claude (~1,600), except GPT-4o mini's (48,169), whose card says so.
+ */
+export const IMAGE_PART_TOKENS = 4_096;
 /** Framing tokens per message (role and separators) and per conversation, as OpenAI documents them. */
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_CONVERSATION = 3;
@@ -55,13 +59,15 @@ export interface PromptParts {
   readonly messages: readonly unknown[];
   /** `tools`, `functions`, `response_format`… as sent: their JSON is counted. */
   readonly extras?: readonly unknown[];
+  /** Tokens each image part counts as. @default IMAGE_PART_TOKENS */
+  readonly imageTokens?: number;
 }
 
 /**
  * The prompt tokens of a chat request as OpenAI counts them for its own models: every string a
  * message carries (content text parts, name, tool calls and their arguments, tool results) plus the
- * JSON of tools and response formats, framing tokens per message, and {@link IMAGE_PART_TOKENS} per
- * image part (image bytes are not text). Audio and file parts are counted by their JSON.
+ * JSON of tools and response formats, framing tokens per message, and `imageTokens` per image part
+ * (image bytes are not text). Audio and file parts are counted by their JSON.
  */
 export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   let text = "";
@@ -88,7 +94,7 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   return (
     counter.count(text) +
     counter.count(extras) +
-    images * IMAGE_PART_TOKENS +
+    images * (parts.imageTokens ?? IMAGE_PART_TOKENS) +
     parts.messages.length * TOKENS_PER_MESSAGE +
     TOKENS_PER_CONVERSATION
   );

@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "1e057fa367fd";
+export const NATIVE_CATALOG_VERSION = "5051b4b59d87";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -611,6 +611,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1700,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
@@ -669,6 +670,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1700,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "15.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.50"},
@@ -727,6 +729,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1700,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "5.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"},
@@ -785,6 +788,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1700,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "3.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.30"},
@@ -843,6 +847,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1700,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "3.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.30"},
@@ -2879,6 +2884,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
+    "imageInputTokens": 1445,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"},
@@ -2925,6 +2931,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
+    "imageInputTokens": 2489,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.40"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
@@ -2971,6 +2978,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
+    "imageInputTokens": 3779,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.025"},
@@ -3017,6 +3025,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 128000,
+    "imageInputTokens": 1445,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.50"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"},
@@ -3063,6 +3072,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 128000,
+    "imageInputTokens": 48169,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.15"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.075"},
@@ -3246,6 +3256,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
+    "imageInputTokens": 1190,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.125"},
@@ -3283,6 +3294,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
+    "imageInputTokens": 2489,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.25"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.025"},
@@ -3320,6 +3332,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
+    "imageInputTokens": 3779,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.05"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.005"},
@@ -4160,6 +4173,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 1275,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"},
@@ -4197,6 +4211,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text", "image"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
+    "imageInputTokens": 2642,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.10"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.275"},
