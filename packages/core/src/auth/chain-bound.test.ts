@@ -180,5 +180,47 @@ describe("a proof holds on the chains it proves", () => {
     expect(usage.body.error).toMatchObject({ code: "forbidden", param: "chainId" });
     const intents = await call("GET", "/api/payments/intents", key);
     expect(intents.status).toBe(200);
+
+    // As a bearer, a key reaches its siblings and their intents on its own chain only.
+    const other = await call("GET", `/api/keys/${onOther.body.keyId}`, key);
+    expect(other.status).toBe(403);
+    expect(other.body.error).toMatchObject({ code: "forbidden", param: "keyId" });
+    for (const [method, path] of [
+      ["GET", `/api/keys/${onOther.body.keyId}/events`],
+      ["DELETE", `/api/keys/${onOther.body.keyId}`],
+    ] as const)
+      expect((await call(method, path, key)).status, `${method} ${path}`).toBe(403);
+    expect((await call("GET", `/api/keys/${onOther.body.keyId}`, bearer(onOther.body.token))).body.status).toBe("active");
+    const prepared = await call("POST", "/api/payments/prepare", Object.assign({ "x-network-id": String(OTHER_CHAIN) }, bearer(onOther.body.token)), {
+      service: "inference",
+      action: "chat",
+      resource: "/v1/chat",
+      method: "POST",
+      maxAmountWei: "500",
+    });
+    expect(prepared.status, JSON.stringify(prepared.body)).toBe(200);
+    const intentId = prepared.body.paymentIntentId;
+    for (const path of ["/api/payments/settle", "/api/payments/abort"]) {
+      const r = await call("POST", path, key, { paymentIntentId: intentId, finalAmountWei: "500" });
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(403);
+      expect(r.body.error).toMatchObject({ code: "forbidden", param: "paymentIntentId" });
+    }
+    const settled = await call("POST", "/api/payments/settle", bearer(onOther.body.token), { paymentIntentId: intentId, finalAmountWei: "500" });
+    expect(settled.status, JSON.stringify(settled.body)).toBe(200);
+  });
+
+  it("a host app's secret acts for the wallet it names even beside a forwarded session cookie", async () => {
+    const session = await signIn(wallet, (message) => owner.signMessage({ message }));
+    const headers = { cookie: `tollgate_session=${session.token}`, "x-internal-secret": SECRET, "x-session-user-address": wallet };
+    const made = await call("POST", "/api/keys", headers, { budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId: OTHER_CHAIN });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    // The cookie alone stays bound to its chain.
+    const alone = await call(
+      "POST",
+      "/api/keys",
+      { cookie: `tollgate_session=${session.token}` },
+      { budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId: OTHER_CHAIN },
+    );
+    expect(alone.status).toBe(403);
   });
 });

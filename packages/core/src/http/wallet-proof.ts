@@ -5,12 +5,13 @@
  * raw header.
  *
  * Proofs, tried in this order:
- * 1. a wallet session: `Authorization: Bearer sess_…`, or the session cookie when no
- *    `Authorization` is sent (browsers);
- * 2. the internal secret (`x-internal-secret`): the host app acts for the wallet it names;
- * 3. the host app's `authenticateWallet(request)` hook, when it returns an address;
- * 4. a live service key of the wallet (`Authorization: Bearer svc-…`), where the route allows it;
- * 5. the header alone, only with `walletAuth: "trusted-header"`.
+ * 1. a wallet session sent as `Authorization: Bearer sess_…`;
+ * 2. the internal secret (`x-internal-secret`): the host app acts for the wallet it names (before
+ *    a session cookie, which a host app's server may forward with it);
+ * 3. the session cookie, when no `Authorization` is sent (browsers);
+ * 4. the host app's `authenticateWallet(request)` hook, when it returns an address;
+ * 5. a live service key of the wallet (`Authorization: Bearer svc-…`), where the route allows it;
+ * 6. the header alone, only with `walletAuth: "trusted-header"`.
  * A header naming another wallet than the proven one is 403 `forbidden`.
  *
  * Some proofs hold on one chain only ({@link ProvenWallet.chainId}): a session a smart wallet's
@@ -157,18 +158,19 @@ function assertSameSiteCookie(request: GatewayRequest, gateway: GatewayContext):
 async function resolveProof(request: GatewayRequest, gateway: GatewayContext, claimed: string | undefined, options: ProveWalletOptions): Promise<ProvenWallet> {
   const policy = gateway.wallets;
   const sessionToken = sessionTokenOf(request, policy.cookieName);
+  const secret = request.headers["x-internal-secret"];
+  // The host app's secret first: a server acting for its user may forward the user's cookie too.
+  if (secret !== undefined && policy.internalSecret !== undefined && (sessionToken === undefined || bearerToken(request.headers.authorization) === undefined)) {
+    if (!secretsEqual(secret, policy.internalSecret)) throw new GatewayError("unauthorized", "The x-internal-secret header is wrong.", { param: "x-internal-secret" });
+    if (claimed === undefined)
+      throw new GatewayError("authentication_required", "With x-internal-secret, name the wallet in x-session-user-address.", { param: "x-session-user-address" });
+    return { address: claimed, via: "internal_secret" };
+  }
   if (sessionToken !== undefined) {
     if (bearerToken(request.headers.authorization) === undefined) assertSameSiteCookie(request, gateway);
     const session = await gateway.services.auth.sessionFor(sessionToken);
     if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
     return session.signer === "eoa" ? { address: session.address, via: "session", session } : { address: session.address, via: "session", session, chainId: session.chainId };
-  }
-  const secret = request.headers["x-internal-secret"];
-  if (secret !== undefined && policy.internalSecret !== undefined) {
-    if (!secretsEqual(secret, policy.internalSecret)) throw new GatewayError("unauthorized", "The x-internal-secret header is wrong.", { param: "x-internal-secret" });
-    if (claimed === undefined)
-      throw new GatewayError("authentication_required", "With x-internal-secret, name the wallet in x-session-user-address.", { param: "x-session-user-address" });
-    return { address: claimed, via: "internal_secret" };
   }
   if (policy.authenticate) {
     const address = await policy.authenticate(request);

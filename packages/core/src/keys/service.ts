@@ -63,7 +63,7 @@ export interface KeyService {
   identify(authorization: string | undefined): Promise<KeyRecord | null>;
   /**
    * The inspect/revoke rule: the bearer is a live key (unrevoked, unexpired) that is the target
-   * itself or another key of the same owner; a revoked or expired bearer is 401 `key_revoked` /
+   * itself or another key of the same owner on the same chain; a revoked or expired bearer is 401 `key_revoked` /
    * `key_expired`, even on itself (so a revoked key cannot revoke itself again: 401; a sibling
    * can, and gets the first revocation back). Throws 401 (bearer), 404 `key_not_found`, 403
    * `forbidden`. The target is returned with its overdue intents released.
@@ -223,6 +223,8 @@ export function createKeyService(deps: {
       const target = bearer.keyId === targetKeyId ? bearer : await store.getKeyById(targetKeyId);
       if (!target) throw new GatewayError("key_not_found", `Key ${targetKeyId} does not exist.`);
       if (target.owner !== bearer.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the target key.");
+      if (target.chainId !== bearer.chainId)
+        throw new GatewayError("forbidden", `A service key acts for its wallet on its own chain (${bearer.chainId}) only; key ${target.keyId} is on chain ${target.chainId}.`, { param: "keyId" });
       return releaseOnRead(store, target, now);
     },
     async activeSession(owner, chainId) {
