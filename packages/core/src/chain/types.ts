@@ -58,6 +58,12 @@ export interface Chain {
   allowance(owner: Address, spender: Address): Promise<bigint>;
   /** Whether an EIP-3009 nonce of `authorizer` has been used (or cancelled) on-chain. */
   authorizationUsed(authorizer: Address, nonce: Hex): Promise<boolean>;
+  /**
+   * The transaction whose transfer used an EIP-3009 nonce of `authorizer` (its `AuthorizationUsed`
+   * log) among the most recent blocks (`AUTHORIZATION_LOOKBACK_BLOCKS`); null when there is none
+   * there: unused, cancelled (which logs `AuthorizationCanceled` instead), or older.
+   */
+  authorizationTransaction(authorizer: Address, nonce: Hex): Promise<Hex | null>;
   /** `transfer(to, amount)` from the wallet. */
   transfer(to: Address, amount: bigint): Promise<Hex>;
   /** `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance). */

@@ -156,6 +156,21 @@ export function createViemChain(options: ViemChainOptions): Chain {
       );
     },
 
+    authorizationTransaction(authorizer, nonce) {
+      return read("read AuthorizationUsed logs", async () => {
+        const latest = await publicClient.getBlockNumber({ cacheTime: 0 });
+        const logs = await publicClient.getContractEvents({
+          address: usdc,
+          abi: USDC_ABI,
+          eventName: "AuthorizationUsed",
+          args: { authorizer, nonce },
+          fromBlock: latest > AUTHORIZATION_LOOKBACK_BLOCKS ? latest - AUTHORIZATION_LOOKBACK_BLOCKS : 0n,
+          toBlock: latest,
+        });
+        return logs[0]?.transactionHash ?? null;
+      });
+    },
+
     transfer(to, amount) {
       return write("transfer", { functionName: "transfer", args: [to, amount] });
     },
@@ -183,6 +198,9 @@ export function createViemChain(options: ViemChainOptions): Chain {
     },
   };
 }
+
+/** How far back `authorizationTransaction` looks: ~30 min of 2-second blocks, within most RPCs' log-range limits. */
+export const AUTHORIZATION_LOOKBACK_BLOCKS = 900n;
 
 interface WriteRequest {
   readonly functionName: "transfer" | "transferFrom" | "transferWithAuthorization";

@@ -18,15 +18,17 @@ const input = { amount: PRICE, resourceUrl: "https://gw.test/v1/embeddings", des
 let env: X402Env;
 let server: Server;
 let base: string;
-/** How the stub answers: delegate, fail with 500, or stall for 2 s. */
-let mode: "ok" | "fail" | "slow" = "ok";
+/** How the stub answers: delegate, fail with 500, stall for 2 s, or settle on-chain and then stall 2 s before answering. */
+let mode: "ok" | "fail" | "slow" | "late" = "ok";
 const seen: { path: string; body: unknown; apiKey: unknown }[] = [];
 let n = 0;
 
 beforeAll(async () => {
   env = await startX402Env();
   const local = createLocalFacilitator({
-    chains: [createViemChain({ rpcUrl: env.node.rpcUrl, chainId: env.node.chainId, usdc: env.usdc, privateKey: env.facilitator.privateKey, pollingIntervalMs: 50 })],
+    chains: [
+      createViemChain({ rpcUrl: env.node.rpcUrl, chainId: env.node.chainId, usdc: env.usdc, privateKey: env.facilitator.privateKey, pollingIntervalMs: 50 }),
+    ],
     clock: { now: () => Date.now() },
   });
   server = createServer((request, response) => {
@@ -50,7 +52,11 @@ beforeAll(async () => {
           const v = await local.verify(payload, requirements);
           return reply(v.isValid ? 200 : 400, v); // like real facilitators: a refusal may come with a 4xx
         }
-        if (request.url === "/settle") return reply(200, await local.settle(payload, requirements));
+        if (request.url === "/settle") {
+          const settled = await local.settle(payload, requirements);
+          if (mode === "late") await new Promise((resolve) => setTimeout(resolve, 2_000));
+          return reply(200, settled);
+        }
         reply(404, { error: "not found" });
       })().catch((error: unknown) => response.writeHead(500).end(String(error)));
     });
@@ -66,7 +72,7 @@ afterAll(async () => {
 });
 
 function setup() {
-  const made = makeService(env, { facilitator: { type: "http", url: `${base}/`, headers: { "x-api-key": "k" }, timeoutMs: 500 } });
+  const made = makeService(env, { facilitator: { type: "http", url: `${base}/`, headers: { "x-api-key": "k" }, timeoutMs: 500 }, settleCheckSeconds: 1 });
   const sign = async () => officialPaymentHeader((await made.service.challenge({ ...input, error: "pay" })).body, env.payer.privateKey);
   return { ...made, sign };
 }
@@ -82,9 +88,17 @@ describe("x402 through an HTTP facilitator", () => {
     const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
     if (!v.ok) throw new Error(`${v.reason}: ${v.message}`);
     const settled = await service.settle(v.payment);
-    expect(decodePaymentResponseHeader(settled.header)).toEqual({ success: true, transaction: settled.response.transaction, network: "eip155:31337", payer: env.payer.address });
+    expect(decodePaymentResponseHeader(settled.header)).toEqual({
+      success: true,
+      transaction: settled.response.transaction,
+      network: "eip155:31337",
+      payer: env.payer.address,
+    });
     expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
-    expect(seen.map((s) => [s.path, s.apiKey])).toEqual([["POST /verify", "k"], ["POST /settle", "k"]]);
+    expect(seen.map((s) => [s.path, s.apiKey])).toEqual([
+      ["POST /verify", "k"],
+      ["POST /settle", "k"],
+    ]);
     expect(seen[0]?.body).toEqual({ x402Version: 2, paymentPayload: v.payment.payload, paymentRequirements: v.payment.requirements });
 
     // The replay is refused by the facilitator (4xx with an isValid:false body → a refusal value).
@@ -96,7 +110,11 @@ describe("x402 through an HTTP facilitator", () => {
   it("GET /supported lists the exact kind and the signer", async () => {
     mode = "ok";
     const f = createHttpFacilitator({ url: base, http: createFetchHttpClient() });
-    expect(await f.supported()).toEqual({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:31337" }], extensions: [], signers: { "eip155:*": [env.facilitator.address] } });
+    expect(await f.supported()).toEqual({
+      kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:31337" }],
+      extensions: [],
+      signers: { "eip155:*": [env.facilitator.address] },
+    });
   });
 
   it("a facilitator answering 500 is a 502; nothing is claimed", async () => {
@@ -115,6 +133,36 @@ describe("x402 through an HTTP facilitator", () => {
     await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
     mode = "ok";
     await service.release(v.payment);
+  });
+
+  it("a settle answer lost after the transfer landed: the chain shows the transfer, so the payment stands and the call is served", async () => {
+    const { service, store, sign } = setup();
+    const header = await sign();
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(v.message);
+    const before = await env.balances();
+    mode = "late";
+    const settled = await service.settle(v.payment);
+    mode = "ok";
+    expect(settled.response).toMatchObject({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), payer: env.payer.address });
+    expect(decodePaymentResponseHeader(settled.header).transaction).toBe(settled.response.transaction);
+    expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "settled", txHash: settled.response.transaction });
+  });
+
+  it("a settle that moved nothing is still a 502 after the chain check, and the signature can be presented again", async () => {
+    const { service, sign } = setup();
+    const header = await sign();
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(v.message);
+    const before = await env.balances();
+    mode = "fail";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
+    mode = "ok";
+    expect(await env.balances()).toEqual(before);
+    await service.release(v.payment);
+    const again = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    expect(again.ok).toBe(true);
   });
 
   it("a facilitator slower than timeoutMs is a 504", async () => {

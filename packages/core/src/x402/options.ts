@@ -49,6 +49,12 @@ export const x402OptionsSchema = z
       }),
     /** How long a signed authorization may stay valid (the offers' `maxTimeoutSeconds`). @default 300 */
     maxTimeoutSeconds: z.number().int().min(10).max(86_400).optional(),
+    /**
+     * After a settle call that failed in transport (timeout, lost connection) or whose transaction
+     * did not confirm, how long the gateway watches the chain for the transfer before it answers
+     * that the payment failed (the funds may have moved: then the call is served). @default 30
+     */
+    settleCheckSeconds: z.number().int().min(0).max(600).optional(),
     /** Default resource description in challenges when the route gives none. */
     description: z.string().max(500).optional(),
   })

@@ -19,7 +19,8 @@ import { decodeHeader, encodeHeader } from "./codec.js";
 import type { Facilitator } from "./facilitator.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
-import { networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
+import { INVALID, networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
+import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer } from "./settle-check.js";
 import { acceptMarginSeconds, checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
 
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
@@ -137,6 +138,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   if (missing.length > 0) throw new GatewayOptionsError(missing);
 
   const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
+  const settleCheckMs = (o.settleCheckSeconds ?? DEFAULT_SETTLE_CHECK_SECONDS) * 1000;
   // The slowest configured upstream (60 s when none sets its own): a payment must outlive the wait for
   // it, twice its timeout (a stream pays at its first event: after the header wait and an idle gap).
   const upstreamMs = Object.values(deps.options.media?.providers ?? {}).map((p) => (p.type === "openai-compatible" ? (p.timeoutMs ?? 60_000) : 0));
@@ -225,13 +227,23 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const n = networks.get(payment.network);
       if (!n) throw new GatewayError("upstream_error", `x402: network ${payment.network} is not configured`);
       let result: SettleResponse;
+      let lost: { error?: unknown; message: string } | undefined;
       try {
         result = await n.facilitator.settle(payment.payload, payment.requirements);
+        if (!result.success || !result.transaction)
+          lost = { message: `${result.errorReason ?? "unknown reason"}${result.errorMessage ? ` (${result.errorMessage})` : ""}` };
       } catch (error) {
-        throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        result = { success: false, transaction: "", network: n.network };
+        lost = { error, message: error instanceof Error ? error.message : String(error) };
       }
-      if (!result.success || !result.transaction) {
-        throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${result.errorReason ?? "unknown reason"}${result.errorMessage ? ` (${result.errorMessage})` : ""}`);
+      if (lost) {
+        // A transport failure, or a transaction that failed to confirm, may still have moved the
+        // funds: the chain says whether it did. A refusal (bad signature, funds…) sent nothing.
+        const unsure = lost.error !== undefined || result.errorReason === INVALID.transactionFailed;
+        const landed = unsure ? await landedTransfer(n.chain, payment.payer, payment.nonce, settleCheckMs) : null;
+        if (!landed) throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, lost.error === undefined ? undefined : { cause: lost.error });
+        deps.logger.warn({ err: lost.error, reason: lost.message, txHash: landed, network: n.network }, "x402: the facilitator's settle failed, but the transfer landed on-chain");
+        result = { success: true, transaction: landed, network: n.network, payer: payment.payer };
       }
       const response: SettleResponse = { success: true, transaction: result.transaction, network: n.network, payer: result.payer ?? payment.payer };
       const videoJob = options.videoJob?.(response);

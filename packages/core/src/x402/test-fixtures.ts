@@ -79,7 +79,15 @@ export async function startX402Env(): Promise<X402Env> {
 /** Builds a service from real (schema-validated) options, as `createGateway` would. */
 export function makeService(
   env: { node: { rpcUrl: string; chainId: number }; usdc: Address; payTo: Address; facilitator: { privateKey: Hex } },
-  opts: { clock?: Clock; store?: Store; facilitator?: FacilitatorOptions; http?: HttpClient; maxTimeoutSeconds?: number; telemetry?: Telemetry } = {},
+  opts: {
+    clock?: Clock;
+    store?: Store;
+    facilitator?: FacilitatorOptions;
+    http?: HttpClient;
+    maxTimeoutSeconds?: number;
+    settleCheckSeconds?: number;
+    telemetry?: Telemetry;
+  } = {},
 ): { service: X402Service; store: Store; describe: () => string[] } {
   const store = opts.store ?? createMemoryStore();
   const lines: (() => string)[] = [];
@@ -89,6 +97,7 @@ export function makeService(
       payTo: env.payTo.toUpperCase().replace("0X", "0x"),
       networks: [{ chainId: env.node.chainId, facilitator: opts.facilitator ?? { type: "local", privateKey: env.facilitator.privateKey } }],
       ...(opts.maxTimeoutSeconds ? { maxTimeoutSeconds: opts.maxTimeoutSeconds } : {}),
+      ...(opts.settleCheckSeconds === undefined ? {} : { settleCheckSeconds: opts.settleCheckSeconds }),
     }),
   } as unknown as ResolvedOptions;
   const deps = {

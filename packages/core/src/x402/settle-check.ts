@@ -1,0 +1,31 @@
+/**
+ * A settle answer lost is not a transfer lost: a facilitator may submit `transferWithAuthorization`
+ * and then time out, drop the connection, or fail waiting for the receipt. Answering "payment
+ * failed" then would keep the payer's money without serving the call. Before the gateway says so,
+ * it asks the chain.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Address, Chain, Hex } from "../chain/types.js";
+
+/** How long, by default, the gateway watches the chain after a settle answer was lost (`x402.settleCheckSeconds`). */
+export const DEFAULT_SETTLE_CHECK_SECONDS = 30;
+const POLL_MS = 1_000;
+
+/**
+ * The hash of the transfer that used `payer`'s authorization `nonce`, looked for on `chain` now
+ * and then every second until `waitMs` has passed; null when none landed by then. A read that
+ * fails (the RPC is an upstream too) counts as "not yet". Never throws.
+ */
+export async function landedTransfer(chain: Chain, payer: Address, nonce: Hex, waitMs: number): Promise<Hex | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const hash = await chain.authorizationTransaction(payer, nonce);
+      if (hash) return hash;
+    } catch {
+      // Unknown is not "landed": look again while there is time.
+    }
+    if (Date.now() + POLL_MS > deadline) return null;
+    await sleep(POLL_MS);
+  }
+}
