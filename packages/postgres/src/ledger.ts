@@ -7,7 +7,7 @@
  * expire on read: an intent with a scope, left alone), it stops there, a valid step of its own,
  * and the full statement runs.
  */
-import { authorizedIntent, filtersIntents, INTENT_LIST_OPEN, intentListPage, intentScan, keyBudgetFromRow, pageQuerySize, rolled } from "@tollgate/core";
+import { authorizedIntent, filtersIntents, INTENT_LIST_OPEN, intentListPage, intentScan, keyBudgetFromRow, pageQuerySize, rolled, scanEdge } from "@tollgate/core";
 import type {
   ChargeRecord,
   FinishResult,
@@ -215,7 +215,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
       let boundary: IntentCursor | null = null;
       if (filtersIntents(options)) {
         const { rows: edge } = await db.query<{ at: string; intent_id: string }>(sql.intentPageBoundary, [...at, intentScan(options) - 1]);
-        if (edge.length === 2) boundary = { createdAt: Number(edge[0]!.at), intentId: edge[0]!.intent_id };
+        if (edge.length === 2) boundary = scanEdge({ createdAt: Number(edge[0]!.at), intentId: edge[0]!.intent_id });
       }
       const from = boundary ?? INTENT_LIST_OPEN.from;
       const { status, now, chainId, keyId } = options;

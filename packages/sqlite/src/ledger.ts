@@ -17,6 +17,7 @@ import {
   INTENT_LIST_OPEN,
   intentFromRow,
   intentListPage,
+  scanEdge,
   intentScan,
   keyBudgetFromRow,
   keyFromRow,
@@ -336,7 +337,7 @@ export function createLedgerOps(db: Database.Database, group: GroupCommit): Ledg
       const edge = filtersIntents(options)
         ? intentPageBoundary.all({ owner, before_created: before.createdAt, before_id: before.intentId, skip: intentScan(options) - 1 })
         : [];
-      const boundary = edge.length === 2 ? { createdAt: Number(edge[0]!.created_at), intentId: edge[0]!.intent_id } : null;
+      const boundary = edge.length === 2 ? scanEdge({ createdAt: Number(edge[0]!.created_at), intentId: edge[0]!.intent_id }) : null;
       const from = boundary ?? INTENT_LIST_OPEN.from;
       const rows = intentPage.all({
         owner,

@@ -2,7 +2,10 @@
  * Listing a wallet's payment intents: the filters, the bounded scan and the keyset cursor that
  * every store shares. A wallet's history grows by one intent per paid call, so a filtered page
  * must not walk it to its end: each page examines at most `scan` intents after its cursor, newest
- * first, and hands back a cursor at the last one it examined when it filled no page.
+ * first (and the rest of the last one's millisecond), and hands back a cursor at that millisecond
+ * when it filled no page. Such a cursor names a time, never an intent: the intents it passed over
+ * are ones the filter hides from the caller (another key, another chain), and an intent id is the
+ * capability to settle or abort it.
  */
 import type { IntentCursor, IntentRecord, IntentStatus } from "./types.js";
 
@@ -62,6 +65,15 @@ export const INTENT_LIST_OPEN = {
 } as const;
 
 /**
+ * Where a filtered scan that ended at `last` (the last intent it may examine) stops: the start of
+ * that intent's millisecond, so the page examines the rest of it and its cursor names no intent
+ * (every intent id sorts after "").
+ */
+export function scanEdge(last: IntentCursor): IntentCursor {
+  return { createdAt: last.createdAt, intentId: "" };
+}
+
+/**
  * The page from the rows a SQL page query returned (asked for `limit + 1`, newest first, within
  * the scan) and the scan's `boundary` (the last intent it may examine, or null when the history
  * ends first): more rows than `limit` → the cursor is the last listed; otherwise the boundary.
@@ -87,8 +99,9 @@ export function memoryIntentPage(owned: readonly IntentRecord[], options: Intent
   const { cursor, limit } = options;
   const after = owned.filter((i) => !cursor || newerFirst(cursor, i) < 0).sort(newerFirst);
   const filtered = filtersIntents(options);
-  const window = filtered ? after.slice(0, intentScan(options)) : after;
-  const boundary = filtered && after.length > window.length ? window[window.length - 1]! : null;
+  const scanned = filtered ? after.slice(0, intentScan(options)) : after;
+  const boundary = filtered && after.length > scanned.length ? scanEdge(scanned[scanned.length - 1]!) : null;
+  const window = boundary ? after.filter((i) => i.createdAt >= boundary.createdAt) : scanned;
   const now = options.now ?? Number.NEGATIVE_INFINITY;
   const matches = window.filter(
     (i) =>
@@ -98,5 +111,5 @@ export function memoryIntentPage(owned: readonly IntentRecord[], options: Intent
   );
   const page = intentListPage(matches.slice(0, Math.max(0, Math.floor(limit)) + 1), limit, null, (i) => i);
   if (page.nextCursor || !boundary) return page;
-  return { intents: page.intents, nextCursor: { createdAt: boundary.createdAt, intentId: boundary.intentId } };
+  return { intents: page.intents, nextCursor: boundary };
 }
