@@ -14,7 +14,7 @@ export function encodeKeysetCursor(createdAt: number, id: string): string {
 export function decodeKeysetCursor(text: string): { createdAt: number; id: string } {
   try {
     const [createdAt, id] = JSON.parse(fromBase64Url(text) ?? "") as unknown[];
-    if (typeof createdAt === "number" && typeof id === "string") return { createdAt, id };
+    if (Number.isSafeInteger(createdAt) && typeof id === "string") return { createdAt: createdAt as number, id };
   } catch {
     // fall through
   }

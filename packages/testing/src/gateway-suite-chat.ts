@@ -15,6 +15,9 @@ import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
 import { runChatCutSuite } from "./gateway-suite-chat-cuts.js";
 
 const STUB_TEXT = STUB_WORDS.join("");
+/** A PDF file part: a few compressed bytes the upstream bills as its extracted text and page images. */
+const PDF_PART = { type: "file", file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0xLjQK" } };
+const AUDIO_PART = { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } };
 /** What OpenAI bills a prompt of two high-detail images on GPT-4o mini: 2 × (2,833 + 8 × 5,667) and the text. */
 const IMAGE_HEAVY_PROMPT = 2 * 48_169 + 14;
 
@@ -279,6 +282,19 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         [{ model: CHAT_MODEL, messages: HELLO, tools: [{ type: "web_search_20250305", name: "web_search" }] }, 400, "invalid_request", "tools.0.type"],
         [{ model: CHAT_MODEL, messages: HELLO, plugins: [{ id: "web" }] }, 400, "invalid_request", "plugins"],
         [{ model: CHAT_MODEL, messages: HELLO, models: ["gpt-4o", "o3"] }, 400, "invalid_request", "models"],
+        // Parts billed on what the upstream extracts (a PDF's text and pages, audio) cannot be quoted.
+        [
+          { model: CHAT_MODEL, messages: [{ role: "user", content: [{ type: "text", text: "Sum up" }, PDF_PART] }] },
+          400,
+          "invalid_request",
+          "messages.0.content.1.type",
+        ],
+        [
+          { model: CHAT_MODEL, messages: [HELLO[0], { role: "tool", tool_call_id: "c", content: [AUDIO_PART] }] },
+          400,
+          "invalid_request",
+          "messages.1.content.0.type",
+        ],
         [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
         [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],
       ];

@@ -59,11 +59,13 @@ export interface Chain {
   /** Whether an EIP-3009 nonce of `authorizer` has been used (or cancelled) on-chain. */
   authorizationUsed(authorizer: Address, nonce: Hex): Promise<boolean>;
   /**
-   * The transaction whose transfer used an EIP-3009 nonce of `authorizer` (its `AuthorizationUsed`
-   * log) among the most recent blocks (`AUTHORIZATION_LOOKBACK_BLOCKS`); null when there is none
-   * there: unused, cancelled (which logs `AuthorizationCanceled` instead), or older.
+   * The transaction that used an EIP-3009 nonce of `authorizer` to move exactly `value` to `to`:
+   * one that logged both `AuthorizationUsed(authorizer, nonce)` and `Transfer(authorizer, to,
+   * value)`, among the most recent blocks (`AUTHORIZATION_LOOKBACK_BLOCKS`). Null when there is
+   * none there: the nonce unused, cancelled (`AuthorizationCanceled`), used for another transfer
+   * (a payer can spend its own authorization nonce on a transfer to itself), or older.
    */
-  authorizationTransaction(authorizer: Address, nonce: Hex): Promise<Hex | null>;
+  authorizedTransfer(authorizer: Address, nonce: Hex, to: Address, value: bigint): Promise<Hex | null>;
   /** `transfer(to, amount)` from the wallet. */
   transfer(to: Address, amount: bigint): Promise<Hex>;
   /** `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance). */

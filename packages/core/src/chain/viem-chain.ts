@@ -156,18 +156,16 @@ export function createViemChain(options: ViemChainOptions): Chain {
       );
     },
 
-    authorizationTransaction(authorizer, nonce) {
-      return read("read AuthorizationUsed logs", async () => {
+    authorizedTransfer(authorizer, nonce, to, value) {
+      return read("read AuthorizationUsed and Transfer logs", async () => {
         const latest = await publicClient.getBlockNumber({ cacheTime: 0 });
-        const logs = await publicClient.getContractEvents({
-          address: usdc,
-          abi: USDC_ABI,
-          eventName: "AuthorizationUsed",
-          args: { authorizer, nonce },
-          fromBlock: latest > AUTHORIZATION_LOOKBACK_BLOCKS ? latest - AUTHORIZATION_LOOKBACK_BLOCKS : 0n,
-          toBlock: latest,
-        });
-        return logs[0]?.transactionHash ?? null;
+        const range = { address: usdc, abi: USDC_ABI, fromBlock: latest > AUTHORIZATION_LOOKBACK_BLOCKS ? latest - AUTHORIZATION_LOOKBACK_BLOCKS : 0n, toBlock: latest } as const;
+        const [used, moved] = await Promise.all([
+          publicClient.getContractEvents({ ...range, eventName: "AuthorizationUsed", args: { authorizer, nonce } }),
+          publicClient.getContractEvents({ ...range, eventName: "Transfer", args: { from: authorizer, to } }),
+        ]);
+        const paid = new Set(moved.filter((log) => log.args.value === value).map((log) => log.transactionHash));
+        return used.find((log) => paid.has(log.transactionHash))?.transactionHash ?? null;
       });
     },
 

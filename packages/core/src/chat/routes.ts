@@ -46,9 +46,27 @@ const UNPRICED = {
   route: "another model answering is not priced by this gateway: name one model",
 } as const;
 
-/** Refuses the fields in {@link UNPRICED}, and tools other than functions (hosted tools such as web search bill per call). */
+/**
+ * The content parts a quote can bound: text is counted, an image is reserved at the most its
+ * provider bills one as (the card's `imageInputTokens`). A file (a PDF is billed as its extracted
+ * text and page images, from a few compressed bytes), audio or video is neither.
+ */
+const PRICED_PARTS = new Set(["text", "image_url", "input_image", "refusal"]);
+
+/**
+ * Refuses the fields in {@link UNPRICED}, message parts other than {@link PRICED_PARTS}, and tools
+ * other than functions (hosted tools such as web search bill per call).
+ */
 function refuseUnpriced(body: Record<string, unknown>): void {
   for (const [field, why] of Object.entries(UNPRICED)) if (body[field] != null) throw invalidRequest(`${field}: ${why}`, field);
+  (body.messages as { content?: unknown }[]).forEach((message, i) => {
+    if (!Array.isArray(message.content)) return;
+    message.content.forEach((part: unknown, j) => {
+      const type = (part as { type?: unknown } | null)?.type;
+      if (typeof type === "string" && !PRICED_PARTS.has(type))
+        throw invalidRequest(`messages.${i}.content.${j}.type "${type}" is not priced by this gateway: send text and images (a file or audio part is billed on what the upstream extracts from it, which a quote cannot bound)`, `messages.${i}.content.${j}.type`);
+    });
+  });
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
   tools.forEach((tool, i) => {
     const type = (tool as { type?: unknown } | null)?.type;

@@ -6,31 +6,41 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { privateKeyToAccount } from "viem/accounts";
+import { signTransferAuthorization } from "../chain/eip3009.js";
+import type { Address, Chain, Hex } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { createFetchHttpClient } from "../http/client.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { makeService, officialPaymentHeader, startX402Env, type X402Env } from "./test-fixtures.js";
-import { paymentPayloadSchema, paymentRequirementsSchema } from "./types.js";
+import { INVALID, paymentPayloadSchema, paymentRequirementsSchema } from "./types.js";
 
 const PRICE = 1_234n;
 const input = { amount: PRICE, resourceUrl: "https://gw.test/v1/embeddings", description: "embeddings", mimeType: "application/json" };
 let env: X402Env;
 let server: Server;
 let base: string;
-/** How the stub answers: delegate, fail with 500, stall for 2 s, or settle on-chain and then stall 2 s before answering. */
-let mode: "ok" | "fail" | "slow" | "late" = "ok";
+/**
+ * How the stub answers: delegate, fail with 500, stall for 2 s, settle on-chain and then stall 2 s
+ * before answering, or settle blind (submit the transfer without checking it first, as a remote
+ * facilitator may, and answer transaction_failed when it reverts).
+ */
+let mode: "ok" | "fail" | "slow" | "late" | "blind" = "ok";
+let chain: Chain;
 const seen: { path: string; body: unknown; apiKey: unknown }[] = [];
 let n = 0;
 
 beforeAll(async () => {
   env = await startX402Env();
-  const local = createLocalFacilitator({
-    chains: [
-      createViemChain({ rpcUrl: env.node.rpcUrl, chainId: env.node.chainId, usdc: env.usdc, privateKey: env.facilitator.privateKey, pollingIntervalMs: 50 }),
-    ],
-    clock: { now: () => Date.now() },
+  chain = createViemChain({
+    rpcUrl: env.node.rpcUrl,
+    chainId: env.node.chainId,
+    usdc: env.usdc,
+    privateKey: env.facilitator.privateKey,
+    pollingIntervalMs: 50,
   });
+  const local = createLocalFacilitator({ chains: [chain], clock: { now: () => Date.now() } });
   server = createServer((request, response) => {
     let text = "";
     request.on("data", (c: Buffer) => (text += c.toString()));
@@ -51,6 +61,25 @@ beforeAll(async () => {
         if (request.url === "/verify") {
           const v = await local.verify(payload, requirements);
           return reply(v.isValid ? 200 : 400, v); // like real facilitators: a refusal may come with a 4xx
+        }
+        if (request.url === "/settle" && mode === "blind") {
+          const { authorization, signature } = payload.payload as { authorization: Record<string, string>; signature: `0x${string}` };
+          const auth = {
+            from: authorization.from as Address,
+            to: authorization.to as Address,
+            value: BigInt(authorization.value!),
+            validAfter: BigInt(authorization.validAfter!),
+            validBefore: BigInt(authorization.validBefore!),
+            nonce: authorization.nonce as Hex,
+          };
+          const failed = { success: false, errorReason: INVALID.transactionFailed, transaction: "", network: requirements.network };
+          return reply(
+            200,
+            await chain.transferWithAuthorization(auth, signature).then(
+              (transaction) => ({ success: true, transaction, network: requirements.network }),
+              () => failed,
+            ),
+          );
         }
         if (request.url === "/settle") {
           const settled = await local.settle(payload, requirements);
@@ -163,6 +192,29 @@ describe("x402 through an HTTP facilitator", () => {
     await service.release(v.payment);
     const again = await service.verify({ ...input, header, requestId: `req_h${++n}` });
     expect(again.ok).toBe(true);
+  });
+
+  it("a payer that burns its own nonce on a transfer to itself is not paid for: the chain check wants the signed transfer", async () => {
+    const { service, store, sign } = setup();
+    const header = await sign();
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(v.message);
+    // While the upstream call runs, the payer spends the same nonce itself: 0 USDC to itself, gas only.
+    const own = createViemChain({
+      rpcUrl: env.node.rpcUrl,
+      chainId: env.node.chainId,
+      usdc: env.usdc,
+      privateKey: env.payer.privateKey,
+      pollingIntervalMs: 50,
+    });
+    const self = { from: env.payer.address, to: env.payer.address, value: 0n, validAfter: 0n, validBefore: 2n ** 40n, nonce: v.payment.nonce };
+    await own.transferWithAuthorization(self, await signTransferAuthorization(privateKeyToAccount(env.payer.privateKey), await own.tokenDomain(), self));
+    const before = await env.balances();
+    mode = "blind";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
+    mode = "ok";
+    expect(await env.balances()).toEqual(before);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
   });
 
   it("a facilitator slower than timeoutMs is a 504", async () => {

@@ -240,7 +240,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
         // A transport failure, or a transaction that failed to confirm, may still have moved the
         // funds: the chain says whether it did. A refusal (bad signature, funds…) sent nothing.
         const unsure = lost.error !== undefined || result.errorReason === INVALID.transactionFailed;
-        const landed = unsure ? await landedTransfer(n.chain, payment.payer, payment.nonce, settleCheckMs) : null;
+        const transfer = { payer: payment.payer, nonce: payment.nonce, payTo: payment.requirements.payTo.toLowerCase() as Address, value: payment.amount };
+        const landed = unsure ? await landedTransfer(n.chain, transfer, settleCheckMs) : null;
         if (!landed) throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, lost.error === undefined ? undefined : { cause: lost.error });
         deps.logger.warn({ err: lost.error, reason: lost.message, txHash: landed, network: n.network }, "x402: the facilitator's settle failed, but the transfer landed on-chain");
         result = { success: true, transaction: landed, network: n.network, payer: payment.payer };

@@ -11,16 +11,26 @@ import type { Address, Chain, Hex } from "../chain/types.js";
 export const DEFAULT_SETTLE_CHECK_SECONDS = 30;
 const POLL_MS = 1_000;
 
+/** The signed transfer a settle was to make: `value` from `payer` to `payTo` under `nonce`. */
+export interface SignedTransfer {
+  readonly payer: Address;
+  readonly nonce: Hex;
+  readonly payTo: Address;
+  readonly value: bigint;
+}
+
 /**
- * The hash of the transfer that used `payer`'s authorization `nonce`, looked for on `chain` now
- * and then every second until `waitMs` has passed; null when none landed by then. A read that
- * fails (the RPC is an upstream too) counts as "not yet". Never throws.
+ * The hash of the transaction that made `transfer` (its nonce used and exactly its value moved to
+ * its payee, in one transaction: a payer burning its own nonce on a transfer to itself is not a
+ * payment), looked for on `chain` now and then every second until `waitMs` has passed; null when
+ * none landed by then. A read that fails (the RPC is an upstream too) counts as "not yet". Never
+ * throws.
  */
-export async function landedTransfer(chain: Chain, payer: Address, nonce: Hex, waitMs: number): Promise<Hex | null> {
+export async function landedTransfer(chain: Chain, transfer: SignedTransfer, waitMs: number): Promise<Hex | null> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      const hash = await chain.authorizationTransaction(payer, nonce);
+      const hash = await chain.authorizedTransfer(transfer.payer, transfer.nonce, transfer.payTo, transfer.value);
       if (hash) return hash;
     } catch {
       // Unknown is not "landed": look again while there is time.
