@@ -24,8 +24,18 @@ const IMAGE_HEAVY_PROMPT = 2 * 48_169 + 14;
 /** Registers the chat route suite for the store `name` in the current vitest file. */
 export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): void {
   let stub: ChatStub;
-  const upstream = (mode: string, timeoutMs?: number): Partial<GatewayOptions> => ({
-    media: { providers: { openai: { type: "openai-compatible", baseUrl: `${stub.url}/${mode}`, apiKey: "sk-stub", ...(timeoutMs ? { timeoutMs } : {}) } } },
+  const upstream = (mode: string, timeoutMs?: number, outputCapField?: "max_tokens" | "max_completion_tokens"): Partial<GatewayOptions> => ({
+    media: {
+      providers: {
+        openai: {
+          type: "openai-compatible",
+          baseUrl: `${stub.url}/${mode}`,
+          apiKey: "sk-stub",
+          ...(timeoutMs ? { timeoutMs } : {}),
+          ...(outputCapField ? { outputCapField } : {}),
+        },
+      },
+    },
   });
   const test = (title: string, fn: (h: Harness) => Promise<void>, extra: () => Partial<GatewayOptions> = () => ({})) =>
     it(title, () => withGateway(options, fn, extra()));
@@ -58,6 +68,27 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         expect(await spent(h, key)).toEqual({ used: receipt.finalAmountWei, reserved: "0" });
       },
       () => upstream("ok"),
+    );
+
+    test(
+      "a provider that reads only max_tokens gets the cap there, whichever field the client used, streamed or not",
+      async (h) => {
+        const key = await richKey(h);
+        for (const [sent, stream] of [
+          [{ max_completion_tokens: 300 }, false],
+          [{}, true],
+          [{ max_tokens: 200, max_completion_tokens: 300 }, false],
+        ] as const) {
+          const res = await postChat(h, Object.assign({ model: CHAT_MODEL, messages: HELLO, stream }, sent), { token: key.token });
+          expect(res.status).toBe(200);
+          await res.arrayBuffer();
+          const got = stub.bodies.at(-1)!;
+          expect(got.max_completion_tokens).toBeUndefined();
+          expect(got.max_tokens).toBe(Number(res.headers.get("x-output-cap")));
+        }
+        expect(await spent(h, key)).toMatchObject({ reserved: "0" });
+      },
+      () => upstream("ok", undefined, "max_tokens"),
     );
 
     test(

@@ -13,6 +13,13 @@ export const providerConfigSchema = z.discriminatedUnion("type", [
     /** @default 60000 */
     timeoutMs: z.number().int().min(100).max(600_000).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    /**
+     * The request field a chat call's output cap is sent in, for servers that read only one:
+     * `max_tokens` (a server that ignores the newer name would run past a cap it never read, while
+     * the gateway bills at most what it reserved) or `max_completion_tokens` (OpenAI's reasoning
+     * models refuse `max_tokens`). @default the field the client used, else `max_completion_tokens`
+     */
+    outputCapField: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
   }),
   z.strictObject({
     type: z.literal("local"),

@@ -46,6 +46,7 @@ export function createUpstreams(options: MediaOptions, deps: { http: HttpClient;
             ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
             ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
             ...(config.headers === undefined ? {} : { headers: config.headers }),
+            ...(config.outputCapField === undefined ? {} : { outputCapField: config.outputCapField }),
           });
   }
   const registry = createProviderRegistry(map);

@@ -8,7 +8,7 @@ import { releasingIterable } from "../http/client.js";
 import type { HttpClientResponse } from "../http/client.js";
 import { countOf } from "./pass-through.js";
 import { errorMessageOf } from "./openai-transport.js";
-import type { OpenAITransport } from "./openai-transport.js";
+import type { OpenAITransport, OutputCapField } from "./openai-transport.js";
 import type { ChatCompletionResult, ChatRequest, ChatStreamChunk, ChatUsage } from "./types.js";
 
 /**
@@ -47,13 +47,17 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
  * of its parts), `refusal`, and the `function.name` + `function.arguments` of each tool call (and
  * of a legacy `function_call`).
  */
-export function createOpenAIChat(t: OpenAITransport): {
+export function createOpenAIChat(
+  t: OpenAITransport,
+  capField?: OutputCapField,
+): {
   chat(req: ChatRequest): Promise<ChatCompletionResult>;
   chatStream(req: ChatRequest): Promise<AsyncIterable<ChatStreamChunk>>;
 } {
+  const bodyOf = (req: ChatRequest) => (capField === undefined ? req.body : capIn(req.body, capField));
   return {
     async chat(req) {
-      const res = await t.send("POST", chatPath, { json: Object.assign({}, req.body, { stream: false }) }, req.signal);
+      const res = await t.send("POST", chatPath, { json: Object.assign({}, bodyOf(req), { stream: false }) }, req.signal);
       const raw = await t.read(() => res.bytes(), req.signal);
       let value: unknown;
       try {
@@ -70,11 +74,21 @@ export function createOpenAIChat(t: OpenAITransport): {
 
     async chatStream(req) {
       const streamOptions = isObject(req.body.stream_options) ? req.body.stream_options : {};
-      const json = Object.assign({}, req.body, { stream: true, stream_options: Object.assign({}, streamOptions, { include_usage: true }) });
+      const json = Object.assign({}, bodyOf(req), { stream: true, stream_options: Object.assign({}, streamOptions, { include_usage: true }) });
       const res = await t.send("POST", chatPath, { json }, req.signal, true);
       return chatEvents(t, res, req.signal);
     },
   };
+}
+
+/** `body` with its output cap (`max_completion_tokens`, else `max_tokens`) in `field` only. */
+export function capIn(body: Json, field: OutputCapField): Json {
+  const cap = body.max_completion_tokens ?? body.max_tokens;
+  const out = Object.assign({}, body);
+  delete out.max_tokens;
+  delete out.max_completion_tokens;
+  if (cap != null) out[field] = cap;
+  return out;
 }
 
 /** The events of a streamed answer as {@link ChatStreamChunk}s (see {@link createOpenAIChat}). */

@@ -140,7 +140,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
   };
 
   return {
-    ...createOpenAIChat(t),
+    ...createOpenAIChat(t, options.outputCapField),
 
     async embeddings(req) {
       const inputs = typeof req.input === "string" ? 1 : req.input.length;

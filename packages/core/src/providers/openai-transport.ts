@@ -24,7 +24,12 @@ export interface OpenAICompatibleProviderOptions {
   timeoutMs?: number;
   /** Extra request headers (e.g. `OpenAI-Organization`); `Authorization` from `apiKey` wins. */
   headers?: Record<string, string>;
+  /** The one field a chat completion's output cap is sent in; by default the body's own fields, as they are. */
+  outputCapField?: OutputCapField;
 }
+
+/** The request fields an output cap can go in. */
+export type OutputCapField = "max_tokens" | "max_completion_tokens";
 
 /** A request body: JSON, or an already encoded multipart form. */
 export type OpenAIBody = { json: unknown } | { multipart: { body: Uint8Array; contentType: string } };
