@@ -24,9 +24,10 @@ let base: string;
 /**
  * How the stub answers: delegate, fail with 500, stall for 2 s, settle on-chain and then stall 2 s
  * before answering, or settle blind (submit the transfer without checking it first, as a remote
- * facilitator may, and answer transaction_failed when it reverts).
+ * facilitator may, and answer transaction_failed when it reverts), or answer 500 at once and
+ * settle on-chain 1.5 s later.
  */
-let mode: "ok" | "fail" | "slow" | "late" | "blind" = "ok";
+let mode: "ok" | "fail" | "slow" | "late" | "blind" | "later" = "ok";
 let chain: Chain;
 const seen: { path: string; body: unknown; apiKey: unknown }[] = [];
 let n = 0;
@@ -61,6 +62,10 @@ beforeAll(async () => {
         if (request.url === "/verify") {
           const v = await local.verify(payload, requirements);
           return reply(v.isValid ? 200 : 400, v); // like real facilitators: a refusal may come with a 4xx
+        }
+        if (request.url === "/settle" && mode === "later") {
+          setTimeout(() => void local.settle(payload, requirements), 1_500);
+          return void response.writeHead(500, { "content-type": "text/plain" }).end("facilitator lost track");
         }
         if (request.url === "/settle" && mode === "blind") {
           const { authorization, signature } = payload.payload as { authorization: Record<string, string>; signature: `0x${string}` };
@@ -215,6 +220,26 @@ describe("x402 through an HTTP facilitator", () => {
     mode = "ok";
     expect(await env.balances()).toEqual(before);
     expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
+  });
+
+  it("a transfer that lands after its call was answered 502 is recorded on the claim and reported for a refund", async () => {
+    const { service, store, sign } = setup();
+    const header = await sign();
+    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
+    if (!v.ok) throw new Error(v.message);
+    const before = await env.balances();
+    mode = "later";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
+    mode = "ok";
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
+    // The watch keeps looking after the answer: the late transfer ends on the claim, with its hash.
+    let claim = await store.getPaymentNonce(v.payment);
+    for (let i = 0; i < 100 && claim?.status !== "settled"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      claim = await store.getPaymentNonce(v.payment);
+    }
+    expect(claim).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
   });
 
   it("a facilitator slower than timeoutMs is a 504", async () => {

@@ -20,7 +20,7 @@ import type { Facilitator } from "./facilitator.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { INVALID, networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
-import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer } from "./settle-check.js";
+import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer, watchLateTransfer } from "./settle-check.js";
 import { acceptMarginSeconds, checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
 
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
@@ -139,6 +139,18 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
 
   const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
   const settleCheckMs = (o.settleCheckSeconds ?? DEFAULT_SETTLE_CHECK_SECONDS) * 1000;
+  // Watches for transfers landing after their call was answered 502 stop when the gateway closes.
+  const closing = new AbortController();
+  deps.onClose(() => closing.abort());
+  /** A transfer that landed after its call was answered 502: the claim records it, the log asks for a refund. */
+  const lateTransfer = async (payment: VerifiedPayment, txHash: Hex) => {
+    const key = { network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId };
+    await deps.store.markPaymentNonceSettled(Object.assign(key, { txHash, now: deps.clock.now() }));
+    deps.logger.error(
+      { payer: payment.payer, amount: payment.amount.toString(), txHash, network: payment.network, requestId: payment.requestId },
+      "x402: a payment landed on-chain after its call was answered 502 (not served): refund it to the payer",
+    );
+  };
   // The slowest configured upstream (60 s when none sets its own): a payment must outlive the wait for
   // it, twice its timeout (a stream pays at its first event: after the header wait and an idle gap).
   const upstreamMs = Object.values(deps.options.media?.providers ?? {}).map((p) => (p.type === "openai-compatible" ? (p.timeoutMs ?? 60_000) : 0));
@@ -242,7 +254,10 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
         const unsure = lost.error !== undefined || result.errorReason === INVALID.transactionFailed;
         const transfer = { payer: payment.payer, nonce: payment.nonce, payTo: payment.requirements.payTo.toLowerCase() as Address, value: payment.amount };
         const landed = unsure ? await landedTransfer(n.chain, transfer, settleCheckMs) : null;
-        if (!landed) throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, lost.error === undefined ? undefined : { cause: lost.error });
+        if (!landed) {
+          if (unsure) void watchLateTransfer(n.chain, transfer, Number(payment.validBefore) * 1000 + 60_000, closing.signal, (txHash) => lateTransfer(payment, txHash));
+          throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, lost.error === undefined ? undefined : { cause: lost.error });
+        }
         deps.logger.warn({ err: lost.error, reason: lost.message, txHash: landed, network: n.network }, "x402: the facilitator's settle failed, but the transfer landed on-chain");
         result = { success: true, transaction: landed, network: n.network, payer: payment.payer };
       }
