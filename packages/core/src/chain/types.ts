@@ -60,7 +60,7 @@ export interface Chain {
   authorizationUsed(authorizer: Address, nonce: Hex): Promise<boolean>;
   /**
    * The transaction that used an EIP-3009 nonce of `authorizer` to move exactly `value` to `to`:
-   * one that logged both `AuthorizationUsed(authorizer, nonce)` and `Transfer(authorizer, to,
+   * one that logged `AuthorizationUsed(authorizer, nonce)` and, as the very next log, `Transfer(authorizer, to,
    * value)`, among the most recent blocks (`AUTHORIZATION_LOOKBACK_BLOCKS`). Null when there is
    * none there: the nonce unused, cancelled (`AuthorizationCanceled`), used for another transfer
    * (a payer can spend its own authorization nonce on a transfer to itself), or older.

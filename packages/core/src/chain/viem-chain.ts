@@ -159,13 +159,16 @@ export function createViemChain(options: ViemChainOptions): Chain {
     authorizedTransfer(authorizer, nonce, to, value) {
       return read("read AuthorizationUsed and Transfer logs", async () => {
         const latest = await publicClient.getBlockNumber({ cacheTime: 0 });
-        const range = { address: usdc, abi: USDC_ABI, fromBlock: latest > AUTHORIZATION_LOOKBACK_BLOCKS ? latest - AUTHORIZATION_LOOKBACK_BLOCKS : 0n, toBlock: latest } as const;
-        const [used, moved] = await Promise.all([
-          publicClient.getContractEvents({ ...range, eventName: "AuthorizationUsed", args: { authorizer, nonce } }),
-          publicClient.getContractEvents({ ...range, eventName: "Transfer", args: { from: authorizer, to } }),
-        ]);
-        const paid = new Set(moved.filter((log) => log.args.value === value).map((log) => log.transactionHash));
-        return used.find((log) => paid.has(log.transactionHash))?.transactionHash ?? null;
+        const search = async (blocks: bigint) => {
+          const range = { address: usdc, abi: USDC_ABI, fromBlock: latest > blocks ? latest - blocks : 0n, toBlock: latest } as const;
+          const [used, moved] = await Promise.all([
+            publicClient.getContractEvents({ ...range, eventName: "AuthorizationUsed", args: { authorizer, nonce } }),
+            publicClient.getContractEvents({ ...range, eventName: "Transfer", args: { from: authorizer, to } }),
+          ]);
+          return pairedTransfer(used, moved, value);
+        };
+        // An RPC that limits log ranges below the lookback still answers for the last 100 blocks.
+        return search(AUTHORIZATION_LOOKBACK_BLOCKS).catch(() => search(100n));
       });
     },
 
@@ -197,7 +200,25 @@ export function createViemChain(options: ViemChainOptions): Chain {
   };
 }
 
-/** How far back `authorizationTransaction` looks: ~30 min of 2-second blocks, within most RPCs' log-range limits. */
+/** A log's place: its transaction and its index in the block. */
+interface LogPlace {
+  readonly transactionHash: Hex | null;
+  readonly logIndex: number | null;
+}
+
+/**
+ * The transaction of an `AuthorizationUsed` log whose very next log (EIP-3009's
+ * `transferWithAuthorization` emits the two back to back) is the `Transfer` of exactly `value`;
+ * null when none is. A Transfer elsewhere in the same transaction does not count: a transaction
+ * that burns several nonces and pays once pays for one of them.
+ */
+export function pairedTransfer(used: readonly LogPlace[], moved: readonly (LogPlace & { readonly args: { readonly value?: bigint } })[], value: bigint): Hex | null {
+  const transfers = new Set(moved.filter((log) => log.args.value === value && log.logIndex !== null).map((log) => `${log.transactionHash}:${log.logIndex}`));
+  const paid = used.find((log) => log.logIndex !== null && transfers.has(`${log.transactionHash}:${log.logIndex + 1}`));
+  return paid?.transactionHash ?? null;
+}
+
+/** How far back `authorizedTransfer` looks: ~30 min of 2-second blocks, within most RPCs' log-range limits. */
 export const AUTHORIZATION_LOOKBACK_BLOCKS = 900n;
 
 interface WriteRequest {
