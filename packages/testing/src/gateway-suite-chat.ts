@@ -15,6 +15,21 @@ import { runChatBudgetSuite } from "./gateway-suite-chat-budget.js";
 import { runChatCutSuite } from "./gateway-suite-chat-cuts.js";
 
 const STUB_TEXT = STUB_WORDS.join("");
+/** A chat card with a 100-token window (a card may stop short of its model's own, where long prompts cost more). */
+const TINY_CONTEXT = {
+  modelId: "tiny-context",
+  provider: "openai",
+  name: "Tiny context",
+  description: "A chat card whose window holds 100 tokens.",
+  modalities: { input: ["text", "image"], output: ["text"] },
+  operations: [{ modality: "text", operation: "chat" }],
+  contextWindow: 100,
+  pricing: [
+    { key: "input_tokens", unit: "usd_per_1m_tokens", unitPriceUsd: "1.00" },
+    { key: "output_tokens", unit: "usd_per_1m_tokens", unitPriceUsd: "2.00" },
+  ],
+  params: { max_tokens: { type: "integer", required: false, minimum: 1, maximum: 50 } },
+};
 /** A PDF file part: a few compressed bytes the upstream bills as its extracted text and page images. */
 const PDF_PART = { type: "file", file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0xLjQK" } };
 const AUDIO_PART = { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } };
@@ -89,6 +104,24 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         expect(await spent(h, key)).toMatchObject({ reserved: "0" });
       },
       () => upstream("ok", undefined, "max_tokens"),
+    );
+
+    test(
+      "a prompt longer than the card's context window is a 400 before any payment; images count by size there, not by their bound",
+      async (h) => {
+        const key = await richKey(h);
+        const long = [{ role: "user", content: "word ".repeat(200) }];
+        const res = await postChat(h, { model: TINY_CONTEXT.modelId, provider: "openai", messages: long }, { token: key.token });
+        expectError({ status: res.status, headers: res.headers, body: await res.json() }, 400, "invalid_request", "messages");
+        await expectUncharged(h, key);
+        // Three images reserve 3 × 4,096 tokens, far past the window, but are not that long.
+        const image = { type: "image_url", image_url: { url: "https://example.com/cat.png" } };
+        const pictures = [{ role: "user", content: [{ type: "text", text: "Compare." }, image, image, image] }];
+        const ok = await postChat(h, { model: TINY_CONTEXT.modelId, provider: "openai", messages: pictures }, { token: key.token });
+        expect(ok.status).toBe(200);
+        await ok.arrayBuffer();
+      },
+      () => Object.assign(upstream("ok"), { catalog: { native: [TINY_CONTEXT] } }),
     );
 
     test(
@@ -325,6 +358,13 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
           400,
           "invalid_request",
           "messages.1.content.0.type",
+        ],
+        [{ model: CHAT_MODEL, messages: [{ role: "user", content: [{ file: PDF_PART.file }] }] }, 400, "invalid_request", "messages.0.content.0.type"],
+        [
+          { model: CHAT_MODEL, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: PDF_PART.file.file_data } }] }] },
+          400,
+          "invalid_request",
+          "messages.0.content.0.image_url",
         ],
         [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
         [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],

@@ -35,10 +35,10 @@ function veoParams(): Params {
 const veo = (id: string, name: string, description: string, perSecond: string): CardInput =>
   videoCard(P, { id, name, description, imageInput: true, pricing: [perVideoSecond(perSecond)], params: veoParams() });
 
-const gemini = (id: string, name: string, description: string, [input, cached, output]: [string, string, string], maxOut: number, thinking: boolean): CardInput =>
+const gemini = (id: string, name: string, description: string, [input, cached, output]: [string, string, string], maxOut: number, thinking: boolean, context = 1048576): CardInput =>
   textCard(P, {
     id, name, description, input, cached, output,
-    context: 1048576,
+    context,
     inputs: ["text", "image", "audio", "video"],
     params: {
       ...chatParams({ maxTokens: maxOut }),
@@ -63,7 +63,8 @@ export const cards = [
   }),
   veo("veo-3.0-generate-001", "Veo 3", "Google's video model generating 8-second clips with native audio at 720p or 1080p.", "0.40"),
   veo("veo-3.0-fast-generate-001", "Veo 3 Fast", "Faster, cheaper Veo 3 for rapid iteration, with native audio.", "0.15"),
-  gemini("gemini-2.5-pro", "Gemini 2.5 Pro", "Google's most capable thinking model for coding and complex reasoning, with a 1M-token context.", ["1.25", "0.125", "10.00"], 65536, true),
+  // Google bills prompts over 200K tokens at twice these prices ($2.50 / $15): the card stops at 200K.
+  gemini("gemini-2.5-pro", "Gemini 2.5 Pro", "Google's most capable thinking model for coding and complex reasoning (prompts up to 200K tokens here).", ["1.25", "0.125", "10.00"], 65536, true, 200000),
   gemini("gemini-2.5-flash", "Gemini 2.5 Flash", "Fast hybrid-reasoning Gemini model with a 1M-token context and thinking budgets.", ["0.30", "0.03", "2.50"], 65536, true),
   gemini("gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", "The smallest, most cost-efficient Gemini 2.5 model for high-throughput tasks.", ["0.10", "0.01", "0.40"], 65536, true),
   gemini("gemini-2.0-flash", "Gemini 2.0 Flash", "Previous-generation multimodal Gemini workhorse with a 1M-token context.", ["0.10", "0.025", "0.40"], 8192, false),

@@ -9,7 +9,8 @@ import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
 import type { GatewayResponse } from "../http/types.js";
-import { tokenCounter } from "../metering/tokens.js";
+import { countPrompt, tokenCounter, type TokenCounter } from "../metering/tokens.js";
+import type { ModelCard } from "../catalog/card.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
 import { receiptHeader } from "../media/receipt.js";
@@ -63,8 +64,12 @@ function refuseUnpriced(body: Record<string, unknown>): void {
     if (!Array.isArray(message.content)) return;
     message.content.forEach((part: unknown, j) => {
       const type = (part as { type?: unknown } | null)?.type;
-      if (typeof type === "string" && !PRICED_PARTS.has(type))
-        throw invalidRequest(`messages.${i}.content.${j}.type "${type}" is not priced by this gateway: send text and images (a file or audio part is billed on what the upstream extracts from it, which a quote cannot bound)`, `messages.${i}.content.${j}.type`);
+      if (typeof type !== "string" || !PRICED_PARTS.has(type))
+        throw invalidRequest(`messages.${i}.content.${j}.type ${JSON.stringify(type) ?? "(none)"} is not priced by this gateway: send text and images (a file or audio part is billed on what the upstream extracts from it, which a quote cannot bound)`, `messages.${i}.content.${j}.type`);
+      const image = (part as { image_url?: unknown }).image_url;
+      const url = typeof image === "string" ? image : (image as { url?: unknown } | null | undefined)?.url;
+      if (typeof url === "string" && url.startsWith("data:") && !url.startsWith("data:image/"))
+        throw invalidRequest(`messages.${i}.content.${j}.image_url: a data URL here must hold an image (data:image/…); other media are not priced by this gateway`, `messages.${i}.content.${j}.image_url`);
     });
   });
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
@@ -75,6 +80,18 @@ function refuseUnpriced(body: Record<string, unknown>): void {
   });
 }
 type ChatBody = z.output<typeof chatBody>;
+
+/**
+ * Refuses a prompt longer than the card's context window (a card may stop short of the model's
+ * own window where the provider bills long prompts at a higher price). Images count as one token
+ * here: their quote is a bound, not their size.
+ */
+function refuseOverContext(card: ModelCard, counter: TokenCounter, messages: readonly unknown[], counted: number): void {
+  if (card.contextWindow === undefined || counted <= card.contextWindow) return;
+  const text = countPrompt(counter, { messages, imageTokens: 1 });
+  if (text > card.contextWindow)
+    throw invalidRequest(`messages: the prompt counts about ${text} tokens, more than the ${card.contextWindow} this gateway serves on ${card.modelId}`, "messages");
+}
 
 /** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
 const OWN_FIELDS = new Set(["provider", "stream", "stream_options", "model"]);
@@ -116,6 +133,7 @@ export function chatRoutes(): AnyRoute[] {
         // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
         const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
+        refuseOverContext(card, counter, body.messages, quote.promptTokens);
         const paid = { request, requestId, credential: auth, trace };
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;

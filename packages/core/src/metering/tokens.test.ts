@@ -45,6 +45,11 @@ describe("token counting", () => {
     const framing = counter.count("user\n") + TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION;
     expect(countPrompt(counter, { messages: two, imageTokens: 48_169 })).toBe(2 * 48_169 + framing);
     expect(countPrompt(counter, { messages: two })).toBe(2 * IMAGE_PART_TOKENS + framing);
+    // Only a content part is an image: a message that calls itself one is counted as the text it carries.
+    const disguised = [{ role: "user", type: "image_url", content: "word ".repeat(2_000) }];
+    expect(countPrompt(counter, { messages: disguised })).toBe(
+      counter.count(`image_url\n${"word ".repeat(2_000)}\nuser\n`) + TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION,
+    );
     expect(promptBound(100)).toBe(126);
   });
 });

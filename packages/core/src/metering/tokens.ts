@@ -75,17 +75,22 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   const visit = (value: unknown): void => {
     if (typeof value === "string") text += `${value}\n`;
     else if (Array.isArray(value)) value.forEach(visit);
-    else if (value && typeof value === "object") {
-      const record = value as Record<string, unknown>;
-      if (record.type === "image_url" || record.type === "input_image") {
-        images += 1;
-        return;
-      }
-      for (const [k, v] of Object.entries(record)) if (k !== "role") visit(v);
-    }
+    else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) if (k !== "role") visit(v);
+  };
+  // Only a part of a message's content is an image: a `type` anywhere else is text like the rest.
+  const visitPart = (part: unknown): void => {
+    const type = (part as { type?: unknown } | null)?.type;
+    if (type === "image_url" || type === "input_image") images += 1;
+    else visit(part);
   };
   for (const message of parts.messages) {
-    visit(message);
+    if (message && typeof message === "object" && !Array.isArray(message))
+      for (const [k, v] of Object.entries(message)) {
+        if (k === "role") continue;
+        if (k === "content" && Array.isArray(v)) v.forEach(visitPart);
+        else visit(v);
+      }
+    else visit(message);
     const role = (message as { role?: unknown } | null)?.role;
     if (typeof role === "string") text += `${role}\n`;
   }

@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "5051b4b59d87";
+export const NATIVE_CATALOG_VERSION = "4c4d1cc57a9f";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -2659,10 +2659,10 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modelId": "gemini-2.5-pro",
     "provider": "google",
     "name": "Gemini 2.5 Pro",
-    "description": "Google's most capable thinking model for coding and complex reasoning, with a 1M-token context.",
+    "description": "Google's most capable thinking model for coding and complex reasoning (prompts up to 200K tokens here).",
     "modalities": {"input": ["text", "image", "audio", "video"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
-    "contextWindow": 1048576,
+    "contextWindow": 200000,
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.125"},
