@@ -47,7 +47,7 @@ const ALLOWED: Record<string, string> = {
   "packages/core/src/ledger/routes.ts: { ...b, described:": "typed narrowing",
   "packages/core/src/ledger/routes.ts: { ...b, meter }": "typed narrowing",
   // Built once, when a provider, the observability service or a store is created.
-  "packages/core/src/providers/openai-compatible.ts: { ...createOpenAIChat(t),": "once per provider",
+  "packages/core/src/providers/openai-compatible.ts: { ...createOpenAIChat(t, options.outputCapField),": "once per provider",
   "packages/core/src/observability/service.ts: { ...(store.countOpenIntents": "once per gateway",
   "packages/postgres/src/keys.ts: { ...createGovernanceOps(db, t),": "once per store",
 };
