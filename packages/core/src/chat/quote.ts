@@ -10,7 +10,7 @@
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import type { Priced } from "../metering/pricing.js";
-import { countPrompt, promptBound, type TokenCounter } from "../metering/tokens.js";
+import { countPromptParts, IMAGE_PART_TOKENS, promptBound, type TokenCounter } from "../metering/tokens.js";
 import type { ChatUsage } from "../providers/types.js";
 
 /** Output cap used when neither the request nor the card gives one. */
@@ -31,8 +31,11 @@ export interface ChatQuoteInput {
 
 /** A chat quote. */
 export interface ChatQuote {
-  /** The prompt as counted (what is billed when the upstream reports no usage). */
+  /** The prompt as counted, images at their bound (what is billed when the upstream reports no usage). */
   readonly promptTokens: number;
+  /** The prompt's tokens without its images, and how many image parts it has. */
+  readonly textTokens: number;
+  readonly images: number;
   /** The prompt the quote reserves for (count + margin). */
   readonly promptBound: number;
   /** Choices asked for (`n`). */
@@ -68,7 +71,8 @@ export function priceChat(
 
 /** Quotes a chat request on a card. */
 export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuoteInput, feeBps: number): ChatQuote {
-  const promptTokens = countPrompt(counter, { messages: input.messages, extras: input.extras, imageTokens: card.imageInputTokens });
+  const { tokens: textTokens, images } = countPromptParts(counter, { messages: input.messages, extras: input.extras });
+  const promptTokens = textTokens + images * (card.imageInputTokens ?? IMAGE_PART_TOKENS);
   const bound = promptBound(promptTokens);
   const requested = input.max_completion_tokens ?? input.max_tokens;
   const modelMax = cardMaxOutput(card);
@@ -78,6 +82,8 @@ export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuo
   const choices = input.n ?? 1;
   return {
     promptTokens,
+    textTokens,
+    images,
     promptBound: bound,
     choices,
     outputCap,

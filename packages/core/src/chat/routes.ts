@@ -9,14 +9,14 @@ import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
 import type { GatewayResponse } from "../http/types.js";
-import { countPrompt, tokenCounter, type TokenCounter } from "../metering/tokens.js";
+import { tokenCounter } from "../metering/tokens.js";
 import type { ModelCard } from "../catalog/card.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
 import { receiptHeader } from "../media/receipt.js";
 import { appendMember } from "../providers/pass-through.js";
 import { openChatPayment } from "./payment.js";
-import { billedUsage, hidesReasoning, priceChat, quoteChat } from "./quote.js";
+import { billedUsage, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
 import { linkedAbort, relayChat } from "./relay.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
@@ -86,11 +86,10 @@ type ChatBody = z.output<typeof chatBody>;
  * own window where the provider bills long prompts at a higher price). Images count as one token
  * here: their quote is a bound, not their size.
  */
-function refuseOverContext(card: ModelCard, counter: TokenCounter, messages: readonly unknown[], counted: number): void {
-  if (card.contextWindow === undefined || counted <= card.contextWindow) return;
-  const text = countPrompt(counter, { messages, imageTokens: 1 });
-  if (text > card.contextWindow)
-    throw invalidRequest(`messages: the prompt counts about ${text} tokens, more than the ${card.contextWindow} this gateway serves on ${card.modelId}`, "messages");
+function refuseOverContext(card: ModelCard, quote: ChatQuote): void {
+  const counted = quote.textTokens + quote.images;
+  if (card.contextWindow !== undefined && counted > card.contextWindow)
+    throw invalidRequest(`messages: the prompt counts about ${counted} tokens, more than the ${card.contextWindow} this gateway serves on ${card.modelId}`, "messages");
 }
 
 /** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
@@ -133,7 +132,7 @@ export function chatRoutes(): AnyRoute[] {
         // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
         const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
-        refuseOverContext(card, counter, body.messages, quote.promptTokens);
+        refuseOverContext(card, quote);
         const paid = { request, requestId, credential: auth, trace };
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { countPrompt, IMAGE_PART_TOKENS, MAX_TOKENIZED_CHARS, promptBound, tokenCounter, TOKENS_PER_CONVERSATION, TOKENS_PER_MESSAGE } from "./tokens.js";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import {
+  countPrompt,
+  IMAGE_PART_TOKENS,
+  MAX_RUN_CHARS,
+  MAX_TOKENIZED_CHARS,
+  promptBound,
+  tokenCounter,
+  TOKENS_PER_CONVERSATION,
+  TOKENS_PER_MESSAGE,
+} from "./tokens.js";
 
 describe("token counting", () => {
   it("counts with o200k_base; special-token text is plain text, never refused", async () => {
@@ -7,6 +17,18 @@ describe("token counting", () => {
     expect(counter.count("")).toBe(0);
     expect(counter.count("Hello world")).toBe(2);
     expect(counter.count("<|endoftext|>")).toBeGreaterThan(1);
+  });
+
+  it("counts a long run without whitespace piece by piece (BPE over one long word is quadratic: 256 Ki letters took ~56 s)", async () => {
+    const counter = await tokenCounter();
+    let seed = 7;
+    const letters = Array.from({ length: 100_000 }, () => String.fromCharCode(97 + ((seed = (seed * 48271) % 2147483647) % 26))).join("");
+    const pieces = Array.from({ length: Math.ceil(letters.length / MAX_RUN_CHARS) }, (_, i) => letters.slice(i * MAX_RUN_CHARS, (i + 1) * MAX_RUN_CHARS));
+    const expected = pieces.reduce((n, piece) => n + countTokens(piece), 0) + countTokens("say   twice");
+    expect(counter.count(`say ${letters} twice`)).toBe(expected);
+    // Within a few per cent of the whole (checked on a run short enough to count whole).
+    const short = letters.slice(0, 4_000);
+    expect(Math.abs(counter.count(short) - countTokens(short)) / countTokens(short)).toBeLessThan(0.03);
   });
 
   it("counts a text past the tokenized limit as its UTF-8 bytes (a bound, computed in linear time)", async () => {

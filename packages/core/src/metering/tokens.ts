@@ -15,13 +15,32 @@ export interface TokenCounter {
 }
 
 /**
- * Longest text that is tokenized (~30 ms on one core). A longer one is counted as its UTF-8 byte
+ * Longest text that is tokenized (~15 ms for prose on one core, ~150 ms for random letters, the
+ * slowest text found, which any caller can send before paying). A longer one is counted as its UTF-8 byte
  * length, a bound on the tokens of any byte-level BPE tokenizer, so a huge prompt cannot hold the
  * event loop for seconds.
  */
-export const MAX_TOKENIZED_CHARS = 256 * 1024;
+export const MAX_TOKENIZED_CHARS = 128 * 1024;
+
+/**
+ * The longest run without whitespace tokenized whole. BPE over one long "word" is quadratic in its
+ * length (256 Ki letters took ~56 s): a longer run is counted in pieces of this size, which costs
+ * about a microsecond a character and counts within a few per cent of the whole.
+ */
+export const MAX_RUN_CHARS = 128;
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN_CHARS + 1},}`, "g");
 
 const encoder = new TextEncoder();
+
+/** `count` over `text`, its long runs without whitespace counted piece by piece (see {@link MAX_RUN_CHARS}). */
+function countInPieces(text: string, count: (s: string) => number): number {
+  let pieces = 0;
+  const rest = text.replace(LONG_RUN, (run) => {
+    for (let i = 0; i < run.length; i += MAX_RUN_CHARS) pieces += count(run.slice(i, i + MAX_RUN_CHARS));
+    return " ";
+  });
+  return pieces + count(rest);
+}
 
 let loading: Promise<TokenCounter> | undefined;
 let loaded: TokenCounter | undefined;
@@ -31,7 +50,8 @@ export function tokenCounter(): Promise<TokenCounter> {
   loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
     const plain = { disallowedSpecial: new Set<string>() };
     loaded = {
-      count: (text: string) => (text.length === 0 ? 0 : text.length > MAX_TOKENIZED_CHARS ? encoder.encode(text).length : m.countTokens(text, plain)),
+      count: (text: string) =>
+        text.length === 0 ? 0 : text.length > MAX_TOKENIZED_CHARS ? encoder.encode(text).length : countInPieces(text, (s) => m.countTokens(s, plain)),
     };
     return loaded;
   });
@@ -70,6 +90,12 @@ export interface PromptParts {
  * (image bytes are not text). Audio and file parts are counted by their JSON.
  */
 export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
+  const { tokens, images } = countPromptParts(counter, parts);
+  return tokens + images * (parts.imageTokens ?? IMAGE_PART_TOKENS);
+}
+
+/** {@link countPrompt} in its two parts: the tokens of everything but images, and the number of image parts. */
+export function countPromptParts(counter: TokenCounter, parts: Omit<PromptParts, "imageTokens">): { tokens: number; images: number } {
   let text = "";
   let images = 0;
   const visit = (value: unknown): void => {
@@ -96,13 +122,7 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   }
   let extras = "";
   for (const extra of parts.extras ?? []) if (extra !== undefined) extras += JSON.stringify(extra);
-  return (
-    counter.count(text) +
-    counter.count(extras) +
-    images * (parts.imageTokens ?? IMAGE_PART_TOKENS) +
-    parts.messages.length * TOKENS_PER_MESSAGE +
-    TOKENS_PER_CONVERSATION
-  );
+  return { tokens: counter.count(text) + counter.count(extras) + parts.messages.length * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION, images };
 }
 
 /** The prompt count the quote reserves for: the count plus 10 % and 16 tokens, for vendors whose tokenizers count more. */
