@@ -360,12 +360,12 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
           "messages.1.content.0.type",
         ],
         [{ model: CHAT_MODEL, messages: [{ role: "user", content: [{ file: PDF_PART.file }] }] }, 400, "invalid_request", "messages.0.content.0.type"],
-        [
-          { model: CHAT_MODEL, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: PDF_PART.file.file_data } }] }] },
+        ...[PDF_PART.file.file_data, ` DATA:application/pdf;base64,JVBERi0xLjQK`].map((url): [Record<string, unknown>, number, string, string] => [
+          { model: CHAT_MODEL, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url } }] }] },
           400,
           "invalid_request",
           "messages.0.content.0.image_url",
-        ],
+        ]),
         [{ model: "no-such-model", messages: HELLO }, 404, "model_not_found", undefined],
         [{ model: "text-embedding-3-small", messages: HELLO }, 400, "invalid_request", "model"],
       ];

@@ -105,8 +105,11 @@ export async function openChatPayment(
     if (verified.kind === "respond") return verified;
     const payment = verified.payment;
     let paid: { receipt: Receipt; header: string } | undefined;
+    // Once a settle was tried, the claim stays (x402.settle's contract): its transfer may still land.
+    let tried = false;
     const finish = async () => {
       if (paid) return paid;
+      tried = true;
       const settled = await x402.settle(payment);
       billing.charged(from, card, quote.quote.finalAmount, "x402");
       paid = { receipt: makeReceipt(deps.ids.next("rcpt"), subjectOf(card), quote.quote, x402Settlement(settled.response)), header: settled.header };
@@ -124,11 +127,11 @@ export async function openChatPayment(
         },
         async settleCut(_delivered, cause) {
           if (paid || cause === "client_disconnected") return (await finish()).receipt;
-          await x402.release(payment);
+          if (!tried) await x402.release(payment);
           return undefined;
         },
         release: async () => {
-          if (!paid) await x402.release(payment);
+          if (!paid && !tried) await x402.release(payment);
         },
         ...(stream ? { commit: async () => void (await finish()) } : {}),
       },

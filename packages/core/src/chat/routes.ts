@@ -68,7 +68,8 @@ function refuseUnpriced(body: Record<string, unknown>): void {
         throw invalidRequest(`messages.${i}.content.${j}.type ${JSON.stringify(type) ?? "(none)"} is not priced by this gateway: send text and images (a file or audio part is billed on what the upstream extracts from it, which a quote cannot bound)`, `messages.${i}.content.${j}.type`);
       const image = (part as { image_url?: unknown }).image_url;
       const url = typeof image === "string" ? image : (image as { url?: unknown } | null | undefined)?.url;
-      if (typeof url === "string" && url.startsWith("data:") && !url.startsWith("data:image/"))
+      const scheme = typeof url === "string" ? url.trimStart().slice(0, 11).toLowerCase() : "";
+      if (scheme.startsWith("data:") && !scheme.startsWith("data:image/"))
         throw invalidRequest(`messages.${i}.content.${j}.image_url: a data URL here must hold an image (data:image/…); other media are not priced by this gateway`, `messages.${i}.content.${j}.image_url`);
     });
   });

@@ -144,12 +144,12 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   deps.onClose(() => closing.abort());
   /** A transfer that landed after its call was answered 502: the claim records it, the log asks for a refund. */
   const lateTransfer = async (payment: VerifiedPayment, txHash: Hex) => {
-    const key = { network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId };
-    await deps.store.markPaymentNonceSettled(Object.assign(key, { txHash, now: deps.clock.now() }));
     deps.logger.error(
       { payer: payment.payer, amount: payment.amount.toString(), txHash, network: payment.network, requestId: payment.requestId },
       "x402: a payment landed on-chain after its call was answered 502 (not served): refund it to the payer",
     );
+    const key = { network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId };
+    await deps.store.markPaymentNonceSettled(Object.assign(key, { txHash, now: deps.clock.now() }));
   };
   // The slowest configured upstream (60 s when none sets its own): a payment must outlive the wait for
   // it, twice its timeout (a stream pays at its first event: after the header wait and an idle gap).
