@@ -30,6 +30,9 @@ describe("a proof holds on the chains it proves", () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  /** A key body of 1,000 atoms for a day on `chainId`. */
+  const keyBody = (chainId: number, name?: string) =>
+    Object.assign({ budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId }, name ? { name } : {});
   const signIn = async (address: `0x${string}`, sign: (message: string) => Promise<`0x${string}`>) => {
     const nonce = await call("POST", "/api/auth/nonce", {}, { address, chainId: node.chainId });
     const message = createSiweMessage({
@@ -80,15 +83,9 @@ describe("a proof holds on the chains it proves", () => {
     const elsewhere = await hostKey(wallet, OTHER_CHAIN, "other chain");
 
     // Creating: on its chain; never on another.
-    const here = await call("POST", "/api/keys", auth, {
-      budgetLimit: "1000",
-      purpose: "api",
-      expiresAt: Date.now() + 86_400_000,
-      chainId: node.chainId,
-      name: "here",
-    });
+    const here = await call("POST", "/api/keys", auth, keyBody(node.chainId, "here"));
     expect(here.status, JSON.stringify(here.body)).toBe(201);
-    const refused = await call("POST", "/api/keys", auth, { budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId: OTHER_CHAIN });
+    const refused = await call("POST", "/api/keys", auth, keyBody(OTHER_CHAIN));
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({ code: "forbidden", param: "chainId" });
     const byNetwork = await call("POST", "/api/keys", auth, {
@@ -151,21 +148,9 @@ describe("a proof holds on the chains it proves", () => {
     const session = await signIn(getAddress(eoa.address), (message) => eoa.signMessage({ message }));
     expect(session.signer).toBe("eoa");
     const auth = bearer(session.token);
-    const onOther = await call("POST", "/api/keys", auth, {
-      budgetLimit: "1000",
-      purpose: "api",
-      expiresAt: Date.now() + 86_400_000,
-      chainId: OTHER_CHAIN,
-      name: "other",
-    });
+    const onOther = await call("POST", "/api/keys", auth, keyBody(OTHER_CHAIN, "other"));
     expect(onOther.status, JSON.stringify(onOther.body)).toBe(201);
-    const onAnvil = await call("POST", "/api/keys", auth, {
-      budgetLimit: "1000",
-      purpose: "api",
-      expiresAt: Date.now() + 86_400_000,
-      chainId: node.chainId,
-      name: "anvil",
-    });
+    const onAnvil = await call("POST", "/api/keys", auth, keyBody(node.chainId, "anvil"));
     expect(onAnvil.status).toBe(201);
     const all = await call("GET", "/api/keys", auth);
     expect(all.body.keys.map((k: { name: string }) => k.name).sort()).toEqual(["anvil", "other"]);
@@ -212,15 +197,10 @@ describe("a proof holds on the chains it proves", () => {
   it("a host app's secret acts for the wallet it names even beside a forwarded session cookie", async () => {
     const session = await signIn(wallet, (message) => owner.signMessage({ message }));
     const headers = { cookie: `tollgate_session=${session.token}`, "x-internal-secret": SECRET, "x-session-user-address": wallet };
-    const made = await call("POST", "/api/keys", headers, { budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId: OTHER_CHAIN });
+    const made = await call("POST", "/api/keys", headers, keyBody(OTHER_CHAIN));
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     // The cookie alone stays bound to its chain.
-    const alone = await call(
-      "POST",
-      "/api/keys",
-      { cookie: `tollgate_session=${session.token}` },
-      { budgetLimit: "1000", purpose: "api", expiresAt: Date.now() + 86_400_000, chainId: OTHER_CHAIN },
-    );
+    const alone = await call("POST", "/api/keys", { cookie: `tollgate_session=${session.token}` }, keyBody(OTHER_CHAIN));
     expect(alone.status).toBe(403);
   });
 });

@@ -111,6 +111,15 @@ function setup() {
   return { ...made, sign };
 }
 
+/** A service over the stub facilitator, and a payment it verified (the nonce claimed). */
+async function verified() {
+  const made = setup();
+  const header = await made.sign();
+  const v = await made.service.verify({ ...input, header, requestId: `req_h${++n}` });
+  if (!v.ok) throw new Error(v.message);
+  return Object.assign(made, { v, header });
+}
+
 describe("x402 through an HTTP facilitator", () => {
   it("verifies and settles through POST /verify and /settle; the wire body is {x402Version:2, paymentPayload, paymentRequirements}", async () => {
     mode = "ok";
@@ -170,10 +179,7 @@ describe("x402 through an HTTP facilitator", () => {
   });
 
   it("a settle answer lost after the transfer landed: the chain shows the transfer, so the payment stands and the call is served", async () => {
-    const { service, store, sign } = setup();
-    const header = await sign();
-    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
-    if (!v.ok) throw new Error(v.message);
+    const { service, store, v } = await verified();
     const before = await env.balances();
     mode = "late";
     const settled = await service.settle(v.payment);
@@ -185,10 +191,7 @@ describe("x402 through an HTTP facilitator", () => {
   });
 
   it("a settle that moved nothing is still a 502 after the chain check, and the signature can be presented again", async () => {
-    const { service, sign } = setup();
-    const header = await sign();
-    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
-    if (!v.ok) throw new Error(v.message);
+    const { service, v, header } = await verified();
     const before = await env.balances();
     mode = "fail";
     await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
@@ -200,10 +203,7 @@ describe("x402 through an HTTP facilitator", () => {
   });
 
   it("a payer that burns its own nonce on a transfer to itself is not paid for: the chain check wants the signed transfer", async () => {
-    const { service, store, sign } = setup();
-    const header = await sign();
-    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
-    if (!v.ok) throw new Error(v.message);
+    const { service, store, v } = await verified();
     // While the upstream call runs, the payer spends the same nonce itself: 0 USDC to itself, gas only.
     const own = createViemChain({
       rpcUrl: env.node.rpcUrl,
@@ -223,10 +223,7 @@ describe("x402 through an HTTP facilitator", () => {
   });
 
   it("a transfer that lands after its call was answered 502 is recorded on the claim and reported for a refund", async () => {
-    const { service, store, sign } = setup();
-    const header = await sign();
-    const v = await service.verify({ ...input, header, requestId: `req_h${++n}` });
-    if (!v.ok) throw new Error(v.message);
+    const { service, store, v } = await verified();
     const before = await env.balances();
     mode = "later";
     await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
