@@ -34,10 +34,13 @@ export interface TokenDomain {
 /** Thrown when a transaction reverts or the node refuses it; `reason` is the revert reason when known. */
 export class ChainError extends Error {
   readonly reason: string | undefined;
-  constructor(message: string, reason?: string, options?: { cause?: unknown }) {
+  /** True when the write failed before anything was sent (its simulation reverted): nothing can land. */
+  readonly unsent: boolean;
+  constructor(message: string, reason?: string, options?: { cause?: unknown; unsent?: boolean }) {
     super(message, options);
     this.name = "ChainError";
     this.reason = reason;
+    this.unsent = options?.unsent ?? false;
   }
 }
 

@@ -80,18 +80,24 @@ export function createViemChain(options: ViemChainOptions): Chain {
     }
     return enqueue(async () => {
       let hash: Hex;
+      // Whether the last step tried was the send (a send refused for a taken nonce is signed again).
+      let sending = false;
       try {
         hash = await sendWithNonceRetry(async () => {
+          sending = false;
           const { request: prepared } = await publicClient.simulateContract({
             account,
             address: usdc,
             abi: USDC_ABI,
             ...request,
           } as Parameters<typeof publicClient.simulateContract>[0]);
+          sending = true;
           return walletClient.writeContract(prepared as Parameters<typeof walletClient.writeContract>[0]);
         });
       } catch (error) {
-        throw toChainError(label, error);
+        const failed = toChainError(label, error);
+        // A simulation that reverted sent nothing: say so, so that no one waits for it to land.
+        throw sending ? failed : new ChainError(failed.message, failed.reason, { cause: error, unsent: true });
       }
       let receipt;
       try {

@@ -6,7 +6,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { mintUsdc } from "@tollgate/testing";
+import { decodeHeader } from "./codec.js";
 import { signTransferAuthorization } from "../chain/eip3009.js";
 import type { Address, Chain, Hex } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
@@ -237,6 +239,21 @@ describe("x402 through an HTTP facilitator", () => {
     }
     expect(claim).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+  });
+
+  it("two authorizations racing one balance: the loser's transfer reverts in simulation, a refusal rather than a transaction that may land", async () => {
+    const key = generatePrivateKey();
+    await mintUsdc(env.node, env.usdc, privateKeyToAccount(key).address, PRICE);
+    const { service } = setup();
+    const challenge = (await service.challenge({ ...input, error: "pay" })).body;
+    const requirements = challenge.accepts[0]!;
+    const signed = async () => paymentPayloadSchema.parse((decodeHeader(await officialPaymentHeader(challenge, key)) as { value: unknown }).value);
+    const [first, second] = [await signed(), await signed()];
+    const local = createLocalFacilitator({ chains: [chain], clock: { now: () => Date.now() } });
+    // Both check out against the balance; the transfers then run one after the other.
+    const results = await Promise.all([local.settle(first, requirements), local.settle(second, requirements)]);
+    expect(results.filter((r) => r.success)).toHaveLength(1);
+    expect(results.find((r) => !r.success)).toMatchObject({ errorReason: INVALID.simulationFailed });
   });
 
   it("a facilitator slower than timeoutMs is a 504", async () => {

@@ -84,7 +84,10 @@ export function createLocalFacilitator(options: LocalFacilitatorOptions): Facili
         return { success: true, transaction, network, payer: payment.payer };
       } catch (error) {
         const message = error instanceof ChainError || error instanceof Error ? error.message : String(error);
-        return { success: false, errorReason: INVALID.transactionFailed, errorMessage: message, transaction: "", network, payer: payment.payer };
+        // A transfer whose simulation reverted (funds moved meanwhile, another authorization spent
+        // them) was never sent: a refusal, not a transaction that may still land.
+        const errorReason = error instanceof ChainError && error.unsent ? INVALID.simulationFailed : INVALID.transactionFailed;
+        return { success: false, errorReason, errorMessage: message, transaction: "", network, payer: payment.payer };
       }
     },
 

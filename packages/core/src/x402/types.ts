@@ -127,7 +127,7 @@ export interface FacilitatorRequest {
 
 /**
  * Reasons a facilitator gives for an invalid payment: the official `@x402/evm` exact-scheme
- * strings where one exists, and three of this gateway's own (asset, payload, validity window).
+ * strings where one exists, and some of this gateway's own (asset, payload, validity window, simulation).
  */
 export const INVALID = {
   scheme: "invalid_exact_evm_scheme",
@@ -140,6 +140,8 @@ export const INVALID = {
   nonceUsed: "invalid_exact_evm_nonce_already_used",
   balance: "invalid_exact_evm_insufficient_balance",
   transactionFailed: "invalid_exact_evm_transaction_failed",
+  /** This gateway's own: the transfer's simulation reverted, so nothing was sent. */
+  simulationFailed: "invalid_exact_evm_transaction_simulation_failed",
   asset: "invalid_exact_evm_asset_mismatch",
   payload: "invalid_exact_evm_payload",
   validityTooLong: "invalid_exact_evm_payload_authorization_valid_before_too_far",
