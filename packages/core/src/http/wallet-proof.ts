@@ -23,6 +23,7 @@ import { parse as parseCookie } from "cookie";
 import type { GatewayContext } from "../context.js";
 import { GatewayError } from "../errors.js";
 import { isSessionToken } from "../auth/service.js";
+import { assertKeyChain } from "../keys/service.js";
 import { bearerToken } from "../keys/token.js";
 import { secretsEqual } from "../secrets.js";
 import type { KeyRecord } from "../store/types.js";
@@ -55,12 +56,11 @@ export interface ProvenWallet {
  */
 export function chainOfProof(wallet: ProvenWallet, requested: number | undefined, param = "chainId"): number | undefined {
   if (wallet.chainId === undefined || requested === undefined) return requested ?? wallet.chainId;
-  if (requested !== wallet.chainId)
+  if (wallet.key) assertKeyChain(wallet.key, requested, "the request", param);
+  else if (requested !== wallet.chainId)
     throw new GatewayError(
       "forbidden",
-      wallet.via === "session"
-        ? `This session was signed in by a smart wallet on chain ${wallet.chainId}, which proves the wallet on that chain only; sign in on chain ${requested} to act there.`
-        : `A service key acts for its wallet on its own chain (${wallet.chainId}) only; sign in with the wallet to act on chain ${requested}.`,
+      `This session was signed in by a smart wallet on chain ${wallet.chainId}, which proves the wallet on that chain only; sign in on chain ${requested} to act there.`,
       { param },
     );
   return requested;

@@ -82,6 +82,15 @@ export interface KeyService {
   chargeDirect(key: KeyRecord, amount: bigint, trace?: RequestTrace): Promise<KeyRecord>;
 }
 
+/**
+ * The rule of a service key acting for its wallet (as a bearer, or as its wallet's proof): on its
+ * own chain only, least privilege. `what` names what is on `chainId`, `param` the field to blame.
+ * @throws GatewayError 403 `forbidden` when `chainId` is another chain.
+ */
+export function assertKeyChain(key: Pick<KeyRecord, "chainId">, chainId: number, what: string, param: string): void {
+  if (chainId !== key.chainId) throw new GatewayError("forbidden", `A service key acts for its wallet on its own chain (${key.chainId}) only; ${what} is on chain ${chainId}.`, { param });
+}
+
 /** Throws the 401 of a key that cannot be used at `now`. */
 export function assertUsable(key: KeyRecord, now: number): void {
   if (key.revokedAt !== undefined) throw new GatewayError("key_revoked", `Key ${key.keyId} was revoked.`);
@@ -223,8 +232,7 @@ export function createKeyService(deps: {
       const target = bearer.keyId === targetKeyId ? bearer : await store.getKeyById(targetKeyId);
       if (!target) throw new GatewayError("key_not_found", `Key ${targetKeyId} does not exist.`);
       if (target.owner !== bearer.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the target key.");
-      if (target.chainId !== bearer.chainId)
-        throw new GatewayError("forbidden", `A service key acts for its wallet on its own chain (${bearer.chainId}) only; key ${target.keyId} is on chain ${target.chainId}.`, { param: "keyId" });
+      assertKeyChain(bearer, target.chainId, `key ${target.keyId}`, "keyId");
       return releaseOnRead(store, target, now);
     },
     async activeSession(owner, chainId) {

@@ -7,7 +7,7 @@ import type { Catalog } from "../catalog/catalog.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { IdGenerator } from "../ids.js";
-import { assertUsable, budgetExhausted, modelBudgetExhausted } from "../keys/service.js";
+import { assertKeyChain, assertUsable, budgetExhausted, modelBudgetExhausted } from "../keys/service.js";
 import { assertModelAllowed, budgetScopeFor, type ModelRef } from "../keys/governance.js";
 import { windowStart } from "../keys/period.js";
 import { remainingOf } from "../keys/view.js";
@@ -90,8 +90,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
   /** The checks of the public settle and abort: a bearer of the intent's owner on its chain, and not an intent of the gateway's own paid call. */
   const publicIntent = (bearer: KeyRecord | null | undefined, intent: IntentRecord) => {
     if (bearer && bearer.owner !== intent.owner) throw new GatewayError("forbidden", "The bearer key belongs to another wallet than the intent.");
-    if (bearer && bearer.chainId !== intent.chainId)
-      throw new GatewayError("forbidden", `A service key acts for its wallet on its own chain (${bearer.chainId}) only; the intent is on chain ${intent.chainId}.`, { param: "paymentIntentId" });
+    if (bearer) assertKeyChain(bearer, intent.chainId, "the intent", "paymentIntentId");
     if (isManagedIntent(intent))
       throw new GatewayError("forbidden", `Payment intent ${intent.intentId} pays for a call this gateway serves; the gateway settles or releases it itself.`, {
         param: "paymentIntentId",

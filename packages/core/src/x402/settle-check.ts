@@ -19,22 +19,20 @@ export interface SignedTransfer {
   readonly value: bigint;
 }
 
+/** One look on the chain for `transfer`; a read that fails (the RPC is an upstream too) is "not yet". */
+const lookFor = (chain: Chain, t: SignedTransfer): Promise<Hex | null> => chain.authorizedTransfer(t.payer, t.nonce, t.payTo, t.value).catch(() => null);
+
 /**
  * The hash of the transaction that made `transfer` (its nonce used and exactly its value moved to
  * its payee, in one transaction: a payer burning its own nonce on a transfer to itself is not a
  * payment), looked for on `chain` now and then every second until `waitMs` has passed; null when
- * none landed by then. A read that fails (the RPC is an upstream too) counts as "not yet". Never
- * throws.
+ * none landed by then. Never throws.
  */
 export async function landedTransfer(chain: Chain, transfer: SignedTransfer, waitMs: number): Promise<Hex | null> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    try {
-      const hash = await chain.authorizedTransfer(transfer.payer, transfer.nonce, transfer.payTo, transfer.value);
-      if (hash) return hash;
-    } catch {
-      // Unknown is not "landed": look again while there is time.
-    }
+    const hash = await lookFor(chain, transfer);
+    if (hash) return hash;
     if (Date.now() + POLL_MS > deadline) return null;
     await sleep(POLL_MS);
   }
@@ -62,7 +60,7 @@ export async function watchLateTransfer(
     while (!signal.aborted && Date.now() < untilMs) {
       await sleep(pause, undefined, { signal, ref: false });
       pause = Math.min(pause * 2, WATCH_MAX_PAUSE_MS);
-      const hash = await chain.authorizedTransfer(transfer.payer, transfer.nonce, transfer.payTo, transfer.value).catch(() => null);
+      const hash = await lookFor(chain, transfer);
       if (hash) return await onLanded(hash);
     }
   } catch {
