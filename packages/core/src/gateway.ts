@@ -242,5 +242,6 @@ function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {
     .map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`)
     .join(", ");
   const wallet = r.perWallet.keys === undefined ? "off" : `${r.perWallet.keys}/min`;
-  return `per IP ${ip}; per wallet key writes ${wallet}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
+  const chat = r.unpaidChatChars === undefined ? "off" : `${r.unpaidChatChars} chars/min`;
+  return `per IP ${ip}, unpaid chat tokenizing ${chat}; per wallet key writes ${wallet}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
 }

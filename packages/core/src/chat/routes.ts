@@ -9,7 +9,8 @@ import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
 import type { GatewayResponse } from "../http/types.js";
-import { tokenCounter } from "../metering/tokens.js";
+import { chargedCounter, tokenCounter } from "../metering/tokens.js";
+import { limitUnpaidTokenizing } from "../http/limits.js";
 import type { ModelCard } from "../catalog/card.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
@@ -132,7 +133,9 @@ export function chatRoutes(): AnyRoute[] {
         const counter = await tokenCounter();
         // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
-        const quote = quoteChat(card, counter, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
+        // Unpaid (a 402 quote) or not yet paid (x402, verified after pricing): the tokenizing counts against the client IP.
+        const quoting = auth.kind === "key" ? counter : chargedCounter(counter, (chars) => limitUnpaidTokenizing(request, gateway, chars));
+        const quote = quoteChat(card, quoting, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
         refuseOverContext(card, quote);
         const paid = { request, requestId, credential: auth, trace };
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);

@@ -191,3 +191,61 @@ describe("paid routes and the body", () => {
     await gateway.close();
   });
 });
+
+describe("unpaid chat tokenizing per client IP (rateLimits.unpaidChatChars)", () => {
+  const encoder = new TextEncoder();
+  const chat = (headers: Record<string, string>, ip: string, content: string): GatewayRequest => {
+    const bytes = encoder.encode(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], max_tokens: 8 }));
+    return {
+      method: "POST",
+      path: "/v1/chat/completions",
+      query: new URLSearchParams(),
+      headers: { "content-type": "application/json", ...headers },
+      remoteAddress: ip,
+      body: { kind: "stream", read: async () => bytes },
+    };
+  };
+
+  it("counts the characters an unpaid or x402 request has tokenized, refuses past the minute's budget with 429, and never counts a key's calls", async () => {
+    const clock = createManualClock();
+    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatChars: 262_144 } });
+    const prompt = "lorem ipsum ".repeat(10_000); // 120,000 characters
+    const status = async (r: GatewayRequest) => (await gateway.handle(r)).status;
+    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
+    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
+    // 240,000 of 262,144 used: the next prompt does not fit, and nothing of it is tokenized.
+    const refused = await gateway.handle(chat({}, "203.0.113.7", prompt));
+    expect(refused.status).toBe(429);
+    const error = (refused.body as { kind: "json"; value: any }).value.error;
+    expect(error.code).toBe("rate_limited");
+    expect(error.message).toContain("262144 prompt characters per minute");
+    expect(refused.headers["retry-after"]).toBe("60");
+    // A short prompt still fits what is left; an x402 request is priced before its payment is verified, so it counts too.
+    expect(await status(chat({}, "203.0.113.7", "hello"))).toBe(402);
+    expect(await status(chat({ "payment-signature": "e30=" }, "203.0.113.7", prompt))).toBe(429);
+    // Another client has its own budget.
+    expect(await status(chat({}, "198.51.100.2", prompt))).toBe(402);
+    // A service key pays for its own tokenizing: not counted, from the same IP.
+    const created = await gateway.handle({
+      method: "POST",
+      path: "/api/keys",
+      query: new URLSearchParams(),
+      headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
+      body: { kind: "stream", read: async () => encoder.encode(JSON.stringify({ budgetLimit: "10000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" })) },
+    });
+    const token = (created.body as { kind: "json"; value: { token: string } }).value.token;
+    for (let i = 0; i < 3; i++) expect(await status(chat({ authorization: `Bearer ${token}` }, "203.0.113.7", prompt))).toBe(200);
+    clock.advance(60_000);
+    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
+    await gateway.close();
+  });
+
+  it("rateLimits: {unpaidChatChars: false} and rateLimits: false leave unpaid quotes unlimited; below one request's worth is refused at start", async () => {
+    for (const rateLimits of [{ unpaidChatChars: false as const }, false as const]) {
+      const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits });
+      for (let i = 0; i < 3; i++) expect((await gateway.handle(chat({}, "203.0.113.7", "lorem ipsum ".repeat(10_000)))).status).toBe(402);
+      await gateway.close();
+    }
+    expect(() => createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { unpaidChatChars: 1000 } })).toThrow(/unpaidChatChars/);
+  });
+});

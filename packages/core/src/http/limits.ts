@@ -48,3 +48,18 @@ export function limitByWallet(route: AnyRoute, auth: unknown, ctx: GatewayContex
   if (!decision.allowed) throw rateLimited(decision, now, `${limit.group} writes of wallet ${address}`);
   return rateLimitHeaders(decision, now);
 }
+
+/**
+ * Counts `chars` of prompt to be tokenized for a chat request no service key pays for against its
+ * client IP's minute (`rateLimits.unpaidChatChars`); throws 429 when they do not fit. A request
+ * whose client IP is unknown is not counted.
+ */
+export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, chars: number): void {
+  const perMinute = ctx.rateLimits.unpaidChatChars;
+  if (perMinute === undefined || chars === 0) return;
+  const ip = clientIp(req, ctx.rateLimits.trustedProxies);
+  if (ip === undefined) return;
+  const decision = ctx.rateLimits.limiter.hit(`ip:unpaid-chat:${ip}`, perMinute, undefined, chars);
+  if (!decision.allowed)
+    throw rateLimited(decision, ctx.clock.now(), `unpaid chat prompts from ${ip} (pay with a service key, or send less)`, "prompt characters");
+}

@@ -13,9 +13,9 @@ import { GatewayError } from "../errors.js";
 /** The outcome of one counted request. */
 export interface RateLimitDecision {
   readonly allowed: boolean;
-  /** Requests allowed per window. */
+  /** Requests (or units of `cost`) allowed per window. */
   readonly limit: number;
-  /** Requests left in the current window after this one. */
+  /** Requests (or units) left in the current window after this one. */
   readonly remaining: number;
   /** When the current window ends (ms since the epoch). */
   readonly resetAt: number;
@@ -23,8 +23,12 @@ export interface RateLimitDecision {
 
 /** A set of fixed-window counters. */
 export interface RateLimiter {
-  /** Counts one request of `subject` against `limit` per `windowMs`. @default windowMs 60000 */
-  hit(subject: string, limit: number, windowMs?: number): RateLimitDecision;
+  /**
+   * Counts one request of `subject` against `limit` per `windowMs`, weighing `cost` units (a
+   * request whose cost no longer fits the window is refused and counts nothing).
+   * @default windowMs 60000, cost 1
+   */
+  hit(subject: string, limit: number, windowMs?: number, cost?: number): RateLimitDecision;
   /** How many subjects are tracked now. */
   readonly size: number;
 }
@@ -52,7 +56,7 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
     get size() {
       return windows.size;
     },
-    hit(subject, limit, windowMs = 60_000) {
+    hit(subject, limit, windowMs = 60_000, cost = 1) {
       const now = options.clock.now();
       let w = windows.get(subject);
       if (!w || w.resetAt <= now) {
@@ -61,8 +65,8 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
         w = { count: 0, resetAt: now + windowMs };
         windows.set(subject, w);
       }
-      const allowed = w.count < limit;
-      if (allowed) w.count += 1;
+      const allowed = w.count + cost <= limit;
+      if (allowed) w.count += cost;
       return { allowed, limit, remaining: limit - w.count, resetAt: w.resetAt };
     },
   };
@@ -77,11 +81,11 @@ export function rateLimitHeaders(d: RateLimitDecision, now: number): Record<stri
   };
 }
 
-/** The 429 of a refused decision, with `Retry-After` in whole seconds (at least 1). */
-export function rateLimited(d: RateLimitDecision, now: number, what: string): GatewayError {
+/** The 429 of a refused decision, with `Retry-After` in whole seconds (at least 1); `unit` names what the limit counts. */
+export function rateLimited(d: RateLimitDecision, now: number, what: string, unit = "requests"): GatewayError {
   const headers = rateLimitHeaders(d, now);
   const retryAfter = Math.max(1, Math.ceil((d.resetAt - now) / 1000));
-  return new GatewayError("rate_limited", `Rate limit of ${d.limit} requests per minute reached for ${what}; retry in ${retryAfter} s.`, {
+  return new GatewayError("rate_limited", `Rate limit of ${d.limit} ${unit} per minute reached for ${what}; retry in ${retryAfter} s.`, {
     headers: Object.assign({}, headers, { "retry-after": String(retryAfter) }),
     details: { limit: d.limit, retryAfterSeconds: retryAfter },
   });

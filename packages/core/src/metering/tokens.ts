@@ -42,6 +42,19 @@ function countInPieces(text: string, count: (s: string) => number): number {
   return pieces + count(rest);
 }
 
+/**
+ * `counter`, calling `charge` with the characters each count will tokenize (0 for a text counted by
+ * its bytes) before it counts them: `charge` may throw to refuse the work.
+ */
+export function chargedCounter(counter: TokenCounter, charge: (chars: number) => void): TokenCounter {
+  return {
+    count(text) {
+      charge(text.length > MAX_TOKENIZED_CHARS ? 0 : text.length);
+      return counter.count(text);
+    },
+  };
+}
+
 let loading: Promise<TokenCounter> | undefined;
 let loaded: TokenCounter | undefined;
 
