@@ -3,12 +3,12 @@
  * Prices: https://groq.com/pricing (on-demand list prices assumed current on 2026-11-21).
  * whisper-large-v3 is $0.111 per hour of audio, i.e. $0.00185 per minute.
  */
-import { chatParams, choice, num, str, textCard, transcriptionCard, type CardInput } from "./types.js";
+import { chatParams, choice, num, openWeightTokenizer, str, textCard, transcriptionCard, type CardInput } from "./types.js";
 
 const P = "groq";
 
 const chat = (id: string, name: string, description: string, context: number, [input, output]: [string, string], reasoning?: string[], vision = false): CardInput =>
-  textCard(P, { id, name, description, context, input, output, vision, params: chatParams({ ...(reasoning ? { reasoning } : {}) }) });
+  textCard(P, { id, name, description, context, input, output, vision, ...openWeightTokenizer(id), params: chatParams({ ...(reasoning ? { reasoning } : {}) }) });
 
 export const cards = [
   chat("openai/gpt-oss-120b", "gpt-oss-120b (Groq)", "OpenAI's open-weight 117B mixture-of-experts reasoning model at Groq speed.", 131072, ["0.15", "0.75"], ["low", "medium", "high"]),

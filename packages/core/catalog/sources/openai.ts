@@ -256,6 +256,7 @@ const chat = (id: string, name: string, description: string, context: number, ma
     id, name, description, context, input, cached, output,
     vision: true,
     imageTokens: IMAGE_TOKENS[id]!,
+    tokenizer: "o200k_base",
     params: chatParams({ maxTokens: maxOut, ...(reasoning ? { reasoning } : {}) }),
   });
 

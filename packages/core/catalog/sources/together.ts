@@ -4,7 +4,7 @@
  * FLUX is billed per megapixel (1 MP = 1024x1024); width and height are capped at 1024 here so every
  * image is at most 1 MP and the per-image price is exact or an upper bound.
  */
-import { chatParams, choice, embeddingCard, imageCard, int, perImage, seed, str, textCard, transcriptionCard, num, type CardInput, type Params } from "./types.js";
+import { chatParams, choice, embeddingCard, imageCard, int, openWeightTokenizer, perImage, seed, str, textCard, transcriptionCard, num, type CardInput, type Params } from "./types.js";
 
 const P = "together";
 
@@ -23,7 +23,7 @@ const flux = (id: string, name: string, description: string, price: string, step
   imageCard(P, { id, name, description, edit, pricing: [perImage(price)], params: fluxParams(steps, edit) });
 
 const chat = (id: string, name: string, description: string, [input, output]: [string, string], reasoning?: string[]): CardInput =>
-  textCard(P, { id, name, description, context: 131072, input, output, params: chatParams({ ...(reasoning ? { reasoning } : {}) }) });
+  textCard(P, { id, name, description, context: 131072, input, output, ...openWeightTokenizer(id), params: chatParams({ ...(reasoning ? { reasoning } : {}) }) });
 
 export const cards = [
   flux("black-forest-labs/FLUX.1.1-pro", "FLUX1.1 [pro] (Together)", "FLUX1.1 [pro] text-to-image on Together, billed per megapixel.", "0.04", null),

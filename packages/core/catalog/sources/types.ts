@@ -97,10 +97,13 @@ interface Base {
   noPrompt?: boolean;
 }
 
+/** OpenAI's open-weight gpt-oss models count with o200k (its harmony variant adds only special tokens). */
+export const openWeightTokenizer = (id: string): { tokenizer?: "o200k_base" } => (id.startsWith("openai/gpt-oss") ? { tokenizer: "o200k_base" } : {});
+
 /** A chat model priced per 1M input / output (and cached input) tokens. */
 export function textCard(
   provider: string,
-  o: Base & { context: number; input: string; output: string; cached?: string; vision?: boolean; inputs?: Modality[]; imageTokens?: number },
+  o: Base & { context: number; input: string; output: string; cached?: string; vision?: boolean; inputs?: Modality[]; imageTokens?: number; tokenizer?: "o200k_base" },
 ): CardInput {
   return {
     modelId: o.id,
@@ -111,6 +114,7 @@ export function textCard(
     operations: [{ modality: "text", operation: "chat" }],
     contextWindow: o.context,
     ...(o.imageTokens === undefined ? {} : { imageInputTokens: o.imageTokens }),
+    ...(o.tokenizer === undefined ? {} : { tokenizer: o.tokenizer }),
     pricing: tokenPrices(o.input, o.output, o.cached),
     params: o.params ?? chatParams(),
     ...(o.deprecated ? { deprecated: true } : {}),

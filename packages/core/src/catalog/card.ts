@@ -77,6 +77,12 @@ export const modelCardSchema = z
      * without it are quoted at `IMAGE_PART_TOKENS`.
      */
     imageInputTokens: z.number().int().positive().max(1_000_000).optional(),
+    /**
+     * The tokenizer the provider counts this model's text with, when the gateway has it
+     * (`o200k_base`: OpenAI's models). A chat quote counts the prompt with it plus 10 %; a card
+     * without it is quoted at a bound that covers other vendors' tokenizers (metering/foreign-bound.ts).
+     */
+    tokenizer: z.literal("o200k_base").optional(),
     pricing: z.array(priceLineSchema).min(1),
     params: z.record(z.string(), paramSpecSchema).optional(),
     deprecated: z.boolean().optional(),

@@ -11,6 +11,7 @@ import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import type { Priced } from "../metering/pricing.js";
 import { countPromptParts, IMAGE_PART_TOKENS, promptBound, type TokenCounter } from "../metering/tokens.js";
+import { foreignPromptBound } from "../metering/foreign-bound.js";
 import type { ChatUsage } from "../providers/types.js";
 
 /** Output cap used when neither the request nor the card gives one. */
@@ -36,7 +37,7 @@ export interface ChatQuote {
   /** The prompt's tokens without its images, and how many image parts it has. */
   readonly textTokens: number;
   readonly images: number;
-  /** The prompt the quote reserves for (count + margin). */
+  /** The prompt the quote reserves for: the count + 10 % and 16 on a card with `tokenizer`, else the foreign bound (metering/foreign-bound.ts). */
   readonly promptBound: number;
   /** Choices asked for (`n`). */
   readonly choices: number;
@@ -71,9 +72,12 @@ export function priceChat(
 
 /** Quotes a chat request on a card. */
 export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuoteInput, feeBps: number): ChatQuote {
-  const { tokens: textTokens, images } = countPromptParts(counter, { messages: input.messages, extras: input.extras });
-  const promptTokens = textTokens + images * (card.imageInputTokens ?? IMAGE_PART_TOKENS);
-  const bound = promptBound(promptTokens);
+  const foreign = card.tokenizer !== "o200k_base";
+  const { tokens: textTokens, images, allowance } = countPromptParts(counter, { messages: input.messages, extras: input.extras }, foreign);
+  const imageTokens = images * (card.imageInputTokens ?? IMAGE_PART_TOKENS);
+  const promptTokens = textTokens + imageTokens;
+  // Counted with the card's own tokenizer, a margin; with another vendor's, the bound that covers theirs.
+  const bound = foreign ? foreignPromptBound(textTokens, allowance) + imageTokens : promptBound(promptTokens);
   const requested = input.max_completion_tokens ?? input.max_tokens;
   const modelMax = cardMaxOutput(card);
   let outputCap = requested ?? modelMax ?? DEFAULT_MAX_OUTPUT_TOKENS;

@@ -4,10 +4,12 @@
  * (its rank table takes ~0.2 s to load, which no other route should pay). Special-token text such
  * as `<|endoftext|>` in a message is counted as plain text, never refused.
  *
- * Other vendors' tokenizers differ by a few per cent to a few tens of per cent on the same text;
- * the quote adds a margin to the prompt count ({@link promptBound}) and settlement uses the
- * upstream's own usage whenever it reports one.
+ * On a card whose provider counts with o200k the quote adds a margin ({@link promptBound}); other
+ * vendors' tokenizers count some text several times more, and get a bound of their own
+ * (foreign-bound.ts). Settlement uses the upstream's own usage whenever it reports one.
  */
+
+import { foreignAllowance } from "./foreign-bound.js";
 
 /** Counts the tokens of a text. */
 export interface TokenCounter {
@@ -107,8 +109,16 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   return tokens + images * (parts.imageTokens ?? IMAGE_PART_TOKENS);
 }
 
-/** {@link countPrompt} in its two parts: the tokens of everything but images, and the number of image parts. */
-export function countPromptParts(counter: TokenCounter, parts: Omit<PromptParts, "imageTokens">): { tokens: number; images: number } {
+/**
+ * {@link countPrompt} in its parts: the tokens of everything but images, the number of image parts,
+ * and with `foreign`, the {@link foreignAllowance} of the same text (else 0; 0 too for a text
+ * counted as its bytes).
+ */
+export function countPromptParts(
+  counter: TokenCounter,
+  parts: Omit<PromptParts, "imageTokens">,
+  foreign = false,
+): { tokens: number; images: number; allowance: number } {
   let text = "";
   let images = 0;
   const visit = (value: unknown): void => {
@@ -135,7 +145,10 @@ export function countPromptParts(counter: TokenCounter, parts: Omit<PromptParts,
   }
   let extras = "";
   for (const extra of parts.extras ?? []) if (extra !== undefined) extras += JSON.stringify(extra);
-  return { tokens: counter.count(text) + counter.count(extras) + parts.messages.length * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION, images };
+  const tokens = counter.count(text) + counter.count(extras) + parts.messages.length * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION;
+  // A text counted as its bytes needs no allowance: no byte-level tokenizer counts more.
+  const allowance = (s: string) => (foreign && s.length <= MAX_TOKENIZED_CHARS ? foreignAllowance(s) : 0);
+  return { tokens, images, allowance: allowance(text) + allowance(extras) };
 }
 
 /** The prompt count the quote reserves for: the count plus 10 % and 16 tokens, for vendors whose tokenizers count more. */

@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "4c4d1cc57a9f";
+export const NATIVE_CATALOG_VERSION = "56fc9a1663ac";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -2885,6 +2885,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
     "imageInputTokens": 1445,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"},
@@ -2932,6 +2933,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
     "imageInputTokens": 2489,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.40"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
@@ -2979,6 +2981,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 1047576,
     "imageInputTokens": 3779,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.025"},
@@ -3026,6 +3029,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 128000,
     "imageInputTokens": 1445,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.50"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"},
@@ -3073,6 +3077,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 128000,
     "imageInputTokens": 48169,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.15"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.075"},
@@ -3257,6 +3262,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
     "imageInputTokens": 1190,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.125"},
@@ -3295,6 +3301,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
     "imageInputTokens": 2489,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.25"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.025"},
@@ -3333,6 +3340,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 400000,
     "imageInputTokens": 3779,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.05"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.005"},
@@ -4174,6 +4182,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
     "imageInputTokens": 1275,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.00"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"},
@@ -4212,6 +4221,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 200000,
     "imageInputTokens": 2642,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.10"},
       {"key": "cached_input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.275"},
@@ -4249,6 +4259,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 131072,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.15"},
       {"key": "output_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.75"}
@@ -4279,6 +4290,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 131072,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.15"},
       {"key": "output_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.60"}
@@ -4309,6 +4321,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 131072,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.10"},
       {"key": "output_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.50"}
@@ -4339,6 +4352,7 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "modalities": {"input": ["text"], "output": ["text"]},
     "operations": [{"modality": "text", "operation": "chat"}],
     "contextWindow": 131072,
+    "tokenizer": "o200k_base",
     "pricing": [
       {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.05"},
       {"key": "output_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "0.20"}
