@@ -133,13 +133,28 @@ export function chatRoutes(): AnyRoute[] {
         const counter = await tokenCounter();
         // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
-        // Unpaid (a 402 quote) or not yet paid (x402, verified after pricing): the tokenizing counts against the client IP.
-        const quoting = auth.kind === "key" ? counter : chargedCounter(counter, (chars) => limitUnpaidTokenizing(request, gateway, chars));
+        // Tokenizing is the costly step before payment. Unpaid (a 402 quote) or not yet paid (x402,
+        // verified after pricing), it counts against the client IP first; a key's counts against the
+        // key when its payment does not open (a key that cannot afford its calls), and stops it when its minute is used up.
+        let tokenized = 0;
+        const keyId = auth.kind === "key" ? auth.key.keyId : undefined;
+        if (keyId) limitUnpaidTokenizing(request, gateway, 0, "peek", keyId);
+        const quoting = chargedCounter(counter, (chars) => (keyId ? (tokenized += chars) : limitUnpaidTokenizing(request, gateway, chars)));
+        const unpaid = () => keyId && limitUnpaidTokenizing(request, gateway, tokenized, "add", keyId);
         const quote = quoteChat(card, quoting, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
-        refuseOverContext(card, quote);
         const paid = { request, requestId, credential: auth, trace };
-        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
-        if (opened.kind === "respond") return opened.response;
+        let opened;
+        try {
+          refuseOverContext(card, quote);
+          opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
+        } catch (error) {
+          unpaid();
+          throw error;
+        }
+        if (opened.kind === "respond") {
+          unpaid();
+          return opened.response;
+        }
         const payment = opened.payment;
         // The upstream request follows the client, but for a key's call on a model with hidden reasoning:
         // that one runs to its usage whenever the client leaves (relay.ts), before the first byte too.

@@ -27,6 +27,15 @@ describe("rate limiter (fixed windows on the gateway clock)", () => {
     expect(limiter.hit("other", 5)).toMatchObject({ allowed: true, remaining: 4 });
   });
 
+  it("weighs a cost: fit counts only what fits, add counts work already done, peek only looks", () => {
+    const limiter = createRateLimiter({ clock: createManualClock(), maxSubjects: 100 });
+    expect(limiter.hit("c", 10, undefined, 6)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(limiter.hit("c", 10, undefined, 6)).toMatchObject({ allowed: false, remaining: 4 });
+    expect(limiter.hit("c", 10, undefined, 0, "peek")).toMatchObject({ allowed: true, remaining: 4 });
+    expect(limiter.hit("c", 10, undefined, 6, "add")).toMatchObject({ allowed: false, remaining: 0 });
+    expect(limiter.hit("c", 10, undefined, 0, "peek")).toMatchObject({ allowed: false });
+  });
+
   it("keeps at most maxSubjects windows: lapsed ones go first, then the oldest", () => {
     const clock = createManualClock();
     const limiter = createRateLimiter({ clock, maxSubjects: 100 });
@@ -237,6 +246,36 @@ describe("unpaid chat tokenizing per client IP (rateLimits.unpaidChatChars)", ()
     for (let i = 0; i < 3; i++) expect(await status(chat({ authorization: `Bearer ${token}` }, "203.0.113.7", prompt))).toBe(200);
     clock.advance(60_000);
     expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
+    await gateway.close();
+  });
+
+  it("a key that cannot afford its calls has its tokenizing counted after each refusal, and is stopped once its minute is used up", async () => {
+    const clock = createManualClock();
+    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatChars: 262_144 } });
+    const prompt = "lorem ipsum ".repeat(10_000);
+    const keyOf = async (budgetLimit: string) => {
+      const created = await gateway.handle({
+        method: "POST",
+        path: "/api/keys",
+        query: new URLSearchParams(),
+        headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
+        body: { kind: "stream", read: async () => encoder.encode(JSON.stringify({ budgetLimit, expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" })) },
+      });
+      return (created.body as { kind: "json"; value: { token: string } }).value.token;
+    };
+    const broke = await keyOf("1");
+    const funded = await keyOf("100000000");
+    const status = async (token: string) => (await gateway.handle(chat({ authorization: `Bearer ${token}` }, "203.0.113.7", prompt))).status;
+    // 120,000 characters counted after each refusal: 120 k, 240 k, then 360 k (the third still had room when it started).
+    expect([await status(broke), await status(broke), await status(broke)]).toEqual([402, 402, 402]);
+    const stopped = await gateway.handle(chat({ authorization: `Bearer ${broke}` }, "203.0.113.7", prompt));
+    expect(stopped.status).toBe(429);
+    expect((stopped.body as { kind: "json"; value: any }).value.error.message).toContain("key key_");
+    // Neither the funded key nor the IP's own minute is touched.
+    expect(await status(funded)).toBe(200);
+    expect((await gateway.handle(chat({}, "203.0.113.7", prompt))).status).toBe(402);
+    clock.advance(60_000);
+    expect(await status(broke)).toBe(402);
     await gateway.close();
   });
 

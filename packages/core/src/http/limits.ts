@@ -50,16 +50,23 @@ export function limitByWallet(route: AnyRoute, auth: unknown, ctx: GatewayContex
 }
 
 /**
- * Counts `chars` of prompt to be tokenized for a chat request no service key pays for against its
- * client IP's minute (`rateLimits.unpaidChatChars`); throws 429 when they do not fit. A request
- * whose client IP is unknown is not counted.
+ * Counts `chars` of prompt tokenized for a chat request that nobody has paid for against a minute
+ * of `rateLimits.unpaidChatChars`: the client IP's, or with `keyId` the key's (a key that cannot
+ * afford its calls). `fit` (before tokenizing): throws 429 when they do not fit; `add` (after the
+ * work, when the key's payment did not open): counted either way; `peek` (before a key's call):
+ * throws 429 when the minute is used up. A request whose client IP is unknown is not counted.
  */
-export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, chars: number): void {
+export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, chars: number, mode: "fit" | "add" | "peek" = "fit", keyId?: string): void {
   const perMinute = ctx.rateLimits.unpaidChatChars;
-  if (perMinute === undefined || chars === 0) return;
-  const ip = clientIp(req, ctx.rateLimits.trustedProxies);
-  if (ip === undefined) return;
-  const decision = ctx.rateLimits.limiter.hit(`ip:unpaid-chat:${ip}`, perMinute, undefined, chars);
-  if (!decision.allowed)
-    throw rateLimited(decision, ctx.clock.now(), `unpaid chat prompts from ${ip} (pay with a service key, or send less)`, "prompt characters");
+  if (perMinute === undefined || (chars === 0 && mode !== "peek")) return;
+  const who = keyId === undefined ? clientIp(req, ctx.rateLimits.trustedProxies) : `key ${keyId}`;
+  if (who === undefined) return;
+  const decision = ctx.rateLimits.limiter.hit(`unpaid-chat:${who}`, perMinute, undefined, chars, mode);
+  if (!decision.allowed && mode !== "add")
+    throw rateLimited(
+      decision,
+      ctx.clock.now(),
+      `unpaid chat prompts from ${who} (pay with a key that can afford the call, or send less)`,
+      "prompt characters",
+    );
 }

@@ -24,11 +24,13 @@ export interface RateLimitDecision {
 /** A set of fixed-window counters. */
 export interface RateLimiter {
   /**
-   * Counts one request of `subject` against `limit` per `windowMs`, weighing `cost` units (a
-   * request whose cost no longer fits the window is refused and counts nothing).
-   * @default windowMs 60000, cost 1
+   * Counts one request of `subject` against `limit` per `windowMs`, weighing `cost` units. `fit`:
+   * a request whose cost no longer fits the window is refused and counts nothing; `add`: work
+   * already done, counted either way (allowed if it fitted); `peek`: counts nothing, allowed while
+   * the window has any room left.
+   * @default windowMs 60000, cost 1, mode "fit"
    */
-  hit(subject: string, limit: number, windowMs?: number, cost?: number): RateLimitDecision;
+  hit(subject: string, limit: number, windowMs?: number, cost?: number, mode?: "fit" | "add" | "peek"): RateLimitDecision;
   /** How many subjects are tracked now. */
   readonly size: number;
 }
@@ -56,7 +58,7 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
     get size() {
       return windows.size;
     },
-    hit(subject, limit, windowMs = 60_000, cost = 1) {
+    hit(subject, limit, windowMs = 60_000, cost = 1, mode = "fit") {
       const now = options.clock.now();
       let w = windows.get(subject);
       if (!w || w.resetAt <= now) {
@@ -65,9 +67,9 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
         w = { count: 0, resetAt: now + windowMs };
         windows.set(subject, w);
       }
-      const allowed = w.count + cost <= limit;
-      if (allowed) w.count += cost;
-      return { allowed, limit, remaining: limit - w.count, resetAt: w.resetAt };
+      const allowed = mode === "peek" ? w.count < limit : w.count + cost <= limit;
+      if (mode === "add" || (mode === "fit" && allowed)) w.count += cost;
+      return { allowed, limit, remaining: Math.max(0, limit - w.count), resetAt: w.resetAt };
     },
   };
 }
