@@ -242,6 +242,6 @@ function describeLimits(r: ReturnType<typeof resolveRateLimits>): string {
     .map(([g, n]) => `${g} ${n === undefined ? "off" : `${n}/min`}`)
     .join(", ");
   const wallet = r.perWallet.keys === undefined ? "off" : `${r.perWallet.keys}/min`;
-  const chat = r.unpaidChatChars === undefined ? "off" : `${r.unpaidChatChars} chars/min`;
+  const chat = r.unpaidChatBytes === undefined ? "off" : `${r.unpaidChatBytes} bytes/min`;
   return `per IP ${ip}, unpaid chat tokenizing ${chat}; per wallet key writes ${wallet}; per key ${r.keyDefault === undefined ? "only keys with their own rateLimit" : `${r.keyDefault}/min default`} (in memory, per instance)`;
 }

@@ -67,14 +67,14 @@ export const rateLimitOptionsSchema = z
         })
         .optional(),
       /**
-       * Characters of chat prompt per minute per client IP that the gateway tokenizes for requests
-       * no service key pays for: the 402 quote of a request without a credential, and an x402
-       * request, which is priced before its payment is verified. Counting tokens is the one costly
-       * step such a request can ask for (up to ~0.3 s of CPU for its 256 Ki tokenized characters);
-       * beyond this, 429 `rate_limited`. An honest x402 call is priced twice (its 402, then its
-       * paid retry). Must allow one whole request (256 Ki). @default 8388608 (8 Mi)
+       * UTF-8 bytes of chat prompt per minute that the gateway tokenizes before anybody has paid for
+       * the call, per client IP (no key: a 402 quote, or an x402 request, priced before its payment is
+       * verified) or per owner wallet (a service key's call, whatever key). Counting tokens is the one
+       * costly step such a request can ask for (up to ~0.3 s of CPU for the 256 KiB a request may
+       * have tokenized). A call that is billed gives its bytes back; beyond the limit, 429
+       * `rate_limited`. Must allow one whole request (256 KiB). @default 4194304 (4 MiB)
        */
-      unpaidChatChars: z.union([z.literal(false), z.number().int().min(262_144).max(1_000_000_000)]).optional(),
+      unpaidChatBytes: z.union([z.literal(false), z.number().int().min(262_144).max(1_000_000_000)]).optional(),
       /** How many clients (keys, wallets and IPs) the limiter tracks at once; the oldest are forgotten beyond it. @default 100000 */
       maxTrackedClients: z.number().int().min(100).max(10_000_000).optional(),
     }),
@@ -92,8 +92,8 @@ export interface ResolvedRateLimits {
   readonly keyDefault: number | undefined;
   readonly perIp: Readonly<Record<IpLimitGroup, number | undefined>>;
   readonly perWallet: Readonly<Record<WalletLimitGroup, number | undefined>>;
-  /** Tokenized characters of unpaid chat requests per minute per client IP. */
-  readonly unpaidChatChars: number | undefined;
+  /** Bytes of chat prompt tokenized before payment, per minute per client IP or owner wallet. */
+  readonly unpaidChatBytes: number | undefined;
   readonly maxTrackedClients: number;
 }
 
@@ -101,13 +101,13 @@ export interface ResolvedRateLimits {
 export function resolveRateLimits(options: z.output<typeof rateLimitOptionsSchema>): ResolvedRateLimits {
   const off = (v: number | false | undefined, def: number | undefined) => (v === false ? undefined : (v ?? def));
   if (options === false)
-    return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined }, perWallet: { keys: undefined }, unpaidChatChars: undefined, maxTrackedClients: 100 };
+    return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined }, perWallet: { keys: undefined }, unpaidChatBytes: undefined, maxTrackedClients: 100 };
   const ip = options?.perIp;
   return {
     keyDefault: off(options?.keyDefault, undefined),
     perIp: { auth: off(ip?.auth, 60), feedback: off(ip?.feedback, 60), dispenser: off(ip?.dispenser, 10) },
     perWallet: { keys: off(options?.perWallet?.keys, 60) },
-    unpaidChatChars: off(options?.unpaidChatChars, 8 * 1024 * 1024),
+    unpaidChatBytes: off(options?.unpaidChatBytes, 4 * 1024 * 1024),
     maxTrackedClients: options?.maxTrackedClients ?? 100_000,
   };
 }

@@ -16,7 +16,8 @@ import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
 import { receiptHeader } from "../media/receipt.js";
 import { appendMember } from "../providers/pass-through.js";
-import { openChatPayment } from "./payment.js";
+import { openChatPayment, type ChatPayment, type CutCause } from "./payment.js";
+import type { Priced } from "../metering/pricing.js";
 import { billedUsage, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
 import { linkedAbort, relayChat } from "./relay.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
@@ -110,6 +111,22 @@ function upstreamBody(body: ChatBody, modelId: string, cap: number): Record<stri
   return out;
 }
 
+/** `payment`, calling `refund` once it has billed the call (settled, or billed for what a cut call delivered). */
+function refundOnBilling(payment: ChatPayment, refund: () => void): ChatPayment {
+  return Object.assign({}, payment, {
+    settle: async (metered: Priced) => {
+      const billed = await payment.settle(metered);
+      refund();
+      return billed;
+    },
+    settleCut: async (delivered: Priced, cause: CutCause) => {
+      const receipt = await payment.settleCut(delivered, cause);
+      refund();
+      return receipt;
+    },
+  });
+}
+
 /** Builds the chat route table. */
 export function chatRoutes(): AnyRoute[] {
   return [
@@ -133,29 +150,20 @@ export function chatRoutes(): AnyRoute[] {
         const counter = await tokenCounter();
         // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
         const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
-        // Tokenizing is the costly step before payment. Unpaid (a 402 quote) or not yet paid (x402,
-        // verified after pricing), it counts against the client IP first; a key's counts against the
-        // key when its payment does not open (a key that cannot afford its calls), and stops it when its minute is used up.
+        // Tokenizing is the costly step before payment: its bytes count against the client IP (no
+        // key) or the key's owner wallet until the call is billed (a call released or refused stays counted).
+        const owner = auth.kind === "key" ? auth.key.owner : undefined;
         let tokenized = 0;
-        const keyId = auth.kind === "key" ? auth.key.keyId : undefined;
-        if (keyId) limitUnpaidTokenizing(request, gateway, 0, "peek", keyId);
-        const quoting = chargedCounter(counter, (chars) => (keyId ? (tokenized += chars) : limitUnpaidTokenizing(request, gateway, chars)));
-        const unpaid = () => keyId && limitUnpaidTokenizing(request, gateway, tokenized, "add", keyId);
+        const quoting = chargedCounter(counter, (bytes) => {
+          limitUnpaidTokenizing(request, gateway, bytes, "fit", owner);
+          tokenized += bytes;
+        });
         const quote = quoteChat(card, quoting, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
+        refuseOverContext(card, quote);
         const paid = { request, requestId, credential: auth, trace };
-        let opened;
-        try {
-          refuseOverContext(card, quote);
-          opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
-        } catch (error) {
-          unpaid();
-          throw error;
-        }
-        if (opened.kind === "respond") {
-          unpaid();
-          return opened.response;
-        }
-        const payment = opened.payment;
+        const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
+        if (opened.kind === "respond") return opened.response;
+        const payment = refundOnBilling(opened.payment, () => limitUnpaidTokenizing(request, gateway, tokenized, "refund", owner));
         // The upstream request follows the client, but for a key's call on a model with hidden reasoning:
         // that one runs to its usage whenever the client leaves (relay.ts), before the first byte too.
         const readsOn = auth.kind === "key" && hidesReasoning(card);

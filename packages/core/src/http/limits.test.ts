@@ -27,13 +27,13 @@ describe("rate limiter (fixed windows on the gateway clock)", () => {
     expect(limiter.hit("other", 5)).toMatchObject({ allowed: true, remaining: 4 });
   });
 
-  it("weighs a cost: fit counts only what fits, add counts work already done, peek only looks", () => {
+  it("weighs a cost: only what fits is counted; a refund gives units back, never below 0", () => {
     const limiter = createRateLimiter({ clock: createManualClock(), maxSubjects: 100 });
     expect(limiter.hit("c", 10, undefined, 6)).toMatchObject({ allowed: true, remaining: 4 });
     expect(limiter.hit("c", 10, undefined, 6)).toMatchObject({ allowed: false, remaining: 4 });
-    expect(limiter.hit("c", 10, undefined, 0, "peek")).toMatchObject({ allowed: true, remaining: 4 });
-    expect(limiter.hit("c", 10, undefined, 6, "add")).toMatchObject({ allowed: false, remaining: 0 });
-    expect(limiter.hit("c", 10, undefined, 0, "peek")).toMatchObject({ allowed: false });
+    expect(limiter.hit("c", 10, undefined, 5, "refund")).toMatchObject({ allowed: true, remaining: 9 });
+    expect(limiter.hit("c", 10, undefined, 5, "refund")).toMatchObject({ allowed: true, remaining: 10 });
+    expect(limiter.hit("c", 10, undefined, 10)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
   it("keeps at most maxSubjects windows: lapsed ones go first, then the oldest", () => {
@@ -201,90 +201,81 @@ describe("paid routes and the body", () => {
   });
 });
 
-describe("unpaid chat tokenizing per client IP (rateLimits.unpaidChatChars)", () => {
+describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", () => {
   const encoder = new TextEncoder();
-  const chat = (headers: Record<string, string>, ip: string, content: string): GatewayRequest => {
-    const bytes = encoder.encode(JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content }], max_tokens: 8 }));
-    return {
-      method: "POST",
-      path: "/v1/chat/completions",
-      query: new URLSearchParams(),
-      headers: { "content-type": "application/json", ...headers },
-      remoteAddress: ip,
-      body: { kind: "stream", read: async () => bytes },
-    };
-  };
-
-  it("counts the characters an unpaid or x402 request has tokenized, refuses past the minute's budget with 429, and never counts a key's calls", async () => {
-    const clock = createManualClock();
-    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatChars: 262_144 } });
-    const prompt = "lorem ipsum ".repeat(10_000); // 120,000 characters
-    const status = async (r: GatewayRequest) => (await gateway.handle(r)).status;
-    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
-    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
-    // 240,000 of 262,144 used: the next prompt does not fit, and nothing of it is tokenized.
-    const refused = await gateway.handle(chat({}, "203.0.113.7", prompt));
-    expect(refused.status).toBe(429);
-    const error = (refused.body as { kind: "json"; value: any }).value.error;
-    expect(error.code).toBe("rate_limited");
-    expect(error.message).toContain("262144 prompt characters per minute");
-    expect(refused.headers["retry-after"]).toBe("60");
-    // A short prompt still fits what is left; an x402 request is priced before its payment is verified, so it counts too.
-    expect(await status(chat({}, "203.0.113.7", "hello"))).toBe(402);
-    expect(await status(chat({ "payment-signature": "e30=" }, "203.0.113.7", prompt))).toBe(429);
-    // Another client has its own budget.
-    expect(await status(chat({}, "198.51.100.2", prompt))).toBe(402);
-    // A service key pays for its own tokenizing: not counted, from the same IP.
-    const created = await gateway.handle({
-      method: "POST",
-      path: "/api/keys",
-      query: new URLSearchParams(),
-      headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
-      body: { kind: "stream", read: async () => encoder.encode(JSON.stringify({ budgetLimit: "10000000", expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" })) },
-    });
-    const token = (created.body as { kind: "json"; value: { token: string } }).value.token;
-    for (let i = 0; i < 3; i++) expect(await status(chat({ authorization: `Bearer ${token}` }, "203.0.113.7", prompt))).toBe(200);
-    clock.advance(60_000);
-    expect(await status(chat({}, "203.0.113.7", prompt))).toBe(402);
-    await gateway.close();
+  const json = (value: unknown) => ({ kind: "stream" as const, read: async () => encoder.encode(JSON.stringify(value)) });
+  const chat = (headers: Record<string, string>, ip: string, content: string): GatewayRequest => ({
+    method: "POST",
+    path: "/v1/chat/completions",
+    query: new URLSearchParams(),
+    headers: { "content-type": "application/json", ...headers },
+    remoteAddress: ip,
+    body: json({ model: "gpt-4o", messages: [{ role: "user", content }], max_tokens: 8 }),
   });
-
-  it("a key that cannot afford its calls has its tokenizing counted after each refusal, and is stopped once its minute is used up", async () => {
+  const PROMPT = "lorem ipsum ".repeat(10_000); // 120,000 bytes, 120,006 with the role the count adds
+  const setup = () => {
     const clock = createManualClock();
-    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatChars: 262_144 } });
-    const prompt = "lorem ipsum ".repeat(10_000);
-    const keyOf = async (budgetLimit: string) => {
+    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatBytes: 262_144 } });
+    const keyOf = async (owner: string, budgetLimit: string) => {
       const created = await gateway.handle({
         method: "POST",
         path: "/api/keys",
         query: new URLSearchParams(),
-        headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
-        body: { kind: "stream", read: async () => encoder.encode(JSON.stringify({ budgetLimit, expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" })) },
+        headers: { "content-type": "application/json", "x-session-user-address": owner, "x-internal-secret": SECRET },
+        body: json({ budgetLimit, expiresAt: clock.now() + 86_400_000, networkId: 8453, purpose: "api" }),
       });
       return (created.body as { kind: "json"; value: { token: string } }).value.token;
     };
-    const broke = await keyOf("1");
-    const funded = await keyOf("100000000");
-    const status = async (token: string) => (await gateway.handle(chat({ authorization: `Bearer ${token}` }, "203.0.113.7", prompt))).status;
-    // 120,000 characters counted after each refusal: 120 k, 240 k, then 360 k (the third still had room when it started).
-    expect([await status(broke), await status(broke), await status(broke)]).toEqual([402, 402, 402]);
-    const stopped = await gateway.handle(chat({ authorization: `Bearer ${broke}` }, "203.0.113.7", prompt));
-    expect(stopped.status).toBe(429);
-    expect((stopped.body as { kind: "json"; value: any }).value.error.message).toContain("key key_");
-    // Neither the funded key nor the IP's own minute is touched.
-    expect(await status(funded)).toBe(200);
-    expect((await gateway.handle(chat({}, "203.0.113.7", prompt))).status).toBe(402);
+    const send = async (headers: Record<string, string>, ip = "203.0.113.7", content = PROMPT) => gateway.handle(chat(headers, ip, content));
+    const status = async (headers: Record<string, string>, ip?: string, content?: string) => (await send(headers, ip, content)).status;
+    return { clock, gateway, keyOf, send, status };
+  };
+
+  it("counts the bytes an unpaid or x402 request tokenizes against its client IP, refusing past the minute with 429; a key's billed calls give theirs back", async () => {
+    const { clock, gateway, keyOf, send, status } = setup();
+    expect(await status({})).toBe(402);
+    expect(await status({})).toBe(402);
+    // 240,012 of 262,144 used: the next prompt does not fit, and nothing of it is tokenized.
+    const refused = await send({});
+    expect(refused.status).toBe(429);
+    const error = (refused.body as { kind: "json"; value: any }).value.error;
+    expect(error.code).toBe("rate_limited");
+    expect(error.message).toContain("262144 prompt bytes per minute");
+    expect(refused.headers["retry-after"]).toBe("60");
+    // A short prompt still fits; an x402 request is priced before its payment is verified, so it counts too.
+    expect(await status({}, undefined, "hello")).toBe(402);
+    expect(await status({ "payment-signature": "e30=" })).toBe(429);
+    expect(await status({}, "198.51.100.2")).toBe(402);
+    // A key's calls count against its owner wallet, not the IP, and each billed call gives its bytes back.
+    const funded = await keyOf(OWNER, "100000000");
+    for (let i = 0; i < 4; i++) expect(await status({ authorization: `Bearer ${funded}` })).toBe(200);
     clock.advance(60_000);
-    expect(await status(broke)).toBe(402);
+    expect(await status({})).toBe(402);
     await gateway.close();
   });
 
-  it("rateLimits: {unpaidChatChars: false} and rateLimits: false leave unpaid quotes unlimited; below one request's worth is refused at start", async () => {
-    for (const rateLimits of [{ unpaidChatChars: false as const }, false as const]) {
+  it("a key that cannot afford its calls: its owner wallet's minute is used up by what was tokenized, in parallel too and across the wallet's keys", async () => {
+    const { gateway, keyOf, status } = setup();
+    const broke = await keyOf(OWNER, "1");
+    const results = await Promise.all(Array.from({ length: 8 }, () => status({ authorization: `Bearer ${broke}` })));
+    // Two prompts fit the minute and were tokenized (then refused for the budget); the others were refused before.
+    expect(results.filter((s) => s === 402)).toHaveLength(2);
+    expect(results.filter((s) => s === 429)).toHaveLength(6);
+    const another = await keyOf(OWNER, "1");
+    expect(await status({ authorization: `Bearer ${another}` })).toBe(429);
+    // Another wallet's key, and the IP's own minute, are untouched.
+    const other = await keyOf("0x00000000000000000000000000000000000000b2", "100000000");
+    expect(await status({ authorization: `Bearer ${other}` })).toBe(200);
+    expect(await status({})).toBe(402);
+    await gateway.close();
+  });
+
+  it("rateLimits: {unpaidChatBytes: false} and rateLimits: false leave it unlimited; below one request's worth is refused at start", async () => {
+    for (const rateLimits of [{ unpaidChatBytes: false as const }, false as const]) {
       const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits });
-      for (let i = 0; i < 3; i++) expect((await gateway.handle(chat({}, "203.0.113.7", "lorem ipsum ".repeat(10_000)))).status).toBe(402);
+      for (let i = 0; i < 3; i++) expect((await gateway.handle(chat({}, "203.0.113.7", PROMPT))).status).toBe(402);
       await gateway.close();
     }
-    expect(() => createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { unpaidChatChars: 1000 } })).toThrow(/unpaidChatChars/);
+    expect(() => createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { unpaidChatBytes: 1000 } })).toThrow(/unpaidChatBytes/);
   });
 });

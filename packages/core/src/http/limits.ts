@@ -50,23 +50,23 @@ export function limitByWallet(route: AnyRoute, auth: unknown, ctx: GatewayContex
 }
 
 /**
- * Counts `chars` of prompt tokenized for a chat request that nobody has paid for against a minute
- * of `rateLimits.unpaidChatChars`: the client IP's, or with `keyId` the key's (a key that cannot
- * afford its calls). `fit` (before tokenizing): throws 429 when they do not fit; `add` (after the
- * work, when the key's payment did not open): counted either way; `peek` (before a key's call):
- * throws 429 when the minute is used up. A request whose client IP is unknown is not counted.
+ * Counts `bytes` of chat prompt about to be tokenized, before anybody has paid for the call,
+ * against a minute of `rateLimits.unpaidChatBytes`: the client IP's, or with `owner` (a service
+ * key's call) its owner wallet's, whatever key or IP it uses. `fit`: throws 429 when they do not
+ * fit; `refund`: gives them back once the call was billed. A request without a key whose client IP
+ * is unknown is not counted.
  */
-export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, chars: number, mode: "fit" | "add" | "peek" = "fit", keyId?: string): void {
-  const perMinute = ctx.rateLimits.unpaidChatChars;
-  if (perMinute === undefined || (chars === 0 && mode !== "peek")) return;
-  const who = keyId === undefined ? clientIp(req, ctx.rateLimits.trustedProxies) : `key ${keyId}`;
+export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, bytes: number, mode: "fit" | "refund", owner?: string): void {
+  const perMinute = ctx.rateLimits.unpaidChatBytes;
+  if (perMinute === undefined || bytes === 0) return;
+  const who = owner === undefined ? clientIp(req, ctx.rateLimits.trustedProxies) : `wallet ${owner}`;
   if (who === undefined) return;
-  const decision = ctx.rateLimits.limiter.hit(`unpaid-chat:${who}`, perMinute, undefined, chars, mode);
-  if (!decision.allowed && mode !== "add")
+  const decision = ctx.rateLimits.limiter.hit(`unpaid-chat:${who}`, perMinute, undefined, bytes, mode);
+  if (!decision.allowed)
     throw rateLimited(
       decision,
       ctx.clock.now(),
-      `unpaid chat prompts from ${who} (pay with a key that can afford the call, or send less)`,
-      "prompt characters",
+      `chat prompts not yet paid for from ${who} (wait for calls in flight to be billed, or send less)`,
+      "prompt bytes",
     );
 }

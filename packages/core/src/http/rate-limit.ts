@@ -24,13 +24,12 @@ export interface RateLimitDecision {
 /** A set of fixed-window counters. */
 export interface RateLimiter {
   /**
-   * Counts one request of `subject` against `limit` per `windowMs`, weighing `cost` units. `fit`:
-   * a request whose cost no longer fits the window is refused and counts nothing; `add`: work
-   * already done, counted either way (allowed if it fitted); `peek`: counts nothing, allowed while
-   * the window has any room left.
+   * Counts one request of `subject` against `limit` per `windowMs`, weighing `cost` units: a
+   * request whose cost no longer fits the window is refused and counts nothing. `refund` gives
+   * `cost` units back to the current window (never below 0), e.g. once the work was paid for.
    * @default windowMs 60000, cost 1, mode "fit"
    */
-  hit(subject: string, limit: number, windowMs?: number, cost?: number, mode?: "fit" | "add" | "peek"): RateLimitDecision;
+  hit(subject: string, limit: number, windowMs?: number, cost?: number, mode?: "fit" | "refund"): RateLimitDecision;
   /** How many subjects are tracked now. */
   readonly size: number;
 }
@@ -67,8 +66,9 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
         w = { count: 0, resetAt: now + windowMs };
         windows.set(subject, w);
       }
-      const allowed = mode === "peek" ? w.count < limit : w.count + cost <= limit;
-      if (mode === "add" || (mode === "fit" && allowed)) w.count += cost;
+      if (mode === "refund") w.count = Math.max(0, w.count - cost);
+      const allowed = mode === "refund" || w.count + cost <= limit;
+      if (allowed && mode === "fit") w.count += cost;
       return { allowed, limit, remaining: Math.max(0, limit - w.count), resetAt: w.resetAt };
     },
   };

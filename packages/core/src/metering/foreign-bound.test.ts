@@ -56,6 +56,10 @@ function corpus(): Record<string, string> {
     thai: fill(from(0x0e01, 0x5a)),
     fullwidth: fill(from(0xff01, 0x5e)),
     "zero-width": fill(() => pick("\u200b\u200d\u200c\ufeff\u2060")),
+    // Characters NFKC normalization expands (Claude's tokenizer normalizes): Arabic ligatures, squared CJK words, ellipses.
+    "nfkc-ligatures": fill(() => pick("\ufdfa\ufdfb\ufdfd\ufdf2")),
+    "nfkc-squared": fill(from(0x3300, 0x100)),
+    "nfkc-mixed": fill(() => pick("\u2026\u2025\ufb01\u00bc\u2122\u2474\u3232\u33ff\ud83c\udd10")),
   });
   return samples;
 }
@@ -71,6 +75,10 @@ describe("foreign prompt bound", () => {
     // A pair of surrogates is one character, weighed once; a lone surrogate is weighed as any other BMP code unit.
     expect(foreignAllowance("😀😀😀")).toBe(3);
     expect(foreignAllowance("\ud83d")).toBe(2);
+    // NFKC turns U+FDFA into 18 characters, Arabic letters and spaces (33 bytes): weighed at those bytes; counted as bytes already (3), at what it adds.
+    expect(foreignAllowance("\ufdfa")).toBe(33);
+    expect(foreignAllowance("\ufdfa", true)).toBe(30);
+    expect(foreignAllowance("abc 123 中文", true)).toBe(0);
     expect(foreignPromptBound(100, 7)).toBe(173);
   });
 

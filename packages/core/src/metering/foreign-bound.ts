@@ -49,8 +49,46 @@ function weightOf(cp: number): number {
   return cp > 0xffff ? ASTRAL : OTHER_BMP;
 }
 
-/** The tokens beyond {@link FOREIGN_FACTOR} × the o200k count that `text` may cost another vendor's tokenizer. */
-export function foreignAllowance(text: string): number {
+const utf8Bytes = (cp: number): number => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/**
+ * What NFKC normalization (Claude's tokenizer applies it, others may) makes of a character, in
+ * UTF-8 bytes, when that is more than the character's own: U+FDFA, one Arabic ligature, becomes 18
+ * characters (33 bytes); "…" becomes "..." (3). 0 for any other character. Built once for the Basic
+ * Multilingual Plane (~65 Ki normalizations, a few ms); characters beyond it are looked up as met.
+ */
+let bmpGrowth: Uint8Array | undefined;
+const astralGrowth = new Map<number, number>();
+function nfkcBytes(cp: number): number {
+  const grown = (c: number) => {
+    const ch = String.fromCodePoint(c);
+    const normalized = ch.normalize("NFKC");
+    if (normalized === ch) return 0;
+    let bytes = 0;
+    for (const n of normalized) bytes += utf8Bytes(n.codePointAt(0)!);
+    return bytes > utf8Bytes(c) ? bytes : 0;
+  };
+  if (cp <= 0xffff) {
+    if (!bmpGrowth) {
+      bmpGrowth = new Uint8Array(0x10000);
+      for (let c = 0xa0; c <= 0xffff; c++) if (c < 0xd800 || c > 0xdfff) bmpGrowth[c] = Math.min(255, grown(c));
+    }
+    return bmpGrowth[cp]!;
+  }
+  let bytes = astralGrowth.get(cp);
+  if (bytes === undefined) {
+    bytes = grown(cp);
+    if (astralGrowth.size < 4096) astralGrowth.set(cp, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * The tokens beyond {@link FOREIGN_FACTOR} × the o200k count that `text` may cost another vendor's
+ * tokenizer; `byteCounted` (the text was counted as its UTF-8 bytes, already a bound for every
+ * byte-level tokenizer): only what NFKC normalization may add beyond those bytes.
+ */
+export function foreignAllowance(text: string, byteCounted = false): number {
   let twelfths = 0;
   let prev = -1;
   for (let i = 0; i < text.length; i++) {
@@ -60,10 +98,16 @@ export function foreignAllowance(text: string): number {
       if (cp > 0xffff) i++;
     }
     if (cp < 0x80) {
+      if (byteCounted) continue;
       if (cp >= 0x30 && cp <= 0x39) twelfths += DIGIT;
       else if (cp === 0x0a || cp === 0x09 || cp === 0x0d) twelfths += LINE_BREAK;
       else if (cp === prev) twelfths += REPEAT;
-    } else twelfths += weightOf(cp);
+    } else {
+      // A character NFKC expands may cost up to the bytes it becomes, one token each.
+      const grown = cp >= 0xa0 ? nfkcBytes(cp) : 0;
+      if (byteCounted) twelfths += grown === 0 ? 0 : (grown - utf8Bytes(cp)) * TWELFTHS;
+      else twelfths += Math.max(weightOf(cp), grown * TWELFTHS);
+    }
     prev = cp;
   }
   return Math.ceil(twelfths / TWELFTHS);

@@ -4,7 +4,9 @@ import {
   countPrompt,
   IMAGE_PART_TOKENS,
   MAX_RUN_CHARS,
-  MAX_TOKENIZED_CHARS,
+  MAX_TOKENIZED_BYTES,
+  tokenizedBytes,
+  utf8Length,
   promptBound,
   tokenCounter,
   TOKENS_PER_CONVERSATION,
@@ -31,10 +33,24 @@ describe("token counting", () => {
     expect(Math.abs(counter.count(short) - countTokens(short)) / countTokens(short)).toBeLessThan(0.03);
   });
 
-  it("counts a text past the tokenized limit as its UTF-8 bytes (a bound, computed in linear time)", async () => {
+  it("counts a long run of whitespace piece by piece too (o200k makes one piece of it: 128 Ki spaces took ~13 s whole)", async () => {
     const counter = await tokenCounter();
-    const long = "é".repeat(MAX_TOKENIZED_CHARS + 1);
-    expect(counter.count(long)).toBe(2 * (MAX_TOKENIZED_CHARS + 1));
+    const run = " \t\u3000".repeat(10_000);
+    const pieces = Array.from({ length: Math.ceil(run.length / MAX_RUN_CHARS) }, (_, i) => run.slice(i * MAX_RUN_CHARS, (i + 1) * MAX_RUN_CHARS));
+    expect(counter.count(`a${run}b`)).toBe(pieces.reduce((n, piece) => n + countTokens(piece), 0) + countTokens("a b"));
+  });
+
+  it("counts a text past the tokenized limit, in UTF-8 bytes, as those bytes (a bound, computed in linear time)", async () => {
+    const counter = await tokenCounter();
+    const long = "é".repeat(MAX_TOKENIZED_BYTES / 2 + 1);
+    expect(counter.count(long)).toBe(MAX_TOKENIZED_BYTES + 2);
+    expect(tokenizedBytes(long)).toBe(0);
+    // The limit is in bytes: 50 Ki CJK characters (150 KiB) are over it, 40 Ki (120 KiB) under.
+    expect(tokenizedBytes("中".repeat(50 * 1024))).toBe(0);
+    expect(tokenizedBytes("中".repeat(40 * 1024))).toBe(120 * 1024);
+    expect(["", "a", "é", "中", "😀", "\ud83d", "a😀é"].map(utf8Length)).toEqual(
+      ["", "a", "é", "中", "😀", "\ud83d", "a😀é"].map((t) => new TextEncoder().encode(t).length),
+    );
   });
 
   it("counts a prompt: message strings and roles, tool JSON, framing, and a fixed amount per image part", async () => {

@@ -17,22 +17,45 @@ export interface TokenCounter {
 }
 
 /**
- * Longest text that is tokenized (~15 ms for prose on one core, ~150 ms for random letters, the
- * slowest text found, which any caller can send before paying). A longer one is counted as its UTF-8 byte
- * length, a bound on the tokens of any byte-level BPE tokenizer, so a huge prompt cannot hold the
- * event loop for seconds.
+ * Longest text, in UTF-8 bytes, that is tokenized (~8 ms for prose on one core; ~140 ms for random
+ * letters or random CJK, the slowest texts found, ~1.1 µs a byte, which any caller can send before
+ * paying). A longer one is counted as its UTF-8 byte length, a bound on the tokens of any
+ * byte-level BPE tokenizer, so a huge prompt cannot hold the event loop for seconds.
  */
-export const MAX_TOKENIZED_CHARS = 128 * 1024;
+export const MAX_TOKENIZED_BYTES = 128 * 1024;
+
+/** The UTF-8 length of `text` (a lone surrogate as the 3 bytes of U+FFFD), without encoding it. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // 4 bytes for 2 code units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** The UTF-8 bytes `count` tokenizes of `text`: 0 when it counts the text as its bytes instead. */
+export function tokenizedBytes(text: string): number {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit: a short text needs no measuring.
+  if (text.length * 3 <= MAX_TOKENIZED_BYTES) return text.length === 0 ? 0 : utf8Length(text);
+  if (text.length > MAX_TOKENIZED_BYTES) return 0;
+  const bytes = utf8Length(text);
+  return bytes > MAX_TOKENIZED_BYTES ? 0 : bytes;
+}
 
 /**
- * The longest run without whitespace tokenized whole. BPE over one long "word" is quadratic in its
- * length (256 Ki letters took ~56 s): a longer run is counted in pieces of this size, which costs
- * about a microsecond a character and counts within a few per cent of the whole.
+ * The longest run of non-whitespace, or of whitespace, tokenized whole. BPE over one long "word" is
+ * quadratic in its length (256 Ki letters took ~56 s; 128 Ki spaces ~13 s, since o200k makes a
+ * whitespace run one piece too): a longer run is counted in pieces of this size, which costs about
+ * a microsecond a character and counts within a few per cent of the whole.
  */
 export const MAX_RUN_CHARS = 128;
-const LONG_RUN = new RegExp(`\\S{${MAX_RUN_CHARS + 1},}`, "g");
-
-const encoder = new TextEncoder();
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN_CHARS + 1},}|\\s{${MAX_RUN_CHARS + 1},}`, "g");
 
 /** `count` over `text`, its long runs without whitespace counted piece by piece (see {@link MAX_RUN_CHARS}). */
 function countInPieces(text: string, count: (s: string) => number): number {
@@ -45,13 +68,13 @@ function countInPieces(text: string, count: (s: string) => number): number {
 }
 
 /**
- * `counter`, calling `charge` with the characters each count will tokenize (0 for a text counted by
+ * `counter`, calling `charge` with the UTF-8 bytes each count will tokenize (0 for a text counted by
  * its bytes) before it counts them: `charge` may throw to refuse the work.
  */
-export function chargedCounter(counter: TokenCounter, charge: (chars: number) => void): TokenCounter {
+export function chargedCounter(counter: TokenCounter, charge: (bytes: number) => void): TokenCounter {
   return {
     count(text) {
-      charge(text.length > MAX_TOKENIZED_CHARS ? 0 : text.length);
+      charge(tokenizedBytes(text));
       return counter.count(text);
     },
   };
@@ -65,8 +88,11 @@ export function tokenCounter(): Promise<TokenCounter> {
   loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
     const plain = { disallowedSpecial: new Set<string>() };
     loaded = {
-      count: (text: string) =>
-        text.length === 0 ? 0 : text.length > MAX_TOKENIZED_CHARS ? encoder.encode(text).length : countInPieces(text, (s) => m.countTokens(s, plain)),
+      count: (text: string) => {
+        if (text.length === 0) return 0;
+        const byBytes = text.length * 3 > MAX_TOKENIZED_BYTES && tokenizedBytes(text) === 0;
+        return byBytes ? utf8Length(text) : countInPieces(text, (s) => m.countTokens(s, plain));
+      },
     };
     return loaded;
   });
@@ -111,8 +137,7 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
 
 /**
  * {@link countPrompt} in its parts: the tokens of everything but images, the number of image parts,
- * and with `foreign`, the {@link foreignAllowance} of the same text (else 0; 0 too for a text
- * counted as its bytes).
+ * and with `foreign`, the {@link foreignAllowance} of the same text (else 0).
  */
 export function countPromptParts(
   counter: TokenCounter,
@@ -146,8 +171,8 @@ export function countPromptParts(
   let extras = "";
   for (const extra of parts.extras ?? []) if (extra !== undefined) extras += JSON.stringify(extra);
   const tokens = counter.count(text) + counter.count(extras) + parts.messages.length * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION;
-  // A text counted as its bytes needs no allowance: no byte-level tokenizer counts more.
-  const allowance = (s: string) => (foreign && s.length <= MAX_TOKENIZED_CHARS ? foreignAllowance(s) : 0);
+  // A text counted as its bytes needs only what normalization (NFKC) may add: no byte-level tokenizer counts more.
+  const allowance = (s: string) => (foreign ? foreignAllowance(s, tokenizedBytes(s) === 0) : 0);
   return { tokens, images, allowance: allowance(text) + allowance(extras) };
 }
 
