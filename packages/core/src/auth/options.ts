@@ -70,7 +70,7 @@ export const rateLimitOptionsSchema = z
        * UTF-8 bytes of chat prompt per minute that the gateway tokenizes before anybody has paid for
        * the call, per client IP (no key: a 402 quote, or an x402 request, priced before its payment is
        * verified) or per owner wallet (a service key's call, whatever key). Counting tokens is the one
-       * costly step such a request can ask for (up to ~0.3 s of CPU for the 256 KiB a request may
+       * costly step such a request can ask for (up to ~0.5 s of CPU for the 256 KiB a request may
        * have tokenized). A call that is billed gives its bytes back; beyond the limit, 429
        * `rate_limited`. Must allow one whole request (256 KiB). @default 4194304 (4 MiB)
        */

@@ -17,8 +17,8 @@ export interface TokenCounter {
 }
 
 /**
- * Longest text, in UTF-8 bytes, that is tokenized (~8 ms for prose on one core; ~140 ms for random
- * letters or random CJK, the slowest texts found, ~1.1 µs a byte, which any caller can send before
+ * Longest text, in UTF-8 bytes, that is tokenized (~8 ms for prose on one core; 0.15–0.25 s for random
+ * letters or random CJK, the slowest texts found, 1–2 µs a byte, which any caller can send before
  * paying). A longer one is counted as its UTF-8 byte length, a bound on the tokens of any
  * byte-level BPE tokenizer, so a huge prompt cannot hold the event loop for seconds.
  */
