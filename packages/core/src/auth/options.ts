@@ -70,11 +70,12 @@ export const rateLimitOptionsSchema = z
        * UTF-8 bytes of chat prompt per minute that the gateway tokenizes before anybody has paid for
        * the call, per client IP (no key: a 402 quote, or an x402 request, priced before its payment is
        * verified) or per owner wallet (a service key's call, whatever key). Counting tokens is the one
-       * costly step such a request can ask for (up to ~0.5 s of CPU for the 256 KiB a request may
-       * have tokenized). A call that is billed gives its bytes back; beyond the limit, 429
-       * `rate_limited`. Must allow one whole request (256 KiB). @default 4194304 (4 MiB)
+       * costly step such a request can ask for (up to ~0.75 s of CPU for the 768 KiB a request may
+       * have tokenized: 128 Ki characters of messages and as many of tools). A call that is billed
+       * gives its bytes back; beyond the limit, 429 `rate_limited`. At least 1 MiB, so that one
+       * request of any size fits. @default 4194304 (4 MiB)
        */
-      unpaidChatBytes: z.union([z.literal(false), z.number().int().min(262_144).max(1_000_000_000)]).optional(),
+      unpaidChatBytes: z.union([z.literal(false), z.number().int().min(1_048_576).max(1_000_000_000)]).optional(),
       /** How many clients (keys, wallets and IPs) the limiter tracks at once; the oldest are forgotten beyond it. @default 100000 */
       maxTrackedClients: z.number().int().min(100).max(10_000_000).optional(),
     }),

@@ -212,10 +212,10 @@ describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", (
     remoteAddress: ip,
     body: json({ model: "gpt-4o", messages: [{ role: "user", content }], max_tokens: 8 }),
   });
-  const PROMPT = "lorem ipsum ".repeat(10_000); // 120,000 bytes, 120,006 with the role the count adds
+  const PROMPT = "中文".repeat(60_000); // 120,000 characters, 360,000 bytes; 360,006 with the role the count adds
   const setup = () => {
     const clock = createManualClock();
-    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatBytes: 262_144 } });
+    const gateway = createGateway({ store: createMemoryStore(), clock, sweepIntervalMs: 0, internalSecret: SECRET, rateLimits: { unpaidChatBytes: 1_048_576 } });
     const keyOf = async (owner: string, budgetLimit: string) => {
       const created = await gateway.handle({
         method: "POST",
@@ -235,12 +235,12 @@ describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", (
     const { clock, gateway, keyOf, send, status } = setup();
     expect(await status({})).toBe(402);
     expect(await status({})).toBe(402);
-    // 240,012 of 262,144 used: the next prompt does not fit, and nothing of it is tokenized.
+    // 720,012 of 1,048,576 used: the next prompt does not fit, and nothing of it is tokenized.
     const refused = await send({});
     expect(refused.status).toBe(429);
     const error = (refused.body as { kind: "json"; value: any }).value.error;
     expect(error.code).toBe("rate_limited");
-    expect(error.message).toContain("262144 prompt bytes per minute");
+    expect(error.message).toContain("1048576 prompt bytes per minute");
     expect(refused.headers["retry-after"]).toBe("60");
     // A short prompt still fits; an x402 request is priced before its payment is verified, so it counts too.
     expect(await status({}, undefined, "hello")).toBe(402);
@@ -270,12 +270,34 @@ describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", (
     await gateway.close();
   });
 
+  it("JSON nested deeper than the count walks is refused with 400, not a 500 from the stack", async () => {
+    const { gateway } = setup();
+    const deep = `${"[".repeat(100_000)}"x"${"]".repeat(100_000)}`;
+    const raw = (body: string): GatewayRequest => ({
+      method: "POST",
+      path: "/v1/chat/completions",
+      query: new URLSearchParams(),
+      headers: { "content-type": "application/json" },
+      remoteAddress: "203.0.113.9",
+      body: { kind: "stream", read: async () => encoder.encode(body) },
+    });
+    for (const body of [
+      `{"model":"gpt-4o","messages":[{"role":"user","content":"hi","name":${deep}}]}`,
+      `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"response_format":${deep}}`,
+    ]) {
+      const res = await gateway.handle(raw(body));
+      expect(res.status).toBe(400);
+      expect((res.body as { kind: "json"; value: any }).value.error.message).toContain("more than 64 levels deep");
+    }
+    await gateway.close();
+  });
+
   it("rateLimits: {unpaidChatBytes: false} and rateLimits: false leave it unlimited; below one request's worth is refused at start", async () => {
     for (const rateLimits of [{ unpaidChatBytes: false as const }, false as const]) {
       const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits });
       for (let i = 0; i < 3; i++) expect((await gateway.handle(chat({}, "203.0.113.7", PROMPT))).status).toBe(402);
       await gateway.close();
     }
-    expect(() => createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { unpaidChatBytes: 1000 } })).toThrow(/unpaidChatBytes/);
+    expect(() => createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { unpaidChatBytes: 1_048_575 } })).toThrow(/unpaidChatBytes/);
   });
 });

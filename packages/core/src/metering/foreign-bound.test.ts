@@ -56,6 +56,10 @@ function corpus(): Record<string, string> {
     thai: fill(from(0x0e01, 0x5a)),
     fullwidth: fill(from(0xff01, 0x5e)),
     "zero-width": fill(() => pick("\u200b\u200d\u200c\ufeff\u2060")),
+    // One CJK character repeated: o200k merges pairs of it, Llama 3 and Claude take two or three tokens each.
+    "cjk-repeated": "媽".repeat(SAMPLE_CHARS),
+    "hangul-repeated": "뷁".repeat(SAMPLE_CHARS),
+    "kana-repeated": "ヴ".repeat(SAMPLE_CHARS),
     // Characters NFKC normalization expands (Claude's tokenizer normalizes): Arabic ligatures, squared CJK words, ellipses.
     "nfkc-ligatures": fill(() => pick("\ufdfa\ufdfb\ufdfd\ufdf2")),
     "nfkc-squared": fill(from(0x3300, 0x100)),
@@ -71,9 +75,11 @@ describe("foreign prompt bound", () => {
     expect(foreignAllowance("a\n\n\tb")).toBe(3);
     expect(foreignAllowance("=".repeat(13))).toBe(1); // 1/12 per repeat
     expect(foreignAllowance("ગુજરાતી")).toBe(18); // Gujarati: 30/12 a character
-    expect(foreignAllowance("中文")).toBe(1);
+    expect(foreignAllowance("中文")).toBe(2);
+    expect(foreignAllowance("媽媽媽")).toBe(7); // 1, then 3 bytes for each repeat
     // A pair of surrogates is one character, weighed once; a lone surrogate is weighed as any other BMP code unit.
-    expect(foreignAllowance("😀😀😀")).toBe(3);
+    expect(foreignAllowance("😀😁😂")).toBe(3);
+    expect(foreignAllowance("😀😀😀")).toBe(9); // a repeat weighs its 4 bytes
     expect(foreignAllowance("\ud83d")).toBe(2);
     // NFKC turns U+FDFA into 18 characters, Arabic letters and spaces (33 bytes): weighed at those bytes; counted as bytes already (3), at what it adds.
     expect(foreignAllowance("\ufdfa")).toBe(33);

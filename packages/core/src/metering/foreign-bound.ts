@@ -37,7 +37,7 @@ const SCRIPTS: readonly (readonly [number, number, number])[] = [
   [0x1100, 0x11ff, 14], // Hangul Jamo
   [0x1780, 0x17ff, 27], // Khmer
   [0x1e00, 0x1eff, 16], // Latin Extended Additional (Vietnamese)
-  [0x2e80, 0x9fff, 4], // CJK, kana
+  [0x2e80, 0x9fff, 12], // CJK, kana (o200k has many as one token where others take two or three)
   [0xac00, 0xd7af, 14], // Hangul syllables
 ];
 /** Any other character: of the Basic Multilingual Plane, and beyond it (emoji). */
@@ -54,33 +54,26 @@ const utf8Bytes = (cp: number): number => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp <
 /**
  * What NFKC normalization (Claude's tokenizer applies it, others may) makes of a character, in
  * UTF-8 bytes, when that is more than the character's own: U+FDFA, one Arabic ligature, becomes 18
- * characters (33 bytes); "…" becomes "..." (3). 0 for any other character. Built once for the Basic
- * Multilingual Plane (~65 Ki normalizations, a few ms); characters beyond it are looked up as met.
+ * characters (33 bytes); "…" becomes "..." (3). 0 for any other character. Built on first use for
+ * planes 0–2, the only ones with compatibility mappings (~190 Ki normalizations, ~30 ms once).
  */
-let bmpGrowth: Uint8Array | undefined;
-const astralGrowth = new Map<number, number>();
+let growth: Uint8Array | undefined;
+const LAST_MAPPED = 0x2ffff;
 function nfkcBytes(cp: number): number {
-  const grown = (c: number) => {
-    const ch = String.fromCodePoint(c);
-    const normalized = ch.normalize("NFKC");
-    if (normalized === ch) return 0;
-    let bytes = 0;
-    for (const n of normalized) bytes += utf8Bytes(n.codePointAt(0)!);
-    return bytes > utf8Bytes(c) ? bytes : 0;
-  };
-  if (cp <= 0xffff) {
-    if (!bmpGrowth) {
-      bmpGrowth = new Uint8Array(0x10000);
-      for (let c = 0xa0; c <= 0xffff; c++) if (c < 0xd800 || c > 0xdfff) bmpGrowth[c] = Math.min(255, grown(c));
+  if (cp > LAST_MAPPED) return 0;
+  if (!growth) {
+    growth = new Uint8Array(LAST_MAPPED + 1);
+    for (let c = 0xa0; c <= LAST_MAPPED; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const ch = String.fromCodePoint(c);
+      const normalized = ch.normalize("NFKC");
+      if (normalized === ch) continue;
+      let bytes = 0;
+      for (const n of normalized) bytes += utf8Bytes(n.codePointAt(0)!);
+      if (bytes > utf8Bytes(c)) growth[c] = Math.min(255, bytes);
     }
-    return bmpGrowth[cp]!;
   }
-  let bytes = astralGrowth.get(cp);
-  if (bytes === undefined) {
-    bytes = grown(cp);
-    if (astralGrowth.size < 4096) astralGrowth.set(cp, bytes);
-  }
-  return bytes;
+  return growth[cp]!;
 }
 
 /**
@@ -103,10 +96,11 @@ export function foreignAllowance(text: string, byteCounted = false): number {
       else if (cp === 0x0a || cp === 0x09 || cp === 0x0d) twelfths += LINE_BREAK;
       else if (cp === prev) twelfths += REPEAT;
     } else {
-      // A character NFKC expands may cost up to the bytes it becomes, one token each.
+      // A character NFKC expands may cost up to the bytes it becomes, one token each; a repeated one
+      // its bytes too (o200k merges runs of one CJK character that others count one by one).
       const grown = cp >= 0xa0 ? nfkcBytes(cp) : 0;
       if (byteCounted) twelfths += grown === 0 ? 0 : (grown - utf8Bytes(cp)) * TWELFTHS;
-      else twelfths += Math.max(weightOf(cp), grown * TWELFTHS);
+      else twelfths += Math.max(weightOf(cp), grown * TWELFTHS, cp === prev ? utf8Bytes(cp) * TWELFTHS : 0);
     }
     prev = cp;
   }

@@ -4,8 +4,8 @@ import {
   countPrompt,
   IMAGE_PART_TOKENS,
   MAX_RUN_CHARS,
-  MAX_TOKENIZED_BYTES,
-  tokenizedBytes,
+  MAX_TOKENIZED_CHARS,
+  tokenizingCost,
   utf8Length,
   promptBound,
   tokenCounter,
@@ -40,14 +40,13 @@ describe("token counting", () => {
     expect(counter.count(`a${run}b`)).toBe(pieces.reduce((n, piece) => n + countTokens(piece), 0) + countTokens("a b"));
   });
 
-  it("counts a text past the tokenized limit, in UTF-8 bytes, as those bytes (a bound, computed in linear time)", async () => {
+  it("counts a text past the tokenized limit as its UTF-8 bytes (a bound, computed in linear time), and weighs the work", async () => {
     const counter = await tokenCounter();
-    const long = "é".repeat(MAX_TOKENIZED_BYTES / 2 + 1);
-    expect(counter.count(long)).toBe(MAX_TOKENIZED_BYTES + 2);
-    expect(tokenizedBytes(long)).toBe(0);
-    // The limit is in bytes: 50 Ki CJK characters (150 KiB) are over it, 40 Ki (120 KiB) under.
-    expect(tokenizedBytes("中".repeat(50 * 1024))).toBe(0);
-    expect(tokenizedBytes("中".repeat(40 * 1024))).toBe(120 * 1024);
+    const long = "é".repeat(MAX_TOKENIZED_CHARS + 1);
+    expect(counter.count(long)).toBe(2 * (MAX_TOKENIZED_CHARS + 1));
+    // The work: the UTF-8 bytes tokenized, or 1/16 of the length of a text counted as bytes.
+    expect(tokenizingCost("中".repeat(1000))).toBe(3000);
+    expect(tokenizingCost(long)).toBe(Math.ceil((MAX_TOKENIZED_CHARS + 1) / 16));
     expect(["", "a", "é", "中", "😀", "\ud83d", "a😀é"].map(utf8Length)).toEqual(
       ["", "a", "é", "中", "😀", "\ud83d", "a😀é"].map((t) => new TextEncoder().encode(t).length),
     );

@@ -9,6 +9,7 @@
  * (foreign-bound.ts). Settlement uses the upstream's own usage whenever it reports one.
  */
 
+import { invalidRequest } from "../errors.js";
 import { foreignAllowance } from "./foreign-bound.js";
 
 /** Counts the tokens of a text. */
@@ -17,12 +18,13 @@ export interface TokenCounter {
 }
 
 /**
- * Longest text, in UTF-8 bytes, that is tokenized (~8 ms for prose on one core; 0.15–0.25 s for random
- * letters or random CJK, the slowest texts found, 1–2 µs a byte, which any caller can send before
- * paying). A longer one is counted as its UTF-8 byte length, a bound on the tokens of any
- * byte-level BPE tokenizer, so a huge prompt cannot hold the event loop for seconds.
+ * Longest text, in characters (UTF-16 code units), that is tokenized: ~8 ms for prose on one core,
+ * 0.15–0.4 s for random letters or random CJK, the slowest texts found (1–2 µs a UTF-8 byte), which
+ * any caller can send before paying (so it is counted: `rateLimits.unpaidChatBytes`). A longer one
+ * is counted as its UTF-8 byte length, a bound on the tokens of any byte-level BPE tokenizer, so a
+ * huge prompt cannot hold the event loop for seconds.
  */
-export const MAX_TOKENIZED_BYTES = 128 * 1024;
+export const MAX_TOKENIZED_CHARS = 128 * 1024;
 
 /** The UTF-8 length of `text` (a lone surrogate as the 3 bytes of U+FFFD), without encoding it. */
 export function utf8Length(text: string): number {
@@ -39,13 +41,15 @@ export function utf8Length(text: string): number {
   return bytes;
 }
 
-/** The UTF-8 bytes `count` tokenizes of `text`: 0 when it counts the text as its bytes instead. */
-export function tokenizedBytes(text: string): number {
-  // UTF-8 takes at most 3 bytes per UTF-16 code unit: a short text needs no measuring.
-  if (text.length * 3 <= MAX_TOKENIZED_BYTES) return text.length === 0 ? 0 : utf8Length(text);
-  if (text.length > MAX_TOKENIZED_BYTES) return 0;
-  const bytes = utf8Length(text);
-  return bytes > MAX_TOKENIZED_BYTES ? 0 : bytes;
+/** Whether `count` counts `text` as its UTF-8 bytes rather than tokenizing it. */
+export const byteCounted = (text: string): boolean => text.length > MAX_TOKENIZED_CHARS;
+
+/**
+ * The work `count` does on `text`, in UTF-8 bytes tokenized; a text counted as its bytes (a linear
+ * scan, ~1/100 of the cost per byte) weighs 1/16 of its length.
+ */
+export function tokenizingCost(text: string): number {
+  return byteCounted(text) ? Math.ceil(text.length / 16) : utf8Length(text);
 }
 
 /**
@@ -68,13 +72,13 @@ function countInPieces(text: string, count: (s: string) => number): number {
 }
 
 /**
- * `counter`, calling `charge` with the UTF-8 bytes each count will tokenize (0 for a text counted by
- * its bytes) before it counts them: `charge` may throw to refuse the work.
+ * `counter`, calling `charge` with the {@link tokenizingCost} of each text before it counts it:
+ * `charge` may throw to refuse the work.
  */
 export function chargedCounter(counter: TokenCounter, charge: (bytes: number) => void): TokenCounter {
   return {
     count(text) {
-      charge(tokenizedBytes(text));
+      charge(tokenizingCost(text));
       return counter.count(text);
     },
   };
@@ -90,8 +94,7 @@ export function tokenCounter(): Promise<TokenCounter> {
     loaded = {
       count: (text: string) => {
         if (text.length === 0) return 0;
-        const byBytes = text.length * 3 > MAX_TOKENIZED_BYTES && tokenizedBytes(text) === 0;
-        return byBytes ? utf8Length(text) : countInPieces(text, (s) => m.countTokens(s, plain));
+        return byteCounted(text) ? utf8Length(text) : countInPieces(text, (s) => m.countTokens(s, plain));
       },
     };
     return loaded;
@@ -135,6 +138,15 @@ export function countPrompt(counter: TokenCounter, parts: PromptParts): number {
   return tokens + images * (parts.imageTokens ?? IMAGE_PART_TOKENS);
 }
 
+/** How deep a prompt's JSON may nest (a tool's JSON schema needs a few levels); deeper is refused (400). */
+export const MAX_DEPTH = 64;
+const tooDeep = () => invalidRequest(`The request nests JSON more than ${MAX_DEPTH} levels deep.`);
+function assertShallow(value: unknown, depth = 0): void {
+  if (!value || typeof value !== "object") return;
+  if (depth > MAX_DEPTH) throw tooDeep();
+  for (const v of Array.isArray(value) ? value : Object.values(value)) assertShallow(v, depth + 1);
+}
+
 /**
  * {@link countPrompt} in its parts: the tokens of everything but images, the number of image parts,
  * and with `foreign`, the {@link foreignAllowance} of the same text (else 0).
@@ -146,10 +158,13 @@ export function countPromptParts(
 ): { tokens: number; images: number; allowance: number } {
   let text = "";
   let images = 0;
-  const visit = (value: unknown): void => {
+  const visit = (value: unknown, depth = 0): void => {
     if (typeof value === "string") text += `${value}\n`;
-    else if (Array.isArray(value)) value.forEach(visit);
-    else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) if (k !== "role") visit(v);
+    else if (value && typeof value === "object") {
+      if (depth > MAX_DEPTH) throw tooDeep();
+      if (Array.isArray(value)) for (const v of value) visit(v, depth + 1);
+      else for (const [k, v] of Object.entries(value)) if (k !== "role") visit(v, depth + 1);
+    }
   };
   // Only a part of a message's content is an image: a `type` anywhere else is text like the rest.
   const visitPart = (part: unknown): void => {
@@ -169,10 +184,14 @@ export function countPromptParts(
     if (typeof role === "string") text += `${role}\n`;
   }
   let extras = "";
-  for (const extra of parts.extras ?? []) if (extra !== undefined) extras += JSON.stringify(extra);
+  for (const extra of parts.extras ?? []) {
+    if (extra === undefined) continue;
+    assertShallow(extra);
+    extras += JSON.stringify(extra);
+  }
   const tokens = counter.count(text) + counter.count(extras) + parts.messages.length * TOKENS_PER_MESSAGE + TOKENS_PER_CONVERSATION;
   // A text counted as its bytes needs only what normalization (NFKC) may add: no byte-level tokenizer counts more.
-  const allowance = (s: string) => (foreign ? foreignAllowance(s, tokenizedBytes(s) === 0) : 0);
+  const allowance = (s: string) => (foreign ? foreignAllowance(s, byteCounted(s)) : 0);
   return { tokens, images, allowance: allowance(text) + allowance(extras) };
 }
 
