@@ -127,7 +127,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createAgentOps(ops, t),
     ...createDispenserOps(ops, t),
     ...createVideoOps(ops, t),
-    ...createPaymentNonceOps(ops, t),
+    ...createPaymentNonceOps(ops, t, db),
     ...createAuthOps(ops, t),
     ...createUsageOps(ops, t),
     ...createHealthOps(ops, t),

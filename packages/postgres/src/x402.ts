@@ -1,7 +1,7 @@
-/** {@link PaymentNonceStore} on PostgreSQL: one statement per operation (each atomic on its own). */
+/** {@link PaymentNonceStore} on PostgreSQL: one statement per operation (each atomic on its own), but a claim with `maxOpen`. */
 import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
-import type { Queryable } from "./queryable.js";
+import { inTransaction, type Queryable } from "./queryable.js";
 import { selectList, type TableName } from "./rows.js";
 import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders, videoJobValues } from "./video.js";
 
@@ -14,18 +14,43 @@ const key = (k: { network: string; payer: string; nonce: string }) => [k.network
 const BY_KEY = "network = $1::text AND payer = $2::text AND nonce = $3::text";
 
 /** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
-export function createPaymentNonceOps(db: Queryable, t: TableName): PaymentNonceStore {
+/**
+ * `db` runs each statement (it may be a wrapper that prepares or groups them); `txDb`, the pool
+ * itself, runs the transaction of a claim with `maxOpen` on one connection.
+ */
+export function createPaymentNonceOps(db: Queryable, t: TableName, txDb: Queryable = db): PaymentNonceStore {
   const [nonces, jobs] = [t("x402_nonces"), t("video_jobs")];
   return {
-    /** One INSERT … ON CONFLICT DO NOTHING: a concurrent claim of the key waits for the first and then does nothing. */
+    /**
+     * One INSERT … ON CONFLICT DO NOTHING: a concurrent claim of the key waits for the first and then
+     * does nothing. With `maxOpen`, a transaction: the payer's advisory lock, then the INSERT only if
+     * the payer's open claims leave room (its snapshot, taken after the lock, sees every claim that
+     * held the lock before).
+     */
     async claimPaymentNonce(input) {
-      const { rows } = await db.query(
-        `INSERT INTO ${nonces} (network, payer, nonce, request_id, status, claimed_at, expires_at)
-         VALUES ($1::text, $2::text, $3::text, $4::text, 'claimed', $5::bigint, $6::bigint)
-         ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING 1`,
-        [...key(input), input.requestId, input.now, input.expiresAt],
-      );
-      return rows.length === 1;
+      const params = [...key(input), input.requestId, input.now, input.expiresAt, (input.amount ?? 0n).toString()];
+      const insert = `INSERT INTO ${nonces} (network, payer, nonce, request_id, status, claimed_at, expires_at, amount)`;
+      if (input.maxOpen === undefined) {
+        const { rows } = await db.query(
+          `${insert} VALUES ($1::text, $2::text, $3::text, $4::text, 'claimed', $5::bigint, $6::bigint, $7::numeric)
+           ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING 1`,
+          params,
+        );
+        return rows.length === 1;
+      }
+      const maxOpen = input.maxOpen.toString();
+      return inTransaction(txDb, async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))", [`tollgate:x402:${params[0]}:${params[1]}`]);
+        const { rows } = await tx.query(
+          `${insert}
+           SELECT $1::text, $2::text, $3::text, $4::text, 'claimed', $5::bigint, $6::bigint, $7::numeric
+           WHERE (SELECT COALESCE(SUM(amount), 0) FROM ${nonces}
+                  WHERE network = $1::text AND payer = $2::text AND status = 'claimed' AND expires_at > $5::bigint AND claimed_at >= $9::bigint) + $7::numeric <= $8::numeric
+           ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING 1`,
+          [...params, maxOpen, input.openSince ?? 0],
+        );
+        return rows.length === 1;
+      });
     },
     /** One conditional DELETE (status and holder re-checked on the latest version). */
     async releasePaymentNonce(input) {
@@ -78,5 +103,11 @@ export const X402_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (network, payer, nonce)
       );
     `,
+  },
+  {
+    version: 18,
+    name: "x402 claims record their amount",
+    // Claims from before this version count as 0: they were served one by one against the balance check.
+    sql: "ALTER TABLE x402_nonces ADD COLUMN amount numeric(78, 0) NOT NULL DEFAULT 0",
   },
 ];

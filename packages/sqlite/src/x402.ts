@@ -1,6 +1,7 @@
 /**
  * {@link PaymentNonceStore} on SQLite: one statement per operation (each atomic on its own), except
- * the mark: one `BEGIN IMMEDIATE` transaction around the conditional UPDATE and its video job insert.
+ * the mark (one `BEGIN IMMEDIATE` transaction around the conditional UPDATE and its video job
+ * insert) and a claim with `maxOpen` (one around the sum of the payer's open claims and the insert).
  */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
@@ -14,9 +15,17 @@ const key = (k: { network: string; payer: string; nonce: string }) => ({ network
 /** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
 export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore {
   const claim = db.prepare(`
-    INSERT INTO x402_nonces (network, payer, nonce, request_id, status, claimed_at, expires_at)
-    VALUES (@network, @payer, @nonce, @request_id, 'claimed', @now, @expires_at)
+    INSERT INTO x402_nonces (network, payer, nonce, request_id, status, claimed_at, expires_at, amount)
+    VALUES (@network, @payer, @nonce, @request_id, 'claimed', @now, @expires_at, @amount)
     ON CONFLICT (network, payer, nonce) DO NOTHING`);
+  const open = db.prepare<Record<string, unknown>, { open: bigint }>(`
+    SELECT COALESCE(SUM(amount), 0) AS open FROM x402_nonces
+    WHERE network = @network AND payer = @payer AND status = 'claimed' AND expires_at > @now AND claimed_at >= @open_since`);
+  /** The payer's open amounts and the insert in one BEGIN IMMEDIATE: other processes wait for it. */
+  const claimWithin = db.transaction((params: Record<string, unknown>, maxOpen: bigint): boolean => {
+    if (open.get(params)!.open + (params.amount as bigint) > maxOpen) return false;
+    return claim.run(params).changes === 1;
+  });
   const release = db.prepare(`
     DELETE FROM x402_nonces
     WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
@@ -34,7 +43,14 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
 
   return {
     async claimPaymentNonce(input) {
-      return claim.run(Object.assign(key(input), { request_id: input.requestId, now: input.now, expires_at: input.expiresAt })).changes === 1;
+      const params = Object.assign(key(input), {
+        request_id: input.requestId,
+        now: input.now,
+        expires_at: input.expiresAt,
+        amount: input.amount ?? 0n,
+        open_since: input.openSince ?? 0,
+      });
+      return input.maxOpen === undefined ? claim.run(params).changes === 1 : claimWithin.immediate(params, input.maxOpen);
     },
     async releasePaymentNonce(input) {
       return release.run(Object.assign(key(input), { request_id: input.requestId })).changes === 1;
@@ -69,5 +85,11 @@ export const X402_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (network, payer, nonce)
       ) STRICT, WITHOUT ROWID;
     `,
+  },
+  {
+    version: 18,
+    name: "x402 claims record their amount",
+    // Claims from before this version count as 0: they were served one by one against the balance check.
+    sql: "ALTER TABLE x402_nonces ADD COLUMN amount INTEGER NOT NULL DEFAULT 0",
   },
 ];

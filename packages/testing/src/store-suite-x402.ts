@@ -104,4 +104,40 @@ export const x402Tests = {
     const winner = results.indexOf(true);
     expect((await store.getPaymentNonce(k))?.requestId).toBe(`req_${winner}`);
   },
+
+  "x402: with maxOpen a claim must fit the payer's open claims; settled, released, expired, older and other payers' claims do not count": async ({ store }) => {
+    const payer = `0x${uniq().padStart(40, "0")}`;
+    const at = (n: number) => ({ network: NETWORK, payer, nonce: nonce(), requestId: `req_${uniq()}`, now: T0 + n, expiresAt: T0 + 1_000, maxOpen: 100n });
+    const a = at(0);
+    expect(await store.claimPaymentNonce({ ...a, amount: 60n })).toBe(true);
+    const b = at(1);
+    expect(await store.claimPaymentNonce({ ...b, amount: 50n })).toBe(false);
+    expect(await store.getPaymentNonce(b)).toBeNull();
+    const c = at(2);
+    expect(await store.claimPaymentNonce({ ...c, amount: 40n })).toBe(true);
+    expect(await store.claimPaymentNonce({ ...at(3), amount: 1n })).toBe(false);
+    expect(await store.claimPaymentNonce({ ...at(3), payer: "0x00000000000000000000000000000000000000ab", amount: 100n })).toBe(true);
+    expect(await store.claimPaymentNonce({ ...at(3), network: "eip155:1", amount: 100n })).toBe(true);
+    // Without maxOpen nothing is checked (the amount is still recorded).
+    const d = at(4);
+    expect(await store.claimPaymentNonce({ ...d, maxOpen: undefined, amount: 30n })).toBe(true);
+    expect(await store.releasePaymentNonce(a)).toBe(true);
+    expect(await store.releasePaymentNonce(d)).toBe(true);
+    expect(await store.claimPaymentNonce({ ...b, now: T0 + 5, amount: 50n })).toBe(true); // 40 + 50
+    expect(await store.markPaymentNonceSettled({ ...c, txHash: "0x1", now: T0 + 6 })).toBe(true);
+    expect(await store.claimPaymentNonce({ ...at(7), amount: 50n })).toBe(true); // 50 + 50: c settled
+    expect(await store.claimPaymentNonce({ ...at(8), amount: 1n })).toBe(false);
+    // A claim counts until its authorization expires, and only if claimed since openSince.
+    expect(await store.claimPaymentNonce({ ...at(1_000), expiresAt: T0 + 2_000, amount: 100n })).toBe(true);
+    expect(await store.claimPaymentNonce({ ...at(1_001), expiresAt: T0 + 2_000, amount: 1n })).toBe(false);
+    expect(await store.claimPaymentNonce({ ...at(1_002), expiresAt: T0 + 2_000, openSince: T0 + 1_001, amount: 100n })).toBe(true);
+  },
+
+  "x402: 20 concurrent claims of one payer under maxOpen: exactly those that fit win": async ({ store }) => {
+    const payer = `0x${uniq().padStart(40, "0")}`;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.claimPaymentNonce({ network: NETWORK, payer, nonce: nonce(), requestId: `req_${i}`, now: T0, expiresAt: T0 + 1_000, amount: 10n, maxOpen: 55n })),
+    );
+    expect(results.filter(Boolean)).toHaveLength(5);
+  },
 } satisfies Record<string, StoreTest>;

@@ -11,6 +11,14 @@ const keyOf = (k: PaymentNonceKey): string => `${k.network}|${k.payer.toLowerCas
  */
 export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobRecord) => void): PaymentNonceStore {
   const claims = new Map<string, PaymentNonceRecord>();
+  /** The amount of each claim (not part of the record the store returns). */
+  const amounts = new WeakMap<PaymentNonceRecord, bigint>();
+  const openAmount = (network: string, payer: string, now: number, since: number): bigint => {
+    let sum = 0n;
+    for (const c of claims.values())
+      if (c.network === network && c.payer === payer && c.status === "claimed" && c.expiresAt > now && c.claimedAt >= since) sum += amounts.get(c) ?? 0n;
+    return sum;
+  };
   const held = (k: PaymentNonceKey & { requestId: string }): PaymentNonceRecord | undefined => {
     const claim = claims.get(keyOf(k));
     return claim && claim.status === "claimed" && claim.requestId === k.requestId ? claim : undefined;
@@ -19,15 +27,20 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
     async claimPaymentNonce(input) {
       const key = keyOf(input);
       if (claims.has(key)) return false;
-      claims.set(key, {
+      const payer = input.payer.toLowerCase();
+      const amount = input.amount ?? 0n;
+      if (input.maxOpen !== undefined && openAmount(input.network, payer, input.now, input.openSince ?? 0) + amount > input.maxOpen) return false;
+      const claim: PaymentNonceRecord = {
         network: input.network,
-        payer: input.payer.toLowerCase(),
+        payer,
         nonce: input.nonce.toLowerCase(),
         requestId: input.requestId,
         status: "claimed",
         claimedAt: input.now,
         expiresAt: input.expiresAt,
-      });
+      };
+      claims.set(key, claim);
+      amounts.set(claim, amount);
       return true;
     },
 

@@ -50,11 +50,18 @@ export interface PaymentNonceKey {
 /** x402 persistence. Every guarded method is a single native atomic operation. */
 export interface PaymentNonceStore {
   /**
-   * Claims a nonce for `requestId`. Single native atomic operation; returns false (and changes
-   * nothing) when the (network, payer, nonce) is already claimed or settled, whatever its
-   * `expiresAt`. Of N concurrent claims of one key exactly one returns true.
+   * Claims a nonce for `requestId`, recording the authorization's `amount` (default 0). Atomic;
+   * returns false (and changes nothing) when the (network, payer, nonce) is already claimed or
+   * settled, whatever its `expiresAt`. Of N concurrent claims of one key exactly one returns true.
+   *
+   * With `maxOpen`: also false (nothing changes) when the `amount`s of the payer's open claims on
+   * the network (`claimed`, `expiresAt` after `now`, claimed at or after `openSince`) plus this
+   * `amount` exceed `maxOpen` — so that authorizations signed against one balance cannot all be
+   * served while none has settled. Of concurrent claims of one payer, exactly those that fit win.
    */
-  claimPaymentNonce(input: PaymentNonceKey & { requestId: string; now: number; expiresAt: number }): Promise<boolean>;
+  claimPaymentNonce(
+    input: PaymentNonceKey & { requestId: string; now: number; expiresAt: number; amount?: bigint; maxOpen?: bigint; openSince?: number },
+  ): Promise<boolean>;
   /**
    * Deletes the claim if it is still `claimed` and held by `requestId` (after an upstream failure,
    * so the signature can be presented again). Single native atomic operation.

@@ -150,6 +150,33 @@ describe("x402 service on anvil (local facilitator)", () => {
     expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
   });
 
+  it("authorizations signed against one balance: while one is being served, another is accepted only if both fit the balance", async () => {
+    const { service, store } = setup();
+    const { payer: balance } = await env.balances();
+    const part = (balance * 6n) / 10n;
+    const signed = async () => {
+      const { body } = await service.challenge({ ...input, amount: part, error: "payment required" });
+      return officialPaymentHeader(body, env.payer.privateKey);
+    };
+    const [first, second, small] = [await signed(), await signed(), await (async () => officialPaymentHeader((await service.challenge({ ...input, amount: balance - part, error: "x" })).body, env.payer.privateKey))()];
+    const a = await service.verify({ ...input, amount: part, header: first, requestId: req() });
+    expect(a.ok).toBe(true);
+    // Each alone is covered by the balance (the facilitator accepts it); both together are not.
+    const b = await expectRefused(service, second, "insufficient_balance");
+    expect((b as { message: string }).message).toContain("other payments in flight");
+    // What is left of the balance still buys a call.
+    const c = await service.verify({ ...input, amount: balance - part, header: small, requestId: req() });
+    expect(c.ok).toBe(true);
+    // Once the first is released (its upstream failed), the second fits beside the third.
+    if (!a.ok || !c.ok) throw new Error("unreachable");
+    await service.release(a.payment);
+    const again = await service.verify({ ...input, amount: part, header: second, requestId: req() });
+    expect(again.ok).toBe(true);
+    if (again.ok) await service.release(again.payment);
+    await service.release(c.payment);
+    expect(await store.getPaymentNonce({ network: `eip155:${env.node.chainId}`, payer: env.payer.address, nonce: a.payment.nonce })).toBeNull();
+  });
+
   it("10 concurrent verifies of one signature: exactly one is accepted", async () => {
     const { service, sign } = setup();
     const header = await sign();

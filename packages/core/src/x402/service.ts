@@ -6,6 +6,9 @@
  * - 5 (a nonce pays at most once): `verify` claims the authorization's (network, payer, nonce) in
  *   the store after the facilitator accepted it; a replay — concurrent or later — loses the claim
  *   (or is refused on-chain once settled). A claim whose settlement failed is kept (see `settle`).
+ *   The claim records the amount: while some of a payer's authorizations are being served, another
+ *   is claimed only if all of them fit the payer's on-chain balance, so authorizations signed
+ *   against one balance cannot each buy an upstream call that only one of them will pay for.
  * - 6 (nothing charged when upstream fails): nothing moves until `settle`, which the caller runs
  *   only after the upstream succeeded; after a failure it calls `release`.
  */
@@ -182,6 +185,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
 
   const offers = (amount: bigint) => Promise.all([...networks.values()].map((n) => offer(n, amount)));
   const refuse = (reason: RefusalReason, message: string): PaymentRefusal => ({ ok: false, reason, message });
+  /** How long a claim counts against its payer's balance at most (its call is served by then; one whose settlement failed may linger). */
+  const OPEN_CLAIM_MS = 15 * 60_000;
 
   const service: X402Service = {
     enabled: true,
@@ -219,15 +224,21 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const { payment } = checked;
       const verdict = await n.facilitator.verify(payload, requirements);
       if (!verdict.isValid) return refuse(refusalOf(verdict.invalidReason), verdict.invalidMessage ?? `the facilitator refused the payment (${verdict.invalidReason ?? "no reason given"})`);
-      const { validBefore, nonce } = payment.authorization;
-      const claimed = await deps.store.claimPaymentNonce({
-        network: n.network,
-        payer: payment.payer,
-        nonce,
-        requestId: input.requestId,
-        now: deps.clock.now(),
-        expiresAt: Number(validBefore) * 1000,
-      });
+      const { validBefore, nonce, value } = payment.authorization;
+      const now = deps.clock.now();
+      const key = { network: n.network, payer: payment.payer, nonce };
+      // The facilitator checked the balance against this authorization alone: it is claimed as is
+      // only when none of the payer's other authorizations is being served; else all of them and
+      // this one must fit the balance (a client cannot sign ten against one balance and be served ten times).
+      const claim = (maxOpen: bigint) =>
+        deps.store.claimPaymentNonce(Object.assign({ requestId: input.requestId, now, expiresAt: Number(validBefore) * 1000, amount: value, maxOpen, openSince: now - OPEN_CLAIM_MS }, key));
+      let claimed = await claim(value);
+      if (!claimed && (await deps.store.getPaymentNonce(key)) === null) {
+        const balance = await n.chain.balanceOf(payment.payer);
+        claimed = await claim(balance);
+        if (!claimed && (await deps.store.getPaymentNonce(key)) === null)
+          return refuse("insufficient_balance", `${payment.payer} has other payments in flight on ${n.network}; with this one they exceed its balance (${balance}): wait for them to settle`);
+      }
       if (!claimed) return refuse("nonce_used", `nonce ${nonce} of ${payment.payer} has already been presented`);
       return {
         ok: true,
