@@ -103,3 +103,22 @@ export function retryOnConflict<T>(constraints: readonly string[], run: () => Pr
 }
 
 const MAX_ATTEMPTS = 50;
+
+/**
+ * One connection that every operation shares (a `pg.Client`), made safe for the store's few
+ * transactions: a transaction runs alone on it, and a statement issued meanwhile waits for it to
+ * end (sent through the shared connection, it would run inside it, and a failure of either would
+ * roll back the other's work). pg runs one statement at a time on a client anyway.
+ */
+export function serializedConnection(db: Queryable): Queryable {
+  let tail: Promise<unknown> = Promise.resolve();
+  const alone = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+  return {
+    query: <R>(text: string, params?: unknown[]) => alone(() => db.query<R>(text, params)),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => alone(() => begin(db, fn)),
+  };
+}

@@ -10,7 +10,7 @@ import { createKeyOps } from "./keys.js";
 import { createLedgerOps } from "./ledger.js";
 import { createHealthOps, missingMigrations } from "./health.js";
 import { migrate } from "./migrations.js";
-import { isPool, type Queryable } from "./queryable.js";
+import { isPool, serializedConnection, type Queryable } from "./queryable.js";
 import { createGroupCommit, preparedStatements } from "./group-commit.js";
 import { groupLocks } from "./ledger-locks.js";
 import { tablesIn } from "./rows.js";
@@ -104,7 +104,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ops = preparedStatements(pool, prepared ? undefined : null);
     end = () => pool.end();
   } else {
-    db = options.pool as Queryable;
+    const given = options.pool as Queryable;
+    // A single connection (a pg.Client) shared by every operation: transactions must run alone on it.
+    db = isPool(given) || given.transaction ? given : serializedConnection(given);
     ops = db;
   }
   try {

@@ -45,9 +45,10 @@ export function createPaymentNonceOps(db: Queryable, t: TableName, txDb: Queryab
           `${insert}
            SELECT $1::text, $2::text, $3::text, $4::text, 'claimed', $5::bigint, $6::bigint, $7::numeric
            WHERE (SELECT COALESCE(SUM(amount), 0) FROM ${nonces}
-                  WHERE network = $1::text AND payer = $2::text AND status = 'claimed' AND expires_at > $5::bigint AND claimed_at >= $9::bigint) + $7::numeric <= $8::numeric
+                  WHERE network = $1::text AND payer = $2::text
+                    AND ((status = 'claimed' AND expires_at > $5::bigint AND claimed_at >= $9::bigint) OR (status = 'settled' AND settled_at >= $10::bigint))) + $7::numeric <= $8::numeric
            ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING 1`,
-          [...params, maxOpen, input.openSince ?? 0],
+          [...params, maxOpen, input.openSince ?? 0, input.settledSince ?? Number.MAX_SAFE_INTEGER],
         );
         return rows.length === 1;
       });

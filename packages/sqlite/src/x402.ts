@@ -20,7 +20,8 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
     ON CONFLICT (network, payer, nonce) DO NOTHING`);
   const open = db.prepare<Record<string, unknown>, { open: bigint }>(`
     SELECT COALESCE(SUM(amount), 0) AS open FROM x402_nonces
-    WHERE network = @network AND payer = @payer AND status = 'claimed' AND expires_at > @now AND claimed_at >= @open_since`);
+    WHERE network = @network AND payer = @payer
+      AND ((status = 'claimed' AND expires_at > @now AND claimed_at >= @open_since) OR (status = 'settled' AND settled_at >= @settled_since))`);
   /** The payer's open amounts and the insert in one BEGIN IMMEDIATE: other processes wait for it. */
   const claimWithin = db.transaction((params: Record<string, unknown>, maxOpen: bigint): boolean => {
     if (open.get(params)!.open + (params.amount as bigint) > maxOpen) return false;
@@ -49,6 +50,7 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
         expires_at: input.expiresAt,
         amount: input.amount ?? 0n,
         open_since: input.openSince ?? 0,
+        settled_since: input.settledSince ?? Number.MAX_SAFE_INTEGER,
       });
       return input.maxOpen === undefined ? claim.run(params).changes === 1 : claimWithin.immediate(params, input.maxOpen);
     },

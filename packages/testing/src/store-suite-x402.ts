@@ -127,6 +127,12 @@ export const x402Tests = {
     expect(await store.markPaymentNonceSettled({ ...c, txHash: "0x1", now: T0 + 6 })).toBe(true);
     expect(await store.claimPaymentNonce({ ...at(7), amount: 50n })).toBe(true); // 50 + 50: c settled
     expect(await store.claimPaymentNonce({ ...at(8), amount: 1n })).toBe(false);
+    // A settled claim counts again with settledSince at or before its settlement (a balance read before it may not show it).
+    const e = at(9);
+    expect(await store.releasePaymentNonce({ ...b })).toBe(true);
+    expect(await store.claimPaymentNonce({ ...e, amount: 50n, settledSince: T0 + 7 })).toBe(true); // 50 + 50; c settled at T0 + 6
+    expect(await store.releasePaymentNonce(e)).toBe(true);
+    expect(await store.claimPaymentNonce({ ...e, amount: 50n, settledSince: T0 + 6 })).toBe(false); // 50 + 40 + 50
     // A claim counts until its authorization expires, and only if claimed since openSince.
     expect(await store.claimPaymentNonce({ ...at(1_000), expiresAt: T0 + 2_000, amount: 100n })).toBe(true);
     expect(await store.claimPaymentNonce({ ...at(1_001), expiresAt: T0 + 2_000, amount: 1n })).toBe(false);

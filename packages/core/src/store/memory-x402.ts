@@ -13,10 +13,13 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
   const claims = new Map<string, PaymentNonceRecord>();
   /** The amount of each claim (not part of the record the store returns). */
   const amounts = new WeakMap<PaymentNonceRecord, bigint>();
-  const openAmount = (network: string, payer: string, now: number, since: number): bigint => {
+  const openAmount = (network: string, payer: string, now: number, since: number, settledSince: number): bigint => {
     let sum = 0n;
-    for (const c of claims.values())
-      if (c.network === network && c.payer === payer && c.status === "claimed" && c.expiresAt > now && c.claimedAt >= since) sum += amounts.get(c) ?? 0n;
+    for (const c of claims.values()) {
+      if (c.network !== network || c.payer !== payer) continue;
+      const open = c.status === "claimed" ? c.expiresAt > now && c.claimedAt >= since : (c.settledAt ?? 0) >= settledSince;
+      if (open) sum += amounts.get(c) ?? 0n;
+    }
     return sum;
   };
   const held = (k: PaymentNonceKey & { requestId: string }): PaymentNonceRecord | undefined => {
@@ -29,7 +32,11 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
       if (claims.has(key)) return false;
       const payer = input.payer.toLowerCase();
       const amount = input.amount ?? 0n;
-      if (input.maxOpen !== undefined && openAmount(input.network, payer, input.now, input.openSince ?? 0) + amount > input.maxOpen) return false;
+      if (
+        input.maxOpen !== undefined &&
+        openAmount(input.network, payer, input.now, input.openSince ?? 0, input.settledSince ?? Infinity) + amount > input.maxOpen
+      )
+        return false;
       const claim: PaymentNonceRecord = {
         network: input.network,
         payer,

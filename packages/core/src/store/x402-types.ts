@@ -55,12 +55,21 @@ export interface PaymentNonceStore {
    * settled, whatever its `expiresAt`. Of N concurrent claims of one key exactly one returns true.
    *
    * With `maxOpen`: also false (nothing changes) when the `amount`s of the payer's open claims on
-   * the network (`claimed`, `expiresAt` after `now`, claimed at or after `openSince`) plus this
-   * `amount` exceed `maxOpen` — so that authorizations signed against one balance cannot all be
-   * served while none has settled. Of concurrent claims of one payer, exactly those that fit win.
+   * the network (`claimed`, `expiresAt` after `now`, claimed at or after `openSince`; and `settled`
+   * at or after `settledSince`, whose transfer a balance read may not show yet) plus this `amount`
+   * exceed `maxOpen` — so that authorizations signed against one balance cannot all be served.
+   * Of concurrent claims of one payer, exactly those that fit win.
    */
   claimPaymentNonce(
-    input: PaymentNonceKey & { requestId: string; now: number; expiresAt: number; amount?: bigint; maxOpen?: bigint; openSince?: number },
+    input: PaymentNonceKey & {
+      requestId: string;
+      now: number;
+      expiresAt: number;
+      amount?: bigint;
+      maxOpen?: bigint;
+      openSince?: number;
+      settledSince?: number;
+    },
   ): Promise<boolean>;
   /**
    * Deletes the claim if it is still `claimed` and held by `requestId` (after an upstream failure,

@@ -187,6 +187,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   const refuse = (reason: RefusalReason, message: string): PaymentRefusal => ({ ok: false, reason, message });
   /** How long a claim counts against its payer's balance at most (its call is served by then; one whose settlement failed may linger). */
   const OPEN_CLAIM_MS = 15 * 60_000;
+  /** How far behind the chain a balance read may be (an RPC node a block or two behind, clocks of several instances). */
+  const BALANCE_LAG_MS = 10_000;
 
   const service: X402Service = {
     enabled: true,
@@ -222,6 +224,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000, margin);
       if (!checked.ok) return refuse(refusalOf(checked.invalidReason), checked.invalidMessage);
       const { payment } = checked;
+      const verifiedAt = deps.clock.now();
       const verdict = await n.facilitator.verify(payload, requirements);
       if (!verdict.isValid) return refuse(refusalOf(verdict.invalidReason), verdict.invalidMessage ?? `the facilitator refused the payment (${verdict.invalidReason ?? "no reason given"})`);
       const { validBefore, nonce, value } = payment.authorization;
@@ -230,12 +233,16 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       // The facilitator checked the balance against this authorization alone: it is claimed as is
       // only when none of the payer's other authorizations is being served; else all of them and
       // this one must fit the balance (a client cannot sign ten against one balance and be served ten times).
-      const claim = (maxOpen: bigint) =>
-        deps.store.claimPaymentNonce(Object.assign({ requestId: input.requestId, now, expiresAt: Number(validBefore) * 1000, amount: value, maxOpen, openSince: now - OPEN_CLAIM_MS }, key));
-      let claimed = await claim(value);
+      // A claim settled since a balance was read counts too: that read may not show its transfer yet.
+      const claim = (maxOpen: bigint, readAt: number) =>
+        deps.store.claimPaymentNonce(
+          Object.assign({ requestId: input.requestId, now, expiresAt: Number(validBefore) * 1000, amount: value, maxOpen, openSince: now - OPEN_CLAIM_MS, settledSince: readAt - BALANCE_LAG_MS }, key),
+        );
+      let claimed = await claim(value, verifiedAt);
       if (!claimed && (await deps.store.getPaymentNonce(key)) === null) {
+        const readAt = deps.clock.now();
         const balance = await n.chain.balanceOf(payment.payer);
-        claimed = await claim(balance);
+        claimed = await claim(balance, readAt);
         if (!claimed && (await deps.store.getPaymentNonce(key)) === null)
           return refuse("insufficient_balance", `${payment.payer} has other payments in flight on ${n.network}; with this one they exceed its balance (${balance}): wait for them to settle`);
       }
