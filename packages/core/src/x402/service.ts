@@ -244,7 +244,10 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
         const balance = await n.chain.balanceOf(payment.payer);
         claimed = await claim(balance, readAt);
         if (!claimed && (await deps.store.getPaymentNonce(key)) === null)
-          return refuse("insufficient_balance", `${payment.payer} has other payments in flight on ${n.network}; with this one they exceed its balance (${balance}): wait for them to settle`);
+          return refuse(
+            "insufficient_balance",
+            `${payment.payer} has other payments in flight on ${n.network}; with this one they exceed its balance (${balance}): wait for them to settle, or for their authorizations to expire`,
+          );
       }
       if (!claimed) return refuse("nonce_used", `nonce ${nonce} of ${payment.payer} has already been presented`);
       return {
