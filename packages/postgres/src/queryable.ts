@@ -11,9 +11,10 @@ export interface Queryable {
   query<R = any>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
   /**
    * Optional: runs `fn` between BEGIN and COMMIT (ROLLBACK if it throws) on one connection that
-   * no other caller uses meanwhile. Only {@link migrate} uses it. Without it, `migrate` checks out
-   * one client when given a `pg.Pool`, and otherwise sends BEGIN/COMMIT through `query` (right for
-   * a `pg.Client` that nothing else uses while it migrates).
+   * no other caller uses meanwhile ({@link inTransaction}: migrations and the store's few
+   * transactions). Without it, a `pg.Pool` has one client checked out, and anything else gets
+   * BEGIN/COMMIT through `query` (right only for a connection nothing else uses meanwhile: the
+   * store wraps a shared `pg.Client` in {@link serializedConnection}).
    */
   transaction?<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }

@@ -14,7 +14,7 @@
  * cover is weighed at nearly its UTF-8 bytes, the most any byte-fallback tokenizer can count.
  */
 
-/** The o200k count is multiplied by this (as 3/2): English, code and JSON count up to ~1.25×, European languages up to ~1.45×. */
+/** The o200k count is multiplied by this: English, code and JSON count up to ~1.25×, European languages up to ~1.45×. */
 export const FOREIGN_FACTOR = 1.5;
 
 /** Weights are in twelfths of a token per character. */
@@ -109,5 +109,5 @@ export function foreignAllowance(text: string, byteCounted = false): number {
 
 /** The prompt bound on a foreign-tokenizer card: {@link FOREIGN_FACTOR} × `count` + 16 + `allowance`. */
 export function foreignPromptBound(count: number, allowance: number): number {
-  return Math.ceil((count * 3) / 2) + 16 + allowance;
+  return Math.ceil(count * FOREIGN_FACTOR) + 16 + allowance;
 }

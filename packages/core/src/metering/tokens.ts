@@ -61,7 +61,7 @@ export function tokenizingCost(text: string): number {
 export const MAX_RUN_CHARS = 128;
 const LONG_RUN = new RegExp(`\\S{${MAX_RUN_CHARS + 1},}|\\s{${MAX_RUN_CHARS + 1},}`, "g");
 
-/** `count` over `text`, its long runs without whitespace counted piece by piece (see {@link MAX_RUN_CHARS}). */
+/** `count` over `text`, its long runs of non-whitespace or of whitespace counted piece by piece (see {@link MAX_RUN_CHARS}). */
 function countInPieces(text: string, count: (s: string) => number): number {
   let pieces = 0;
   const rest = text.replace(LONG_RUN, (run) => {
