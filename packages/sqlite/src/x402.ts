@@ -18,14 +18,20 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
     INSERT INTO x402_nonces (network, payer, nonce, request_id, status, claimed_at, expires_at, amount)
     VALUES (@network, @payer, @nonce, @request_id, 'claimed', @now, @expires_at, @amount)
     ON CONFLICT (network, payer, nonce) DO NOTHING`);
-  const open = db.prepare<Record<string, unknown>, { open: bigint }>(`
-    SELECT COALESCE(SUM(amount), 0) AS open FROM x402_nonces
+  /** The amounts of the payer's open claims: added up in JavaScript (their SQL SUM overflows past 2^63 - 1). */
+  const open = db
+    .prepare<Record<string, unknown>, bigint>(
+      `
+    SELECT amount FROM x402_nonces
     WHERE network = @network AND payer = @payer
-      AND ((status = 'claimed' AND expires_at > @now AND claimed_at >= @open_since) OR (status = 'settled' AND settled_at >= @settled_since))`);
+      AND ((status = 'claimed' AND expires_at > @now AND claimed_at >= @open_since) OR (status = 'settled' AND settled_at >= @settled_since))`,
+    )
+    .pluck();
   /** The payer's open amounts and the insert in one BEGIN IMMEDIATE: other processes wait for it. */
   const claimWithin = db.transaction((params: Record<string, unknown>, maxOpen: bigint): boolean => {
-    if (open.get(params)!.open + (params.amount as bigint) > maxOpen) return false;
-    return claim.run(params).changes === 1;
+    let total = params.amount as bigint;
+    for (const amount of open.iterate(params)) if ((total += amount) > maxOpen) return false;
+    return total <= maxOpen && claim.run(params).changes === 1;
   });
   const release = db.prepare(`
     DELETE FROM x402_nonces

@@ -146,4 +146,17 @@ export const x402Tests = {
     );
     expect(results.filter(Boolean)).toHaveLength(5);
   },
+
+  "x402: claims of the store's largest amount add up exactly under maxOpen, beyond what one amount may be": async ({ store }) => {
+    const payer = `0x${uniq().padStart(40, "0")}`;
+    const max = store.maxAmount;
+    const claim = (amount: bigint, maxOpen: bigint) =>
+      store.claimPaymentNonce({ network: NETWORK, payer, nonce: nonce(), requestId: `req_${uniq()}`, now: T0, expiresAt: T0 + 1_000, amount, maxOpen });
+    expect(await claim(max, 3n * max)).toBe(true);
+    expect(await claim(max, 3n * max)).toBe(true);
+    // Open: 2 × max. One more max fits 3 × max exactly; then not even 1 does.
+    expect(await claim(max, 3n * max)).toBe(true);
+    expect(await claim(1n, 3n * max)).toBe(false);
+    expect(await claim(1n, 3n * max + 1n)).toBe(true);
+  },
 } satisfies Record<string, StoreTest>;

@@ -224,6 +224,9 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const checked = checkExactPayment(payload, requirements, deps.clock.now() / 1000, margin);
       if (!checked.ok) return refuse(refusalOf(checked.invalidReason), checked.invalidMessage);
       const { payment } = checked;
+      // A store records amounts up to its maxAmount (SQLite: 2^63 - 1); a larger authorization overpays by trillions of USDC.
+      if (payment.authorization.value > deps.store.maxAmount)
+        return refuse("invalid_payment", `the authorization is for ${payment.authorization.value} atomic units, above the most this gateway records (${deps.store.maxAmount}): sign one for the price`);
       const verifiedAt = deps.clock.now();
       const verdict = await n.facilitator.verify(payload, requirements);
       if (!verdict.isValid) return refuse(refusalOf(verdict.invalidReason), verdict.invalidMessage ?? `the facilitator refused the payment (${verdict.invalidReason ?? "no reason given"})`);
