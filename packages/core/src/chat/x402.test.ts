@@ -106,7 +106,13 @@ describe("chat completions paid with x402 (exact)", () => {
     try {
       const before = await env.balances();
       const seen = stub.bodies.length;
-      const pending = payingFetch(slow)("http://gw.test/v1/chat/completions", request({ stream: true }));
+      let signature: string | null = null;
+      const recording = (input: RequestInfo | URL, init?: RequestInit) => {
+        const req = new Request(input, init);
+        signature ??= req.headers.get("payment-signature");
+        return slow.fetch(req);
+      };
+      const pending = payingFetch(Object.assign(Object.create(slow) as Gateway, { fetch: recording }))("http://gw.test/v1/chat/completions", request({ stream: true }));
       while (stub.bodies.length === seen) await new Promise((r) => setTimeout(r, 20));
       const moved = await wallet.writeContract({ chain: null, address: env.usdc, abi: erc20Abi, functionName: "transfer", args: [sink, before.payer] });
       await createPublicClient({ transport: http(env.node.rpcUrl) }).waitForTransactionReceipt({ hash: moved });
@@ -119,6 +125,14 @@ describe("chat completions paid with x402 (exact)", () => {
       expect((await env.balances()).payTo).toBe(before.payTo);
       // And the upstream request is cancelled: nobody would pay for the rest of its answer.
       await cancelled;
+      // The settle was tried, so the claim stays (its transfer could still land): funded again, the
+      // same signature is refused, and the upstream is not called for it.
+      await mintUsdc(env.node, env.usdc, env.payer.address, FUNDS);
+      const calls = stub.bodies.length;
+      const again = await slow.fetch(new Request("http://gw.test/v1/chat/completions", { ...request({ stream: true }), headers: { "content-type": "application/json", "payment-signature": signature! } }));
+      expect(again.status).toBe(402);
+      expect(((await again.json()) as { error: string }).error).toMatch(/already been presented/);
+      expect(stub.bodies.length).toBe(calls);
     } finally {
       await slow.close();
       await mintUsdc(env.node, env.usdc, env.payer.address, FUNDS);
