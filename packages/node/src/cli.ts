@@ -179,7 +179,6 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     if (logFormat === "json") lifecycle.info({ ...fields, ...(safe.length > 0 ? { startup: safe } : {}) }, message);
     else process.stdout.write(`${message}\n${safe.map((line) => `  ${line}\n`).join("")}`);
   };
-  announce(`Tollgate listening on ${running.url}`, { url: running.url }, lines);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
@@ -196,8 +195,11 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
         },
       );
   };
+  // Before the line that says it listens: until a listener is added, a signal kills the process
+  // at once (exit by signal), and whoever waits for that line may send one right after reading it.
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  announce(`Tollgate listening on ${running.url}`, { url: running.url }, lines);
   return "running";
 }
 

@@ -1,5 +1,5 @@
 /** startAnvil (a real anvil from @foundry-rs/anvil), its account parsing, its state file, and the stray-anvil check. */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -59,6 +59,9 @@ describe("startAnvil", () => {
   it("keeps the chain in statePath across a stop and a start", async () => {
     const statePath = join(mkdtempSync(join(tmpdir(), "tollgate-anvil-")), "state.json");
     const first = await start({ statePath, stateIntervalSeconds: 5 });
+    // Started means anvil catches SIGTERM (it writes its state then); before, a SIGTERM killed it outright.
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${first.pid}/status`, "utf8"))![1]!;
+    expect(BigInt(`0x${caught}`) & (1n << 14n)).toBe(1n << 14n);
     await rpcCall(first.rpcUrl, "anvil_setBalance", [WHO, "0x1234"]);
     await first.stop();
     const second = await start({ statePath });
