@@ -35,6 +35,8 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
   seen.push(s);
   const send = (status: number, value: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
   const model = String(s.json?.model ?? s.form?.fields.model ?? "");
+  // The key straddles the 500-character cut of the relayed message.
+  if (model === "key-at-cut") return void send(401, { error: { message: `${"q".repeat(480)} key used: ${API_KEY}` } });
   if (model === "bad-model") return void send(400, { error: { message: `bad model; your key ${API_KEY} is fine`, type: "invalid_request_error" } });
   if (model === "boom") return void res.writeHead(500, { "content-type": "text/html" }).end("<h1>oops</h1>");
   if (model === "garbage") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
@@ -159,6 +161,10 @@ describe("OpenAI-compatible provider", () => {
     expect([e.status, e.code]).toEqual([502, "upstream_error"]);
     expect(e.message).toContain("127.0.0.1");
     expect(e.details).toEqual({ upstreamStatus: 400, upstreamMessage: "bad model; your key [redacted] is fine" });
+    // A key across the cut leaves no prefix of itself behind.
+    const atCut = await failure(provider().embeddings!({ model: "key-at-cut", input: "x" }));
+    expect((atCut.details as { upstreamMessage: string }).upstreamMessage).toBe(`${"q".repeat(480)} key used: [redacted`);
+    expect(JSON.stringify(atCut.details)).not.toContain(API_KEY.slice(0, 4));
   });
 
   it("maps a 500 to 502, malformed JSON and a wrong shape to 502 naming the host", async () => {

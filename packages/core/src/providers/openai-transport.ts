@@ -93,10 +93,8 @@ export function createOpenAITransport(options: OpenAICompatibleProviderOptions):
     if (error instanceof GatewayError) return error;
     return fail(`${host} could not be reached`, undefined, error);
   };
-  const scrub = (text: string) => {
-    const cut = text.slice(0, MAX_UPSTREAM_MESSAGE);
-    return options.apiKey ? cut.split(options.apiKey).join("[redacted]") : cut;
-  };
+  // Redacted before the cut: a key straddling the cut would otherwise survive as its first characters.
+  const scrub = (text: string) => (options.apiKey ? text.split(options.apiKey).join("[redacted]") : text).slice(0, MAX_UPSTREAM_MESSAGE);
 
   async function read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     try {
