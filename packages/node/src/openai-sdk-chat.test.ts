@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGateway, countPrompt, tokenCounter } from "@tollgate/core";
+import { countPrompt, createGateway, quoteChat, tokenCounter, type Gateway, type GatewayServices } from "@tollgate/core";
 import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { serve, type RunningServer } from "./server.js";
@@ -29,6 +29,8 @@ type Receipt = { finalAmountWei: string; subject: string; paymentIntentId: strin
 const headerReceipt = (headers: Headers): Receipt => JSON.parse(Buffer.from(headers.get("x-receipt") ?? "", "base64url").toString("utf8"));
 
 /** Asserts the key paid exactly `receipt` since the last call and holds no reservation. */
+let gateway: Gateway<GatewayServices>;
+
 async function expectPaid(receipt: Receipt): Promise<void> {
   const res = await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } });
   const view = (await res.json()) as { budgetUsed: string; budgetReserved: string };
@@ -39,7 +41,7 @@ async function expectPaid(receipt: Receipt): Promise<void> {
 
 beforeAll(async () => {
   stub = await startChatStub();
-  const gateway = createGateway({
+  gateway = createGateway({
     store: createSqliteStore({ filename: join(dir, "chat.db") }),
     sweepIntervalMs: 0,
     internalSecret: INTERNAL_SECRET,
@@ -115,7 +117,7 @@ describe("the OpenAI SDK: chat completions", () => {
   });
 
   // The gateway reads on after the client leaves (for the upstream's usage); this upstream stalls, so its idle deadline ends the read.
-  it("a client that aborts after 3 chunks of an upstream that then stalls pays the prompt and the words it received, to the atom", async () => {
+  it("a client that aborts after 3 chunks of an upstream that then stalls pays the prompt (at its bound: Gemini counts with its own tokenizer) and the words it received, to the atom", async () => {
     const messages = [{ role: "user" as const, content: "count for me" }];
     const stream = await stubbed.chat.completions.create({ model: "gemini-2.5-pro", stream: true, messages });
     const closed = stub.closedStalls();
@@ -126,7 +128,7 @@ describe("the OpenAI SDK: chat completions", () => {
     const meter = await fetch(`${running.url}/api/payments/meter/model`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ modelId: "gemini-2.5-pro", provider: "google", modality: "text", usage: { promptTokens: countPrompt(counter, { messages }), completionTokens: counter.count(STUB_WORDS.slice(0, 3).join("")) } }),
+      body: JSON.stringify({ modelId: "gemini-2.5-pro", provider: "google", modality: "text", usage: { promptTokens: quoteChat(gateway.services.catalog.get("gemini-2.5-pro")!, counter, { messages, extras: [] }, 0).promptBound, completionTokens: counter.count(STUB_WORDS.slice(0, 3).join("")) } }),
     });
     const expected = ((await meter.json()) as { finalAmountWei: string }).finalAmountWei;
     for (let i = 0; i < 200; i++) {

@@ -32,8 +32,14 @@ export interface ChatQuoteInput {
 
 /** A chat quote. */
 export interface ChatQuote {
-  /** The prompt as counted, images at their bound (what is billed when the upstream reports no usage). */
+  /** The prompt as counted (o200k), images at their bound. */
   readonly promptTokens: number;
+  /**
+   * The prompt billed when the upstream reports no usage (a stream cut before its usage, an
+   * upstream that sends none): the count on a card whose tokenizer it is; on another vendor's
+   * card the bound, since that vendor may count up to several times more (and bills what it counts).
+   */
+  readonly billedPromptTokens: number;
   /** The prompt's tokens without its images, and how many image parts it has. */
   readonly textTokens: number;
   readonly images: number;
@@ -86,6 +92,7 @@ export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuo
   const choices = input.n ?? 1;
   return {
     promptTokens,
+    billedPromptTokens: foreign ? bound : promptTokens,
     textTokens,
     images,
     promptBound: bound,

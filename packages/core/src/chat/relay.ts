@@ -38,7 +38,7 @@ export interface RelayInput {
   readonly counter: TokenCounter;
   /** Prices a usage on the card. */
   readonly price: (usage: ChatUsage) => Priced;
-  /** The prompt as counted, billed when the upstream reports no usage. */
+  /** The prompt billed when the upstream reports no usage (the quote's `billedPromptTokens`). */
   readonly promptTokens: number;
   /** The most output the call may cost (the cap times the choices): reading past it after the client left stops. */
   readonly outputLimit: number;
@@ -142,7 +142,8 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
       await payment.release(cause);
       return undefined;
     }
-    return payment.settleCut(priced ?? counted(), cause);
+    // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else the count.
+    return payment.settleCut(priced ?? (usage ? reported() : counted()), cause);
   };
   // The gateway's close() waits for this stream to be billed, however it ends (a drain after the
   // client left runs on after the answer, where nothing else awaits it).

@@ -186,7 +186,7 @@ export function chatRoutes(): AnyRoute[] {
             throw error;
           }
           if ("raw" in started) {
-            const usage = billedUsage(started.usage, quote.promptTokens, () => counter.count(started.outputText));
+            const usage = billedUsage(started.usage, quote.billedPromptTokens, () => counter.count(started.outputText));
             const { receipt, headers } = await payment.settle(price(usage));
             const receiptJson = JSON.stringify(receipt);
             return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
@@ -198,7 +198,7 @@ export function chatRoutes(): AnyRoute[] {
             payment,
             counter,
             price,
-            promptTokens: quote.promptTokens,
+            promptTokens: quote.billedPromptTokens,
             outputLimit: payment.outputCap * quote.choices,
             includeUsage: body.stream_options?.include_usage === true,
             signal: request.signal,
