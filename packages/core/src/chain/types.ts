@@ -34,13 +34,21 @@ export interface TokenDomain {
 /** Thrown when a transaction reverts or the node refuses it; `reason` is the revert reason when known. */
 export class ChainError extends Error {
   readonly reason: string | undefined;
-  /** True when the write failed before anything was sent (its simulation reverted): nothing can land. */
-  readonly unsent: boolean;
-  constructor(message: string, reason?: string, options?: { cause?: unknown; unsent?: boolean }) {
+  /**
+   * True when the write surely moved nothing and never can: it failed before its transaction was
+   * sent (its simulation reverted, the RPC could not be read, no wallet), the node refused a
+   * transaction it does not hold, or the transaction was mined and reverted. False: it may have been
+   * sent and may still land (its answer or its receipt was lost), so it must not be sent again.
+   */
+  readonly nothingMoved: boolean;
+  /** The hash of the transaction signed for the write, when one was (sent or maybe sent). */
+  readonly txHash: Hex | undefined;
+  constructor(message: string, reason?: string, options?: { cause?: unknown; nothingMoved?: boolean; txHash?: Hex }) {
     super(message, options);
     this.name = "ChainError";
     this.reason = reason;
-    this.unsent = options?.unsent ?? false;
+    this.nothingMoved = options?.nothingMoved ?? false;
+    this.txHash = options?.txHash;
   }
 }
 

@@ -77,7 +77,7 @@ describe("createViemChain against anvil + TestUSDC", () => {
     expect(await chain.balanceOf(acct(1).address)).toBe(before - 2_500_000n);
     const overspent = await expectChainError(chain.transfer(to, 10n ** 18n), /ERC20: transfer amount exceeds balance/);
     // Its simulation reverted: nothing was sent, so nothing can land later.
-    expect(overspent.unsent).toBe(true);
+    expect(overspent.nothingMoved).toBe(true);
   });
 
   it("transferFrom needs an allowance, then moves exactly the amount", async () => {
@@ -121,7 +121,7 @@ describe("createViemChain against anvil + TestUSDC", () => {
       expect(await chain.balanceOf(a.to)).toBe(toBefore + a.value);
       expect(await chain.authorizationUsed(a.from, a.nonce)).toBe(true);
       const replay = await expectChainError(chain.transferWithAuthorization(a, signature), /used or canceled/);
-      expect(replay.unsent).toBe(true);
+      expect(replay.nothingMoved).toBe(true);
     });
 
     it("the token also accepts the bytes-signature overload (what some x402 facilitators call)", async () => {
@@ -141,7 +141,7 @@ describe("createViemChain against anvil + TestUSDC", () => {
       expect(await chain.balanceOf(a.to)).toBe(toBefore + a.value);
       expect(await chain.authorizationUsed(a.from, a.nonce)).toBe(true);
       const replay = await expectChainError(chain.transferWithAuthorization(a, signature), /used or canceled/);
-      expect(replay.unsent).toBe(true);
+      expect(replay.nothingMoved).toBe(true);
     });
 
     it("rejects an expired authorization", async () => {

@@ -11,9 +11,12 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodeFunctionData,
   http,
+  keccak256,
   NonceTooLowError,
   parseSignature,
+  RpcRequestError,
   size,
   type PrivateKeyAccount,
 } from "viem";
@@ -76,41 +79,64 @@ export function createViemChain(options: ViemChainOptions): Chain {
 
   async function write(label: string, request: WriteRequest): Promise<Hex> {
     if (!account || !walletClient) {
-      throw new ChainError(`Cannot ${label}: this chain has no signing wallet (no privateKey configured)`);
+      throw new ChainError(`Cannot ${label}: this chain has no signing wallet (no privateKey configured)`, undefined, { nothingMoved: true });
     }
     return enqueue(async () => {
-      let hash: Hex;
-      // Whether the last step tried was the send (a send refused for a taken nonce is signed again).
-      let sending = false;
-      try {
-        hash = await sendWithNonceRetry(async () => {
-          sending = false;
-          const { request: prepared } = await publicClient.simulateContract({
-            account,
-            address: usdc,
-            abi: USDC_ABI,
-            ...request,
-          } as Parameters<typeof publicClient.simulateContract>[0]);
-          sending = true;
-          return walletClient.writeContract(prepared as Parameters<typeof walletClient.writeContract>[0]);
-        });
-      } catch (error) {
+      const hash = await sendWithNonceRetry(() => signAndSend(label, request)).catch((error: unknown) => {
+        if (error instanceof ChainError) throw error;
+        // Refused for a taken nonce on every try: never accepted.
         const failed = toChainError(label, error);
-        // A simulation that reverted sent nothing: say so, so that no one waits for it to land.
-        throw sending ? failed : new ChainError(failed.message, failed.reason, { cause: error, unsent: true });
-      }
+        throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
+      });
       let receipt;
       try {
         receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeout, pollingInterval });
       } catch (error) {
-        throw toChainError(`${label} (waiting for receipt of ${hash})`, error);
+        const failed = toChainError(`${label} (waiting for receipt of ${hash})`, error);
+        throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
       }
       if (receipt.status !== "success") {
-        throw new ChainError(`${label} reverted on-chain (transaction ${hash})`);
+        throw new ChainError(`${label} reverted on-chain (transaction ${hash})`, undefined, { nothingMoved: true, txHash: hash });
       }
       return hash;
     });
   }
+
+  /**
+   * Simulates, signs and sends one transaction. Its hash is known before it is sent, so a send
+   * whose answer is lost (a timeout, a 502 from a proxy, a dropped connection: the node may have
+   * taken it) is checked on the node: known there, it was sent. A failure before the send, or the
+   * node's own refusal of a transaction it does not hold, moved nothing (`nothingMoved`); any other
+   * failure may still land, and says so (not `nothingMoved`, with the hash).
+   */
+  async function signAndSend(label: string, request: WriteRequest): Promise<Hex> {
+    let serialized: Hex;
+    try {
+      const { request: prepared } = await publicClient.simulateContract({ account, address: usdc, abi: USDC_ABI, ...request } as Parameters<typeof publicClient.simulateContract>[0]);
+      const data = encodeFunctionData({ abi: USDC_ABI, functionName: request.functionName, args: request.args } as Parameters<typeof encodeFunctionData>[0]);
+      const tx = await walletClient!.prepareTransactionRequest({ account: account!, chain, to: usdc, data, gas: (prepared as { gas?: bigint }).gas });
+      serialized = await walletClient!.signTransaction(tx as Parameters<NonNullable<typeof walletClient>["signTransaction"]>[0]);
+    } catch (error) {
+      const failed = toChainError(label, error);
+      throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
+    }
+    const hash = keccak256(serialized);
+    try {
+      return await walletClient!.sendRawTransaction({ serializedTransaction: serialized });
+    } catch (error) {
+      if (await known(hash)) return hash;
+      if (isNonceConflict(error)) throw error; // another sender's transaction holds the nonce: signed again
+      const refused = error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError) instanceof RpcRequestError;
+      const failed = toChainError(refused ? label : `${label} (sent as ${hash}; it may still land)`, error);
+      throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: refused, txHash: hash });
+    }
+  }
+
+  /** Whether the node holds the transaction (pending or mined); false when it cannot say. */
+  const known = (hash: Hex): Promise<boolean> => publicClient.getTransaction({ hash }).then(
+    () => true,
+    () => false,
+  );
 
   async function read<T>(label: string, fn: () => Promise<T>): Promise<T> {
     try {

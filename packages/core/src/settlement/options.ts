@@ -2,7 +2,7 @@
 import { isAddress } from "viem";
 import { z } from "zod";
 import { privateKeySchema, type ChainConfig } from "../chain/options.js";
-import type { Chain } from "../chain/types.js";
+import { ChainError, type Chain } from "../chain/types.js";
 import { createViemChain, type ViemChainOptions } from "../chain/viem-chain.js";
 
 /** One chain's spender wallet: wallets approve this address, and it pays the gas of `transferFrom`. */
@@ -75,15 +75,11 @@ export function resolveWalletChains(
 }
 
 /**
- * Whether a failed write may still land on-chain: the transaction was sent but its receipt never
- * came (viem's receipt timeout, or the RPC failing while waiting). Such a failure must not be
- * retried at once, or the funds could move twice. Recognised from the Chain port's message
- * ("… waiting for receipt of 0x…") or viem's error names in the cause chain.
+ * Whether a failed write may still land on-chain, so that it must not be retried at once (or the
+ * funds could move twice): everything but a {@link ChainError} that says nothing moved (its
+ * simulation reverted, the node refused it, it was mined and reverted). A send whose answer was
+ * lost, a receipt that never came, any error the Chain port did not classify: unknown.
  */
 export function outcomeUnknown(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (/waiting for receipt/i.test(e.message)) return true;
-    if (e.name === "WaitForTransactionReceiptTimeoutError" || e.name === "TransactionReceiptNotFoundError") return true;
-  }
-  return false;
+  return !(error instanceof ChainError && error.nothingMoved);
 }

@@ -93,13 +93,12 @@ describe("secretsEqual", () => {
 });
 
 describe("outcomeUnknown", () => {
-  it("is true only for a sent transaction without a receipt", () => {
-    expect(outcomeUnknown(new ChainError("transferFrom (waiting for receipt of 0xabc) failed: timeout"))).toBe(true);
-    const timeout = Object.assign(new Error("Timed out while waiting for transaction"), { name: "WaitForTransactionReceiptTimeoutError" });
-    expect(outcomeUnknown(new ChainError("transfer failed", undefined, { cause: timeout }))).toBe(true);
-    expect(outcomeUnknown(new ChainError("transferFrom reverted: ERC20: insufficient allowance", "ERC20: insufficient allowance"))).toBe(false);
-    expect(outcomeUnknown(new Error("HTTP request failed."))).toBe(false);
-    expect(outcomeUnknown("nope")).toBe(false);
+  it("is false only for a ChainError that says nothing moved; any other failure may still land", () => {
+    expect(outcomeUnknown(new ChainError("transferFrom reverted: ERC20: insufficient allowance", "ERC20: insufficient allowance", { nothingMoved: true }))).toBe(false);
+    expect(outcomeUnknown(new ChainError("transferFrom (waiting for receipt of 0xabc) failed: timeout", undefined, { txHash: "0xabc" }))).toBe(true);
+    expect(outcomeUnknown(new ChainError("transfer (sent as 0xabc; it may still land) failed: HTTP request failed."))).toBe(true);
+    expect(outcomeUnknown(new Error("HTTP request failed."))).toBe(true);
+    expect(outcomeUnknown("nope")).toBe(true);
   });
 });
 

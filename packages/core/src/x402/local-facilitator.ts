@@ -86,7 +86,7 @@ export function createLocalFacilitator(options: LocalFacilitatorOptions): Facili
         const message = error instanceof ChainError || error instanceof Error ? error.message : String(error);
         // A transfer whose simulation reverted (funds moved meanwhile, another authorization spent
         // them) was never sent: a refusal, not a transaction that may still land.
-        const errorReason = error instanceof ChainError && error.unsent ? INVALID.simulationFailed : INVALID.transactionFailed;
+        const errorReason = error instanceof ChainError && error.nothingMoved ? INVALID.simulationFailed : INVALID.transactionFailed;
         return { success: false, errorReason, errorMessage: message, transaction: "", network, payer: payment.payer };
       }
     },
