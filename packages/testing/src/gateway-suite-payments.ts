@@ -159,10 +159,13 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
         const late = await h.call("GET", "/api/payments/intents?limit=1&cursor=" + (await h.call("GET", "/api/payments/intents?limit=2", { headers: session })).body.next_cursor, { headers: session });
         expect(late.body.intents[0]).toMatchObject({ paymentIntentId: first, status: "expired", releasedWei: "300" });
 
-        // A live key of the wallet proves it too: it sees all of the wallet's intents, not only its own.
+        // A live key of the wallet proves it too, but lists only its own intents: an intent's id
+        // settles it, so a key must not learn those of the wallet's other keys.
         const viaKey = await h.call("GET", "/api/payments/intents", { headers: bearer(b.token) });
         expect(viaKey.status).toBe(200);
-        expect(viaKey.body.intents.map((i: any) => i.paymentIntentId)).toEqual([third, second, first]);
+        expect(viaKey.body.intents.map((i: any) => i.paymentIntentId)).toEqual([second]);
+        expect((await h.call("GET", `/api/payments/intents?keyId=${b.keyId}`, { headers: bearer(b.token) })).body.intents).toHaveLength(1);
+        expectError(await h.call("GET", `/api/payments/intents?keyId=${a.keyId}`, { headers: bearer(b.token) }), 403, "forbidden", "keyId");
 
         expectError(await h.call("GET", "/api/payments/intents"), 401, "authentication_required");
         expectError(await h.call("GET", "/api/payments/intents", { headers: { "x-session-user-address": OWNER } }), 401, "wallet_unverified", "x-session-user-address");

@@ -1,6 +1,6 @@
 /** The routes of payment intents (docs/payments.md "Payment intents"). */
 import { z } from "zod";
-import { invalidRequest } from "../errors.js";
+import { GatewayError, invalidRequest } from "../errors.js";
 import { idempotencyKeyHeader, requestChainId } from "../http/headers.js";
 import { chainOfProof, proveWallet, WALLET_PROOF } from "../http/wallet-proof.js";
 import { json } from "../http/respond.js";
@@ -150,13 +150,18 @@ export function ledgerRoutes(): AnyRoute[] {
       method: "GET",
       path: "/api/payments/intents",
       tag: "payments",
-      summary: `List the payment intents of the proven wallet, newest first (limit, cursor, keyId, chainId, status). A filtered page examines at most ${INTENT_LIST_SCAN.toLocaleString("en-US")} intents: it may be short, even empty, with a next_cursor; page on until next_cursor is null.`,
+      summary: `List the payment intents of the proven wallet (with a service key: that key's own), newest first (limit, cursor, keyId, chainId, status). A filtered page examines at most ${INTENT_LIST_SCAN.toLocaleString("en-US")} intents: it may be short, even empty, with a next_cursor; page on until next_cursor is null.`,
       query: listQuery,
       authenticate: proveWallet,
       security: WALLET_PROOF,
       handle: async ({ auth: wallet, query, gateway }) => {
         const now = gateway.clock.now();
-        const page = await gateway.services.ledger.list(wallet.address, Object.assign({ now }, query, { chainId: chainOfProof(wallet, query.chainId) }));
+        // An intent's id settles or aborts it without a credential: a service key lists only its own
+        // (a key handed to a third party must not learn, and so spend, the reservations of its siblings).
+        const own = wallet.via === "service_key" ? wallet.key?.keyId : undefined;
+        if (own !== undefined && query.keyId !== undefined && query.keyId !== own)
+          throw new GatewayError("forbidden", "A service key lists only its own intents; sign in with the wallet to list those of its other keys.", { param: "keyId" });
+        const page = await gateway.services.ledger.list(wallet.address, Object.assign({ now }, query, { chainId: chainOfProof(wallet, query.chainId) }, own ? { keyId: own } : {}));
         return json({ intents: page.intents.map((i) => intentView(i, now)), next_cursor: page.nextCursor });
       },
     }),
