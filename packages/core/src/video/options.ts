@@ -9,6 +9,11 @@ export const videoOptionsSchema = z
   .strictObject({
     /** How long one poller holds a job's lease. @default 15000 */
     leaseMs: z.number().int().min(100).max(600_000).optional(),
+    /**
+     * The upstream is asked about a job at most once per this many ms, however many clients read
+     * its status or stream it (in between they get the stored state). 0: every read polls. @default 2000
+     */
+    minPollMs: z.number().int().min(0).max(600_000).optional(),
     /** Background refresh of pending jobs, in ms; 0 turns it off (GET and the stream still poll). @default 5000 */
     pollerIntervalMs: z.number().int().min(0).max(600_000).optional(),
     /** The wait between stream polls (tests pass one that moves a manual clock). */

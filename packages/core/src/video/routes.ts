@@ -138,7 +138,7 @@ export function videoRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Poll a video job (not billed).",
       params: idParams,
-      handle: async ({ request, params, gateway }) => json(jobView(await gateway.services.video.get(params.id, request.signal))),
+      handle: async ({ params, gateway }) => json(jobView(await gateway.services.video.get(params.id))),
     }),
     defineRoute({
       method: "GET",
@@ -149,7 +149,7 @@ export function videoRoutes(): AnyRoute[] {
       query: z.object({ pollIntervalMs: streamNumber(STREAM_LIMITS.pollIntervalMs), timeoutMs: streamNumber(STREAM_LIMITS.timeoutMs) }),
       handle: async ({ request, params, query, gateway }) => {
         const video = gateway.services.video;
-        await video.get(params.id, request.signal); // 404 before the stream starts
+        await video.get(params.id); // 404 before the stream starts
         return sseResponse(sseFrames(video.stream(params.id, Object.assign({}, query, request.signal ? { signal: request.signal } : undefined)), request.signal));
       },
     }),

@@ -35,8 +35,11 @@ export interface VideoStreamEvent {
 
 /** What the video capability offers to routes and application code. */
 export interface VideoService {
-  /** The job, refreshed from its upstream when it is pending and this instance wins the lease. 404 `job_not_found`. */
-  get(id: string, signal?: AbortSignal): Promise<VideoJobRecord>;
+  /**
+   * The job, refreshed from its upstream when it is pending, its last poll is older than
+   * `video.minPollMs` and this instance wins the lease (concurrent reads share one poll). 404 `job_not_found`.
+   */
+  get(id: string): Promise<VideoJobRecord>;
   /** Stores a submitted job. */
   insert(job: VideoJobRecord): Promise<void>;
   /** Status events on each change until a terminal state or the timeout (an error event), or `signal` (client gone: polling stops). */
@@ -62,16 +65,35 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
   const options = deps.options.video ?? {};
   const owner = `gw_${toHex(randomBytes(8))}`;
   const leaseMs = options.leaseMs ?? 15_000;
+  const minPollMs = options.minPollMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
   const events = deps.compat === "compose" ? { status: "compose.video.status", error: "compose.error" } : { status: "video.status", error: "svc.error" };
 
-  async function refresh(job: VideoJobRecord, signal?: AbortSignal): Promise<VideoJobRecord> {
-    if (job.status === "completed" || job.status === "failed") return job;
+  /** The refresh of each job under way in this process: concurrent readers share it. */
+  const refreshing = new Map<string, Promise<VideoJobRecord>>();
+
+  /**
+   * The job as the upstream has it now, asked at most once per `minPollMs` whoever reads it:
+   * status reads and streams are public, and each upstream poll spends the operator's provider
+   * quota. Within that interval, and while another instance holds the job's lease, the stored
+   * job is the answer; concurrent reads in this process share one poll.
+   */
+  function refresh(job: VideoJobRecord): Promise<VideoJobRecord> {
+    if (job.status === "completed" || job.status === "failed" || deps.clock.now() - job.updatedAt < minPollMs) return Promise.resolve(job);
+    const running = refreshing.get(job.id);
+    if (running) return running;
+    // Not cancelled when one reader leaves: the others wait for the same answer (the upstream's timeout bounds it).
+    const poll = pollUpstream(job).finally(() => refreshing.delete(job.id));
+    refreshing.set(job.id, poll);
+    return poll;
+  }
+
+  async function pollUpstream(job: VideoJobRecord): Promise<VideoJobRecord> {
     const now = deps.clock.now();
     if (!(await deps.store.leaseVideoJob({ id: job.id, owner, now, leaseMs }))) return job;
     let state;
     try {
-      state = await upstreams.videoByName(job.upstream).getVideo(job.upstreamId, signal);
+      state = await upstreams.videoByName(job.upstream).getVideo(job.upstreamId);
     } catch (error) {
       // A failed poll leaves the job as it was; the next poll tries again.
       if (!(error instanceof GatewayError)) deps.logger.error({ err: error, jobId: job.id }, "video poll failed");
@@ -90,10 +112,10 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
   }
 
   const service: VideoService = {
-    async get(id, signal) {
+    async get(id) {
       const job = await deps.store.getVideoJob(id);
       if (!job) throw new GatewayError("job_not_found", `Video job ${id} does not exist.`, { param: "id" });
-      return refresh(job, signal);
+      return refresh(job);
     },
     insert: (job) => deps.store.insertVideoJob(job),
     async *stream(id, { pollIntervalMs, timeoutMs, signal }) {
@@ -101,7 +123,7 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       let last = "";
       for (;;) {
         if (signal?.aborted) return;
-        const job = await service.get(id, signal);
+        const job = await service.get(id);
         const { id: jobId, object: _object, ...state } = jobView(job);
         const text = JSON.stringify({ jobId, ...state });
         if (text !== last) {

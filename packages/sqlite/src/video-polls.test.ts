@@ -1,0 +1,120 @@
+/**
+ * Video status reads are public, and every upstream poll spends the operator's provider quota:
+ * the upstream is asked about a job at most once per `video.minPollMs` (default 2 s), however many
+ * anonymous GETs and streams read it; concurrent reads share one poll. Real SQLite store, the
+ * gateway's manual clock, an upstream HttpClient that counts its polls.
+ */
+import { describe, expect, it } from "vitest";
+import { withGateway, type Harness } from "@tollgate/testing";
+import type { HttpClient } from "@tollgate/core";
+import { tempSqliteStores } from "./temp-stores.js";
+
+const createStore = tempSqliteStores("video-polls");
+
+function upstreamStub() {
+  const calls = { create: 0, get: 0 };
+  const http: HttpClient = async (req) => {
+    const url = new URL(req.url);
+    let body: unknown;
+    if (req.method === "POST" && url.pathname.endsWith("/videos")) {
+      calls.create++;
+      body = { id: "up_1", status: "queued", progress: 0 };
+    } else if (req.method === "GET" && url.pathname.includes("/videos/")) {
+      calls.get++;
+      await new Promise((r) => setTimeout(r, 5));
+      body = { id: "up_1", status: "in_progress", progress: 10 * calls.get };
+    } else body = { error: { message: "nope" } };
+    const text = JSON.stringify(body);
+    return { status: 200, headers: { "content-type": "application/json" }, text: async () => text, bytes: async () => new TextEncoder().encode(text) };
+  };
+  return { calls, http };
+}
+
+const providers = { openai: { type: "openai-compatible" as const, baseUrl: "https://upstream.test/v1", apiKey: "sk-test" } };
+
+async function submit(h: Harness): Promise<string> {
+  const key = await h.createKey({ budgetLimit: "100000000" });
+  const sub = await h.call("POST", "/v1/videos/generations", {
+    headers: { authorization: `Bearer ${key.token}` },
+    body: { model: "sora-2", prompt: "a boat" },
+  });
+  expect(sub.status, JSON.stringify(sub.body)).toBe(202);
+  return sub.body.id as string;
+}
+
+describe("video status polls", () => {
+  it("100 concurrent anonymous GETs share one upstream poll; sequential GETs within minPollMs poll nothing more", async () => {
+    const { calls, http } = upstreamStub();
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const id = await submit(h);
+        // Just submitted: the stored state is fresh, nobody polls.
+        expect((await h.call("GET", `/v1/videos/${id}`)).status).toBe(200);
+        expect(calls.get).toBe(0);
+        h.clock.advance(2_000);
+        const replies = await Promise.all(Array.from({ length: 100 }, () => h.call("GET", `/v1/videos/${id}`)));
+        expect(replies.every((r) => r.status === 200 && r.body.progress === 10)).toBe(true);
+        expect(calls.get).toBe(1);
+        for (let i = 0; i < 50; i++) expect((await h.call("GET", `/v1/videos/${id}`)).body.progress).toBe(10);
+        expect(calls.get).toBe(1);
+        h.clock.advance(1_999);
+        await h.call("GET", `/v1/videos/${id}`);
+        expect(calls.get).toBe(1);
+        h.clock.advance(1);
+        expect((await h.call("GET", `/v1/videos/${id}`)).body.progress).toBe(20);
+        expect(calls.get).toBe(2);
+      },
+      { http, media: { providers }, video: { pollerIntervalMs: 0 } },
+    );
+  });
+
+  it("20 concurrent streams of one job, polling every 500 ms while the clock stands: one upstream poll", async () => {
+    const { calls, http } = upstreamStub();
+    let sleeps = 0;
+    const sleep = (_ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        sleeps++;
+        const t = setTimeout(resolve, 5);
+        signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+      });
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const id = await submit(h);
+        h.clock.advance(2_000);
+        const controller = new AbortController();
+        const streams = Array.from({ length: 20 }, async () => {
+          const res = await h.gateway.fetch(new Request(`http://gateway.test/v1/videos/${id}/stream?pollIntervalMs=500`, { signal: controller.signal }));
+          const reader = res.body!.getReader();
+          try {
+            while (!(await reader.read()).done);
+          } catch {
+            // aborted
+          }
+        });
+        await new Promise((r) => setTimeout(r, 300));
+        controller.abort();
+        await Promise.allSettled(streams);
+        expect(sleeps).toBeGreaterThan(100);
+        expect(calls.get).toBe(1);
+      },
+      { http, media: { providers }, video: { pollerIntervalMs: 0, sleep } },
+    );
+  });
+
+  it("minPollMs: 0 polls on every read; concurrent reads still share one poll", async () => {
+    const { calls, http } = upstreamStub();
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const id = await submit(h);
+        for (let i = 0; i < 3; i++) await h.call("GET", `/v1/videos/${id}`);
+        expect(calls.get).toBe(3);
+        await Promise.all(Array.from({ length: 10 }, () => h.call("GET", `/v1/videos/${id}`)));
+        expect(calls.get).toBe(4);
+      },
+      { http, media: { providers }, video: { pollerIntervalMs: 0, minPollMs: 0 } },
+    );
+  });
+});
