@@ -112,11 +112,19 @@ export function runPaymentRouteSuite(name: string, options: GatewaySuiteOptions)
           expect(again.headers.get("x-idempotent-replay")).toBe("true");
           expect(again.headers.get("x-payment-intent-id")).toBe(first.body.paymentIntentId);
           expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
-          for (const changed of [{ ...PREPARE, maxAmountWei: "301" }, { ...PREPARE, resource: "https://elsewhere" }, { ...PREPARE, action: "embed" }]) {
+          // A model named beside the amount is part of the call too: naming another (or one where none was) conflicts.
+          const named = [{ ...PREPARE, modelId: "gpt-4o-mini" }, { ...PREPARE, modelId: "gpt-4o" }];
+          for (const changed of [{ ...PREPARE, maxAmountWei: "301" }, { ...PREPARE, resource: "https://elsewhere" }, { ...PREPARE, action: "embed" }, named[0]!]) {
             const e = expectError(await send(changed), 409, "idempotency_conflict");
             expect(e.details?.paymentIntentId ?? first.body.paymentIntentId).toBe(first.body.paymentIntentId);
           }
           expectBudget(await h.inspect(key.token, key.keyId), { limit: "1000", used: "0", reserved: "300" });
+          const modelFirst = await send(named[0]!, "order-model");
+          expect(modelFirst.status).toBe(200);
+          expect((await send(named[0]!, "order-model")).headers.get("x-idempotent-replay")).toBe("true");
+          expectError(await send(named[1]!, "order-model"), 409, "idempotency_conflict");
+          expectError(await send(PREPARE, "order-model"), 409, "idempotency_conflict");
+          await h.abort({ paymentIntentId: modelFirst.body.paymentIntentId });
           // Another idempotency key is another intent; the key is scoped to the service key.
           expect((await send(PREPARE, "order-18")).body.paymentIntentId).not.toBe(first.body.paymentIntentId);
           const other = await h.createKey();

@@ -203,7 +203,11 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
         ...(input.meter === undefined ? { maxAmountWei: maxAmount.toString() } : { meter: input.meter }),
       };
       // The stored request also records the catalog model paid for (GET /api/usage groups spend by
-      // it); the idempotency fingerprint is still taken over `request` alone, as before.
+      // it). The idempotency fingerprint covers a model named beside maxAmountWei too: a replay
+      // naming another model is another call (its allow-list and cap differ), so a conflict.
+      // Only an intent with an idempotency key can be replayed, so only it needs the hash.
+      const print =
+        input.idempotencyKey === undefined ? "" : fingerprint(input.model ? Object.assign({}, request, { model: `${input.model.provider}:${input.model.modelId}` }) : request);
       const recorded = model || input.managed ? Object.assign({}, request, model ? { modelId: model.modelId } : undefined, input.managed ? { managed: true } : undefined) : request;
       const reserve = (amount: bigint) =>
         store.reserve({
@@ -211,8 +215,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
             intentId: ids.next("pi"),
             keyId: input.key.keyId,
             maxAmount: amount,
-            // Only an intent with an idempotency key can be replayed, so only it needs the hash.
-            fingerprint: input.idempotencyKey === undefined ? "" : fingerprint(request),
+            fingerprint: print,
             request: amount === maxAmount ? recorded : Object.assign({}, recorded, { maxAmountWei: amount.toString() }),
             createdAt: now,
             expiresAt: now + Math.min(Math.max(options.intentTtlMs, input.ttlMs ?? 0), MAX_INTENT_LIFETIME_MS),
@@ -236,7 +239,7 @@ export function createLedgerService(deps: { store: Store; catalog: Catalog; cloc
       if (result.ok) return { intent: result.intent, key: result.key, replay: false };
       switch (result.reason) {
         case "idempotent_replay":
-          if (result.intent.fingerprint !== fingerprint(request))
+          if (result.intent.fingerprint !== print)
             throw new GatewayError("idempotency_conflict", `Idempotency key "${input.idempotencyKey}" was used with different parameters.`, {
               param: "idempotencyKey",
               details: { paymentIntentId: result.intent.intentId },
