@@ -59,14 +59,15 @@ describe("the OpenAI SDK against the gateway (local provider)", () => {
     receipts.push(receipt);
   });
 
-  it("images.generate: b64_json PNG, billed per image", async () => {
+  it("images.generate: b64_json PNG, billed per image and the prompt's tokens", async () => {
     const { data, response } = await client.images
       .generate({ model: "gpt-image-1", prompt: "a red kite", size: "1024x1024", quality: "low", n: 1 })
       .withResponse();
     expect(data.data).toHaveLength(1);
     expect(Buffer.from(data.data![0]!.b64_json!, "base64").subarray(0, 4)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     const receipt = headerReceipt(response.headers);
-    expect(receipt).toMatchObject({ subject: "openai:gpt-image-1", providerAmountWei: "11000", settlement: { status: "queued" } });
+    // $0.011 for the image and "a red kite" (3 tokens) at $5 per million.
+    expect(receipt).toMatchObject({ subject: "openai:gpt-image-1", providerAmountWei: "11015", settlement: { status: "queued" } });
     expect((data as unknown as { receipt: unknown }).receipt).toEqual(receipt);
     receipts.push(receipt);
   });

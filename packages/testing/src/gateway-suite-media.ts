@@ -99,10 +99,11 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
         hd,
         key,
         "openai:gpt-image-1",
-        { modality: "image", media: { images: 1, size: "1024x1024", quality: "low" } },
+        // GPT Image bills the prompt's tokens beside the image: "x" is one token at $5 per million.
+        { modality: "image", usage: { promptTokens: 1 }, media: { images: 1, size: "1024x1024", quality: "low" } },
         BigInt(first.finalAmountWei),
       );
-      expect(second.providerAmountWei).toBe("11000");
+      expect(second.providerAmountWei).toBe("11005");
     });
 
     test("images/edits: the image as JSON base64, as a data URL, and as a multipart file", async (h) => {

@@ -5,7 +5,7 @@
  * Deprecations: https://platform.openai.com/docs/deprecations
  */
 import {
-  arr, bool, chatParams, choice, embeddingCard, imageCard, imageGrid, int, num, perImage, perKChars, perAudioMinute, perVideoSecond,
+  arr, bool, chatParams, choice, embeddingCard, imageCard, imageGrid, int, num, perImage, perKChars, perAudioMinute, perMInputTokens, perVideoSecond,
   req, speechCard, str, textCard, transcriptionCard, videoCard, byParam, type CardInput, type Params,
 } from "./types.js";
 
@@ -17,17 +17,21 @@ const GPT_IMAGE_SIZES = ["1024x1024", "1024x1536", "1536x1024", "auto"] as const
 const GPT_IMAGE_QUALITIES = ["low", "medium", "high", "auto"] as const;
 
 /**
- * Per-image prices of a GPT Image model from its square and portrait/landscape price per quality.
+ * Per-image prices of a GPT Image model from its square and portrait/landscape price per quality
+ * (its image output tokens), plus its text input tokens: OpenAI bills the prompt's tokens on top.
  * "auto" is metered at the most expensive choice it can resolve to (high quality, non-square size).
  */
-function gptImagePricing(prices: Record<"low" | "medium" | "high", [square: string, wide: string]>) {
+function gptImagePricing(prices: Record<"low" | "medium" | "high", [square: string, wide: string]>, textInputPerM: string) {
   const row = ([square, wide]: [string, string]) => ({ "1024x1024": square, "1024x1536": wide, "1536x1024": wide, auto: wide });
-  return imageGrid("quality", "size", {
-    low: row(prices.low),
-    medium: row(prices.medium),
-    high: row(prices.high),
-    auto: row(prices.high),
-  });
+  return [
+    ...imageGrid("quality", "size", {
+      low: row(prices.low),
+      medium: row(prices.medium),
+      high: row(prices.high),
+      auto: row(prices.high),
+    }),
+    perMInputTokens(textInputPerM),
+  ];
 }
 
 function gptImageParams(fidelity: boolean): Params {
@@ -53,7 +57,7 @@ const images: CardInput[] = [
     name: "GPT Image 1",
     description: "OpenAI's natively multimodal image model for generation and edits, with strong instruction following and text rendering.",
     edit: true,
-    pricing: gptImagePricing({ low: ["0.011", "0.016"], medium: ["0.042", "0.063"], high: ["0.167", "0.25"] }),
+    pricing: gptImagePricing({ low: ["0.011", "0.016"], medium: ["0.042", "0.063"], high: ["0.167", "0.25"] }, "5"),
     params: gptImageParams(true),
   }),
   imageCard(P, {
@@ -61,7 +65,7 @@ const images: CardInput[] = [
     name: "GPT Image 1 Mini",
     description: "A cheaper, faster GPT Image model for generation and edits where cost matters more than peak quality.",
     edit: true,
-    pricing: gptImagePricing({ low: ["0.005", "0.006"], medium: ["0.011", "0.015"], high: ["0.036", "0.052"] }),
+    pricing: gptImagePricing({ low: ["0.005", "0.006"], medium: ["0.011", "0.015"], high: ["0.036", "0.052"] }, "2"),
     params: gptImageParams(false),
   }),
   imageCard(P, {

@@ -70,6 +70,8 @@ export const tokenPrices = (input: string, output: string, cachedInput?: string)
   line("output_tokens", "usd_per_1m_tokens", output),
 ];
 export const perImage = (price: string, when?: When): PriceLine => line("image", "usd_per_image", price, when);
+/** The text input of a model billed per token beside another unit (GPT Image's prompt). */
+export const perMInputTokens = (price: string): PriceLine => line("input_tokens", "usd_per_1m_tokens", price);
 export const perKChars = (price: string): PriceLine => line("characters", "usd_per_1k_characters", price);
 export const perAudioMinute = (price: string): PriceLine => line("audio_seconds", "usd_per_minute", price);
 export const perVideoSecond = (price: string, when?: When): PriceLine => line("video_seconds", "usd_per_second", price, when);

@@ -13,7 +13,7 @@ import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inp
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
-import { loadedTokenCounter } from "../metering/tokens.js";
+import { loadedTokenCounter, tokenCounter } from "../metering/tokens.js";
 import { parseWav } from "../providers/wav.js";
 
 const imageFields = {
@@ -78,12 +78,26 @@ function unreportedTokens(inputs: readonly string[], bound: number): number {
   return Math.max(1, counted);
 }
 
-/** Image generations and edits alike: priced per image by (size, quality), answered in OpenAI's shape. */
-function serveImages(
+/**
+ * The prompt tokens an image call is billed for, on a card that prices them: the prompt's share the
+ * upstream reported (`text_tokens`; a generation's whole input when it reports only that), else the
+ * gateway's count.
+ */
+function imagePromptTokens(r: ImageResult, counted: () => number, edit: boolean): number {
+  const reported = r.usage?.textTokens ?? (edit ? undefined : r.usage?.inputTokens);
+  return reported !== undefined && reported > 0 ? reported : counted();
+}
+
+/**
+ * Image generations and edits alike: priced per image by (size, quality), plus the prompt's tokens
+ * on a card that prices them (GPT Image: reserved at the prompt's UTF-8 bytes, a bound of any
+ * byte-level tokenizer's count; billed as reported). Answered in OpenAI's shape.
+ */
+async function serveImages(
   ctx: Pick<RouteContext<unknown, unknown, unknown, PaidCredential>, "request" | "requestId" | "gateway" | "auth" | "trace">,
   card: ModelCard,
   action: string,
-  body: { n?: number | undefined; size?: string | undefined; quality?: string | undefined },
+  body: { prompt: string; n?: number | undefined; size?: string | undefined; quality?: string | undefined },
   run: (common: { n: number; size?: string; quality?: string; signal?: AbortSignal }) => Promise<ImageResult>,
 ): Promise<GatewayResponse> {
   const n = body.n ?? 1;
@@ -91,6 +105,12 @@ function serveImages(
   if (body.size) variant.size = body.size;
   if (body.quality) variant.quality = body.quality;
   const fee = ctx.gateway.services.feeBps;
+  const textPriced = card.pricing.some((line) => line.key === "input_tokens");
+  const bytes = textPriced ? Math.max(1, utf8Length(body.prompt)) : 0;
+  const edit = action === "images.edits";
+  const prompt = (tokens: number) => (textPriced ? { promptTokens: tokens } : undefined);
+  const counter = textPriced ? await tokenCounter() : undefined;
+  const counted = () => Math.max(1, counter!.count(body.prompt));
   return servePaid(
     ctx.gateway,
     { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth, trace: ctx.trace },
@@ -98,9 +118,9 @@ function serveImages(
       card,
       action,
       mimeType: "application/json",
-      quote: priceUsage(card, undefined, { images: n, ...variant }, fee),
+      quote: priceUsage(card, prompt(bytes), { images: n, ...variant }, fee),
       run: (signal) => run({ n, ...variant, ...(signal ? { signal } : {}) }),
-      meter: (r) => priceUsage(card, undefined, { images: r.data.length, ...variant }, fee),
+      meter: (r) => priceUsage(card, prompt(textPriced ? imagePromptTokens(r, counted, edit) : 0), { images: r.data.length, ...variant }, fee),
     },
     (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
   );
@@ -113,7 +133,7 @@ export function mediaRoutes(): AnyRoute[] {
       method: "POST",
       path: "/v1/images/generations",
       tag: "media",
-      summary: "Generate images from a prompt (billed per image by size/quality; service key or x402).",
+      summary: "Generate images from a prompt (billed per image by size/quality, and the prompt's tokens where the model prices them; service key or x402).",
       body: imagesBody,
       ...PAID_ROUTE,
       handle: (ctx) => {
@@ -134,7 +154,7 @@ export function mediaRoutes(): AnyRoute[] {
       method: "POST",
       path: "/v1/images/edits",
       tag: "media",
-      summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image).",
+      summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image, and the prompt's tokens where the model prices them).",
       body: editsBody,
       ...PAID_ROUTE,
       multipart: true,

@@ -216,7 +216,7 @@ describe("OpenAI-compatible provider", () => {
     expect(r).toEqual({
       created: 1_700_000_000,
       data: [{ b64_json: "aGVsbG8=" }, { url: "https://cdn.example/x.png" }],
-      usage: { inputTokens: 10, outputTokens: 20, totalTokens: 30 },
+      usage: { inputTokens: 10, outputTokens: 20, totalTokens: 30, textTokens: 10 },
     });
   });
 

@@ -35,7 +35,10 @@ const embeddingsSchema = z.object({
 const imagesSchema = z.object({
   created: z.number().optional(),
   data: z.array(z.object({ b64_json: z.string().nullish(), url: z.string().nullish() })).min(1),
-  usage: z.object({ input_tokens: count, output_tokens: count, total_tokens: count }).partial().nullish(),
+  usage: z
+    .object({ input_tokens: count, output_tokens: count, total_tokens: count, input_tokens_details: z.object({ text_tokens: count }).partial().nullish() })
+    .partial()
+    .nullish(),
 });
 const transcriptionSchema = z.object({
   text: z.string(),
@@ -121,7 +124,11 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     if (r.usage) {
       const inputTokens = r.usage.input_tokens ?? 0;
       const outputTokens = r.usage.output_tokens ?? 0;
-      out.usage = { inputTokens, outputTokens, totalTokens: r.usage.total_tokens ?? inputTokens + outputTokens };
+      const textTokens = r.usage.input_tokens_details?.text_tokens;
+      out.usage = Object.assign(
+        { inputTokens, outputTokens, totalTokens: r.usage.total_tokens ?? inputTokens + outputTokens },
+        textTokens === undefined ? {} : { textTokens },
+      );
     }
     return out;
   };

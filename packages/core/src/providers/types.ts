@@ -42,6 +42,8 @@ export interface ImageUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** The prompt's share of `inputTokens` (`input_tokens_details.text_tokens`), when reported: an edit's input also counts its images. */
+  textTokens?: number;
 }
 
 /** One generated image: inline base64 PNG/JPEG bytes, or a URL. */

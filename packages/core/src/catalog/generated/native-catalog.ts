@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "56fc9a1663ac";
+export const NATIVE_CATALOG_VERSION = "c661faf1cd38";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -3453,7 +3453,8 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
         "unitPriceUsd": "0.25",
         "when": {"quality": "auto", "size": "1536x1024"}
       },
-      {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.25", "when": {"quality": "auto", "size": "auto"}}
+      {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.25", "when": {"quality": "auto", "size": "auto"}},
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "5"}
     ],
     "params": {
       "prompt": {"type": "string", "required": true, "description": "Text description of the desired output."},
@@ -3606,7 +3607,8 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
         "unitPriceUsd": "0.052",
         "when": {"quality": "auto", "size": "1536x1024"}
       },
-      {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.052", "when": {"quality": "auto", "size": "auto"}}
+      {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.052", "when": {"quality": "auto", "size": "auto"}},
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2"}
     ],
     "params": {
       "prompt": {"type": "string", "required": true, "description": "Text description of the desired output."},
