@@ -106,7 +106,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     liveKeysPerWallet: o.liveKeysPerWallet,
     ...(o.keyCacheMs === undefined ? {} : { keyCacheMs: o.keyCacheMs }),
   });
-  const keyGovernance = createKeyGovernance({ store, clock, ids, compat: o.compat, funding, onChange: () => keys.forget() });
+  const keyGovernance = createKeyGovernance({
+    store,
+    clock,
+    ids,
+    compat: o.compat,
+    funding,
+    onChange: () => keys.forget(),
+    liveKeysPerWallet: o.liveKeysPerWallet,
+  });
   const ledger = createLedgerService({ store, catalog, clock, ids, options: { intentTtlMs, feeBps, openIntentsPerKey: o.openIntentsPerKey }, telemetry });
   const closers: (() => Promise<void> | void)[] = [];
   const descriptions: (() => string)[] = [];

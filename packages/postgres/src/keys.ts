@@ -77,8 +77,31 @@ export function createKeyOps(db: Queryable, t: TableName, txDb: Queryable = db):
     return rows[0] ? toKey(rows[0]) : null;
   }
 
+  const governance = createGovernanceOps(db, t);
   return {
-    ...createGovernanceOps(db, t),
+    ...governance,
+
+    /**
+     * One statement (governance.ts). Under a `liveLimit`, a patch that may revive a key (it sets
+     * `expiresAt`) runs in a transaction after the owner's advisory lock (the one inserts take), then
+     * the count of the owner's live keys; one too many rolls it back.
+     */
+    async updateKey(input) {
+      const { liveLimit, keyId, now } = input;
+      if (liveLimit === undefined || input.patch.expiresAt === undefined) return governance.updateKey(input);
+      const before = await one(`SELECT ${KEY_COLS} FROM ${keys} WHERE key_id = $1::text`, [keyId]);
+      if (!before) return { ok: false, reason: "not_found" };
+      return inTransaction(txDb, async (tx) => {
+        await tx.query(lockOwner, [`${keys}:${before.owner}`]);
+        const locked = (await tx.query<KeyRow>(`SELECT ${KEY_COLS} FROM ${keys} WHERE key_id = $1::text`, [keyId])).rows[0];
+        const result = await createGovernanceOps(tx, t).updateKey(input);
+        if (result.ok && locked && !isLiveKey(toKey(locked), now) && isLiveKey(result.key, now)) {
+          const { rows } = await tx.query<{ n: number }>(liveOfOwner, [before.owner, now]);
+          if (rows[0]!.n > liveLimit) throw tooManyKeys(before.owner, liveLimit);
+        }
+        return result;
+      });
+    },
 
     /**
      * One statement. A session key: see `insertSession` above; of N concurrent inserts for one

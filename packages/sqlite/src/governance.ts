@@ -5,11 +5,12 @@
  * bound as `@day`, `@week` and `@month`; no statement reads the clock.
  */
 import type Database from "better-sqlite3";
-import { keyEventFromRow, keyFromRow, keysetPage, modelSpendFromRow, pageQuerySize, rolled, windowStart, windowStarts } from "@tollgate/core";
+import { isLiveKey, keyEventFromRow, keyFromRow, keysetPage, modelSpendFromRow, pageQuerySize, rolled, tooManyKeys, windowStart, windowStarts } from "@tollgate/core";
 import type { KeyEventRecord, KeyPatch, KeyRecord, KeyStore, SqlKeyEventRow, SqlModelSpendRow } from "@tollgate/core";
 import type { GroupCommit } from "./group-commit.js";
 import type { Migration } from "./migrations.js";
 import { checkAmount, keyParams, MAX_INT64, type KeyRow } from "./rows.js";
+import { LIVE_KEYS_SQL } from "./keys.js";
 
 /** Schema of key governance (migration version 11, the same number and columns as PostgreSQL's). */
 export const GOVERNANCE_MIGRATIONS: readonly Migration[] = [
@@ -161,6 +162,7 @@ type GovernanceOps = Pick<KeyStore, "updateKey" | "rotateKey" | "listKeyEvents" 
  */
 export function createGovernanceOps(db: Database.Database, group: GroupCommit): GovernanceOps {
   const keyById = db.prepare<[string], KeyRow>("SELECT * FROM keys WHERE key_id = ?");
+  const liveOfOwner = db.prepare<{ owner: string; at: number }, { n: number | bigint }>(LIVE_KEYS_SQL);
   // Under the step's write lock, so the read above and this write cannot interleave with another writer.
   const writeKey = db.prepare<Record<string, unknown>, KeyRow>(`
     UPDATE keys SET name = @name, budget_limit = @budget_limit, budget_used = @budget_used, expires_at = @expires_at,
@@ -195,7 +197,7 @@ export function createGovernanceOps(db: Database.Database, group: GroupCommit): 
   });
 
   return {
-    async updateKey({ keyId, patch, now, event }) {
+    async updateKey({ keyId, patch, now, event, liveLimit }) {
       if (patch.budgetLimit !== undefined) checkAmount(patch.budgetLimit, "budgetLimit");
       const ev = eventParams(event);
       return group.run(() => {
@@ -205,6 +207,9 @@ export function createGovernanceOps(db: Database.Database, group: GroupCommit): 
         const { next, freshWindow } = patched(current, patch, now);
         if (next.budgetLimit < next.budgetUsed + next.budgetReserved) return { ok: false, reason: "below_committed", key: current } as const;
         const saved = writeKey.get(keyParams(next)) as KeyRow;
+        // Counted after the write, under the write lock: throwing rolls the step back.
+        if (liveLimit !== undefined && !isLiveKey(current, now) && isLiveKey(next, now) && Number(liveOfOwner.get({ owner: current.owner, at: now })!.n) > liveLimit)
+          throw tooManyKeys(current.owner, liveLimit);
         if (freshWindow) freshScopes.run({ key_id: keyId, period_start: next.periodStart ?? null });
         insertEvent.run(ev);
         return { ok: true, key: keyFromRow(saved) } as const;

@@ -100,6 +100,26 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
         );
       });
 
+      test(
+        "expired keys revived by PATCH count against the live-key cap (409 too_many_keys); an expired session key is not revived (400)",
+        async (h) => {
+          const { token } = await h.signIn(attacker);
+          const soon = () => ({ expiresAt: h.clock.now() + 1000 });
+          const [session, one] = [await h.createKey(token, { ...soon(), purpose: "session" }), await h.createKey(token, soon())];
+          h.clock.advance(2000);
+          const two = await h.createKey(token, soon());
+          h.clock.advance(2000);
+          await h.createKey(token);
+          const revive = (keyId: string) => h.call("PATCH", `/api/keys/${keyId}`, { headers: bearer(token), json: { expiresAt: h.clock.now() + DAY } });
+          refused(await revive(session!.keyId), 400, "invalid_request");
+          expect((await revive(one!.keyId)).status).toBe(200); // 2 live: the cap
+          refused(await revive(two.keyId), 409, "too_many_keys");
+          const list = await h.call("GET", "/api/keys", { headers: bearer(token) });
+          expect(list.body.keys.filter((k: { status: string }) => k.status === "active")).toHaveLength(2);
+        },
+        { limits: { liveKeysPerWallet: 2 } },
+      );
+
       test("the attacker's key cannot settle the victim's intent (403), and the victim's settle then succeeds", async (h) => {
         const victimKey = await h.createKey((await h.signIn(victim)).token);
         const attackerKey = await h.createKey((await h.signIn(attacker)).token);

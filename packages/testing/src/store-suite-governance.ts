@@ -7,7 +7,7 @@
 import { expect } from "vitest";
 import { windowStart } from "@tollgate/core";
 import type { BudgetPeriod, KeyBudget, KeyEventRecord, KeyRecord, Store } from "@tollgate/core";
-import { addKey, makeCharge, makeIntent, mustGetKey, uniq, type StoreTest } from "./store-fixtures.js";
+import { addKey, DAY, makeCharge, makeIntent, mustGetKey, T0, uniq, type StoreTest } from "./store-fixtures.js";
 
 const utc = (iso: string) => Date.parse(iso);
 const YEAR = 366 * 86_400_000;
@@ -162,6 +162,25 @@ export const governanceTests = {
     const cleared = await store.updateKey({ keyId: key.keyId, patch: { models: null, modelBudgets: null, rateLimit: null }, now: key.createdAt + 2, event: event(key.keyId, key.createdAt + 2) });
     expect(cleared.ok && [cleared.key.models, cleared.key.modelBudgets, cleared.key.rateLimit]).toEqual([undefined, undefined, undefined]);
     expect(await store.updateKey({ keyId: "key_unknown", patch: { name: "x" }, now: 0, event: event("key_unknown", 0) })).toEqual({ ok: false, reason: "not_found" });
+  },
+
+  "updateKey with liveLimit: a revival past the owner's live keys is too_many_keys and changes nothing; concurrent revivals never pass the cap": async ({ store }) => {
+    const owner = `0x${uniq().padStart(40, "0")}`;
+    const now = T0 + 2 * DAY;
+    const expired = await Promise.all(Array.from({ length: 7 }, () => addKey(store, { owner, expiresAt: T0 + 1_000 })));
+    const live = await addKey(store, { owner, expiresAt: now + DAY });
+    const revive = (key: KeyRecord, liveLimit: number) =>
+      store.updateKey({ keyId: key.keyId, patch: { expiresAt: now + DAY }, now, event: event(key.keyId, now), liveLimit });
+    expect(await revive(expired[0]!, 2)).toMatchObject({ ok: true, key: { expiresAt: now + DAY } });
+    await expect(revive(expired[1]!, 2)).rejects.toMatchObject({ code: "too_many_keys", details: { limit: 2 } });
+    expect((await mustGetKey(store, expired[1]!.keyId)).expiresAt).toBe(T0 + 1_000);
+    expect((await store.listKeyEvents(expired[1]!.keyId, { limit: 10 })).events).toEqual([]);
+    // A key that is live already is not revived: the cap does not apply to its patch.
+    expect((await store.updateKey({ keyId: live.keyId, patch: { expiresAt: now + 2 * DAY }, now, event: event(live.keyId, now), liveLimit: 1 })).ok).toBe(true);
+    // Five revivals at once with room for two more: exactly two pass.
+    const results = await Promise.allSettled(expired.slice(2).map((key) => revive(key, 4)));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+    expect(results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(["too_many_keys", "too_many_keys", "too_many_keys"]);
   },
 
   "adding a period to a key with spend starts a fresh window: no instant refusal": async ({ store }) => {

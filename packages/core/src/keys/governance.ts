@@ -83,7 +83,16 @@ export function changesOf(key: KeyRecord, patch: KeyPatch): KeyEventRecord["chan
 }
 
 /** The governance service over the store. */
-export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdGenerator; compat: "compose" | undefined; onChange: () => void; funding?: FundingGuard }) {
+export function createKeyGovernance(deps: {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  compat: "compose" | undefined;
+  onChange: () => void;
+  funding?: FundingGuard;
+  /** The cap of a wallet's live keys that reviving an expired key must respect too (absent: none). */
+  liveKeysPerWallet?: number;
+}) {
   const { store, clock, ids } = deps;
   const event = (keyId: string, type: KeyEventRecord["type"], actor: Actor, changes: KeyEventRecord["changes"]): KeyEventRecord => ({
     eventId: ids.next("kev"),
@@ -96,8 +105,9 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
 
   return {
     /**
-     * Applies `patch` to `key` and records who changed what. Refuses a past `expiresAt` (400) and
-     * a `budgetLimit` below the current window's used + reserved (409 `limit_below_committed`).
+     * Applies `patch` to `key` and records who changed what. Refuses a past `expiresAt` (400), a
+     * revival of an expired session key (400), a revival past the wallet's live-key cap (409
+     * `too_many_keys`) and a `budgetLimit` below the current window's used + reserved (409 `limit_below_committed`).
      * A patch that changes nothing records nothing and returns the key. A patch that lets the key
      * spend more (a higher limit, a fresh period window, an expired key revived) on a settlement
      * chain needs the wallet's funds to cover it: 402 `insufficient_funds` (see `FundingGuard`).
@@ -108,8 +118,12 @@ export function createKeyGovernance(deps: { store: Store; clock: Clock; ids: IdG
       if (patch.budgetLimit !== undefined && patch.budgetLimit > store.maxAmount) throw invalidRequest(`budgetLimit must be at most ${store.maxAmount} with this store`, "budgetLimit");
       const changes = changesOf(key, patch);
       if (Object.keys(changes).length === 0) return key;
+      // A wallet holds one active session key per chain, superseded by each new sign-in: an expired one stays expired.
+      if (key.purpose === "session" && patch.expiresAt !== undefined && key.expiresAt <= now && key.revokedAt === undefined)
+        throw invalidRequest("an expired session key cannot be revived: sign in again for a new one", "expiresAt");
+      const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
       const write = async (): Promise<KeyRecord> => {
-        const result = await store.updateKey({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) });
+        const result = await store.updateKey(Object.assign({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) }, live));
         if (result.ok) return result.key;
         if (result.reason === "not_found") throw new GatewayError("key_not_found", `Key ${key.keyId} does not exist.`);
         const committed = result.key.budgetUsed + result.key.budgetReserved;

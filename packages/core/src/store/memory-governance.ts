@@ -4,6 +4,7 @@
  * `await`, inside the memory store's own methods, so each operation stays atomic.
  */
 import { windowLapsed, windowStart } from "../keys/period.js";
+import { isLiveKey, tooManyKeys } from "./key-limits.js";
 import type { KeyEventRecord, KeyPatch, KeyRecord, ModelSpendRecord, UpdateKeyResult } from "./types.js";
 
 const slot = (keyId: string, scope: string) => `${keyId}\u0000${scope}`;
@@ -68,12 +69,17 @@ export function createMemoryGovernance(keys: Map<string, KeyRecord>, keyIdByToke
     /** The key whose current or previous token hashes to `tokenHash`. */
     keyIdOf: (tokenHash: string) => keyIdByToken.get(tokenHash) ?? previousByToken.get(tokenHash),
 
-    updateKey({ keyId, patch, now, event }: { keyId: string; patch: KeyPatch; now: number; event: KeyEventRecord }): UpdateKeyResult {
+    updateKey({ keyId, patch, now, event, liveLimit }: { keyId: string; patch: KeyPatch; now: number; event: KeyEventRecord; liveLimit?: number }): UpdateKeyResult {
       const key = keys.get(keyId);
       if (!key) return { ok: false, reason: "not_found" };
       roll(key, now);
       const next = patched(key, patch, now);
       if (next.budgetLimit < next.budgetUsed + next.budgetReserved) return { ok: false, reason: "below_committed", key: copyKey(key) };
+      if (liveLimit !== undefined && !isLiveKey(key, now) && isLiveKey(next, now)) {
+        let live = 1;
+        for (const other of keys.values()) if (other.owner === key.owner && other.keyId !== keyId && isLiveKey(other, now)) live++;
+        if (live > liveLimit) throw tooManyKeys(key.owner, liveLimit);
+      }
       if (patch.budgetPeriod !== undefined && patch.budgetPeriod !== null && patch.budgetPeriod !== key.budgetPeriod) {
         for (const rec of spend.values()) if (rec.keyId === keyId) Object.assign(rec, { budgetUsed: 0n, periodStart: next.periodStart });
       }
