@@ -49,7 +49,7 @@ const ALLOWED: Record<string, string> = {
   // Built once, when a provider, the observability service or a store is created.
   "packages/core/src/providers/openai-compatible.ts: { ...createOpenAIChat(t, options.outputCapField),": "once per provider",
   "packages/core/src/observability/service.ts: { ...(store.countOpenIntents": "once per gateway",
-  "packages/postgres/src/keys.ts: { ...createGovernanceOps(db, t),": "once per store",
+  "packages/postgres/src/keys.ts: { ...governance,": "once per store",
 };
 
 /** The OpenAPI document is built once per gateway, not per call. */

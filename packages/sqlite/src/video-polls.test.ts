@@ -75,16 +75,21 @@ describe("video status polls", () => {
     const sleep = (_ms: number, signal?: AbortSignal) =>
       new Promise<void>((resolve) => {
         sleeps++;
-        const t = setTimeout(resolve, 5);
-        signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, 5);
+        signal?.addEventListener("abort", done, { once: true });
       });
     await withGateway(
       { createStore },
       async (h) => {
         const id = await submit(h);
         h.clock.advance(2_000);
-        const controller = new AbortController();
-        const streams = Array.from({ length: 20 }, async () => {
+        const controllers = Array.from({ length: 20 }, () => new AbortController());
+        const streams = controllers.map(async (controller) => {
           const res = await h.gateway.fetch(new Request(`http://gateway.test/v1/videos/${id}/stream?pollIntervalMs=500`, { signal: controller.signal }));
           const reader = res.body!.getReader();
           try {
@@ -94,7 +99,7 @@ describe("video status polls", () => {
           }
         });
         await new Promise((r) => setTimeout(r, 300));
-        controller.abort();
+        for (const controller of controllers) controller.abort();
         await Promise.allSettled(streams);
         expect(sleeps).toBeGreaterThan(100);
         expect(calls.get).toBe(1);
