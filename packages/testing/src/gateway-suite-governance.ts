@@ -148,6 +148,18 @@ export function runGovernanceRouteSuite(name: string, options: GatewaySuiteOptio
       expect((await h.call("GET", `/api/keys/${key.keyId}/events`, { headers: asWallet() })).body.events).toHaveLength(1);
     });
 
+    test("PATCH cannot lower a per-model cap below its scope's used + reserved either: 409 limit_below_committed", async (h) => {
+      const key = await h.createKey({ budgetLimit: "1000000", modelBudgets: { "gpt-4o": "100000" } });
+      const model = { service: "inference", action: "chat", resource: "x", method: "POST", modelId: "gpt-4o" };
+      const prepared = await h.prepare(key.token, { ...model, maxAmountWei: "50000" });
+      await h.settle({ paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: "50000" });
+      await h.prepare(key.token, { ...model, maxAmountWei: "30000" });
+      const e = expectError(await patch(h, key.keyId, { modelBudgets: { "gpt-4o": "10" } }), 409, "limit_below_committed", "modelBudgets");
+      expect(e.details).toEqual({ scope: "gpt-4o", budgetUsed: "50000", budgetReserved: "30000" });
+      const ok = await patch(h, key.keyId, { modelBudgets: { "gpt-4o": "80000" } });
+      expect(ok.body.modelBudgets["gpt-4o"]).toEqual({ limit: "80000", used: "50000", reserved: "30000", remaining: "0" });
+    });
+
     test("rotation: a new token for the same key; the old one works until the grace ends, to the millisecond, then 401 key_rotated", async (h) => {
       const key = await h.createKey({ budgetLimit: "1000" });
       const open = await h.prepare(key.token, { service: "inference", action: "chat", resource: "x", method: "POST", maxAmountWei: "100" });

@@ -14,6 +14,7 @@ import type { KeyEventRecord, KeyPatch, KeyRecord, Store } from "../store/types.
 import { unspent, type FundingGuard } from "../settlement/funding.js";
 import { isLiveKey } from "../store/key-limits.js";
 import { rolled } from "./period.js";
+import { scopeCommitted } from "./view.js";
 import { hashToken, mintToken } from "./token.js";
 
 /** A card as the model checks see it. */
@@ -103,6 +104,23 @@ export function createKeyGovernance(deps: {
     changes,
   });
 
+  /**
+   * A lowered per-model cap must still cover what its scope has used and holds reserved in this
+   * window, as `budgetLimit` must (409 `limit_below_committed`). Read before the write: a
+   * reservation racing the patch can still pass it, which the reserve guard then simply stops.
+   */
+  async function assertCapsCover(key: KeyRecord, caps: Record<string, bigint>, now: number): Promise<void> {
+    const spend = await store.getModelSpend(key.keyId);
+    for (const [scope, limit] of Object.entries(caps)) {
+      const { used, reserved } = scopeCommitted(key, now, spend, scope);
+      if (limit < used + reserved)
+        throw new GatewayError("limit_below_committed", `modelBudgets.${scope} ${limit} is below what its scope has used and reserved in this window (${used + reserved}).`, {
+          param: "modelBudgets",
+          details: { scope, budgetUsed: used.toString(), budgetReserved: reserved.toString() },
+        });
+    }
+  }
+
   return {
     /**
      * Applies `patch` to `key` and records who changed what. Refuses a past `expiresAt` (400), a
@@ -121,6 +139,7 @@ export function createKeyGovernance(deps: {
       // A wallet holds one active session key per chain, superseded by each new sign-in: an expired one stays expired.
       if (key.purpose === "session" && patch.expiresAt !== undefined && key.expiresAt <= now && key.revokedAt === undefined)
         throw invalidRequest("an expired session key cannot be revived: sign in again for a new one", "expiresAt");
+      if (patch.modelBudgets) await assertCapsCover(key, patch.modelBudgets, now);
       const live = deps.liveKeysPerWallet === undefined ? {} : { liveLimit: deps.liveKeysPerWallet };
       const write = async (): Promise<KeyRecord> => {
         const result = await store.updateKey(Object.assign({ keyId: key.keyId, patch, now, event: event(key.keyId, "update", actor, changes) }, live));

@@ -45,15 +45,21 @@ export function keyView(stored: KeyRecord, now: number, spend: readonly ModelSpe
   };
 }
 
-/** Each per-model cap with its current window's counters: `{limit, used, reserved, remaining}` as decimal strings. */
+/** What a per-model scope of `key` has used (in its current window) and holds reserved, as of `now`. */
+export function scopeCommitted(key: KeyRecord, now: number, spend: readonly ModelSpendRecord[], scope: string): { used: bigint; reserved: bigint } {
+  const start = key.budgetPeriod ? windowStart(key.budgetPeriod, now) : undefined;
+  const rec = spend.find((r) => r.scope === scope);
+  const used = rec && (start === undefined || (rec.periodStart ?? 0) >= start) ? rec.budgetUsed : 0n;
+  return { used, reserved: rec?.budgetReserved ?? 0n };
+}
+
+/** Each per-model cap with its current window's counters: `{limit, used, reserved, remaining}` as decimal strings (remaining never below 0). */
 function modelBudgetsView(key: KeyRecord, now: number, spend: readonly ModelSpendRecord[]) {
   const out: Record<string, { limit: string; used: string; reserved: string; remaining: string }> = {};
-  const start = key.budgetPeriod ? windowStart(key.budgetPeriod, now) : undefined;
   for (const [scope, limit] of Object.entries(key.modelBudgets ?? {})) {
-    const rec = spend.find((r) => r.scope === scope);
-    const used = rec && (start === undefined || (rec.periodStart ?? 0) >= start) ? rec.budgetUsed : 0n;
-    const reserved = rec?.budgetReserved ?? 0n;
-    out[scope] = { limit: limit.toString(), used: used.toString(), reserved: reserved.toString(), remaining: (limit - used - reserved).toString() };
+    const { used, reserved } = scopeCommitted(key, now, spend, scope);
+    const left = limit - used - reserved;
+    out[scope] = { limit: limit.toString(), used: used.toString(), reserved: reserved.toString(), remaining: (left > 0n ? left : 0n).toString() };
   }
   return out;
 }
