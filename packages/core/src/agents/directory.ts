@@ -6,8 +6,11 @@
 import { z } from "zod";
 import { GatewayError } from "../errors.js";
 import type { HttpClient } from "../http/client.js";
-import { hostOf } from "../http/client.js";
+import { boundedText, hostOf } from "../http/client.js";
 import type { DirectoryOptions } from "./options.js";
+
+/** The largest directory answer read (a page of agents is a few KB; larger is refused with 502). */
+const MAX_DIRECTORY_BYTES = 4 * 1024 * 1024;
 
 export const DIRECTORY_SORTS = ["relevancy", "created-at", "last-modified", "interactions"] as const;
 export const DIRECTORY_DIRECTIONS = ["asc", "desc"] as const;
@@ -149,7 +152,7 @@ export async function searchDirectory(http: HttpClient, options: DirectoryOption
     timeoutMs: options.timeoutMs ?? 5000,
     ...(signal ? { signal } : {}),
   });
-  const text = await res.text();
+  const text = await boundedText(res, MAX_DIRECTORY_BYTES, `The agent directory at ${host}`);
   if (res.status < 200 || res.status > 299)
     throw new GatewayError("upstream_error", `The agent directory at ${host} answered ${res.status}.`, { details: { upstreamStatus: res.status } });
   let body: unknown;

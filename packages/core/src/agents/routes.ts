@@ -61,6 +61,7 @@ function directoryRoute(path: string, summary: string) {
     tag: "agents",
     summary,
     query: directoryQuery,
+    rateLimit: { ip: "agents" },
     handle: async ({ query, request, gateway }) => json(await gateway.services.agents.searchDirectory(query, request.signal)),
   });
 }
@@ -72,6 +73,7 @@ export function agentsRoutes(): AnyRoute[] {
       method: "GET",
       path: "/agents",
       tag: "agents",
+      rateLimit: { ip: "agents" },
       summary:
         'List the agent cards, oldest first: {agents, total}. Cards carry schemaVersion, dnaHash, chain, licensePrice, licenses, cloneable; under compat "compose" protocols are {name, version} objects and createdAt an ISO string.',
       handle: async ({ gateway }) => {
@@ -84,6 +86,7 @@ export function agentsRoutes(): AnyRoute[] {
       method: "GET",
       path: "/agents/search",
       tag: "agents",
+      rateLimit: { ip: "agents" },
       summary:
         "Rank agent cards by relevance to q (alias query) over name, skills, plugin names and description; limit 1..50, default 8; each card carries its score.",
       query: searchQuery,

@@ -1,7 +1,10 @@
 /** Client for the optional external models service behind `GET /api/models`. */
 import { GatewayError } from "../errors.js";
 import type { HttpClient } from "../http/client.js";
-import { hostOf } from "../http/client.js";
+import { boundedText, hostOf } from "../http/client.js";
+
+/** The largest models-service answer read (a catalog of thousands of models is a few MB; larger is refused with 502). */
+const MAX_MODELS_SERVICE_BYTES = 32 * 1024 * 1024;
 
 /** Where the models service lives. */
 export interface ModelsServiceOptions {
@@ -28,7 +31,7 @@ export async function fetchModelsService(http: HttpClient, options: ModelsServic
     timeoutMs: options.timeoutMs ?? 5000,
     ...(signal ? { signal } : {}),
   });
-  const text = await res.text();
+  const text = await boundedText(res, MAX_MODELS_SERVICE_BYTES, `The models service at ${hostOf(options.url)}`);
   if (res.status < 200 || res.status > 299)
     throw new GatewayError("upstream_error", `The models service at ${hostOf(options.url)} answered ${res.status}.`, { details: { upstreamStatus: res.status } });
   try {

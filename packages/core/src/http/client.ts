@@ -217,3 +217,37 @@ export function hostOf(url: string): string {
     return "upstream";
   }
 }
+
+/**
+ * The body of `res` as text, refused past `maxBytes` (502 `upstream_error` naming `what`): read
+ * chunk by chunk when the client can (the read stops and the body is dropped at the limit), else
+ * whole and then checked. For answers a gateway relays or parses whole (a directory's search, a
+ * models service's list), whose size a third party decides.
+ */
+export async function boundedText(res: HttpClientResponse, maxBytes: number, what: string): Promise<string> {
+  const tooLarge = () => new GatewayError("upstream_error", `${what} answered more than ${maxBytes} bytes.`);
+  const declared = Number(res.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await dropBody(res);
+    throw tooLarge();
+  }
+  if (!res.chunks) {
+    const all = await res.bytes();
+    if (all.byteLength > maxBytes) throw tooLarge();
+    return new TextDecoder().decode(all);
+  }
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
+  for await (const chunk of res.chunks()) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the body
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+async function dropBody(res: HttpClientResponse): Promise<void> {
+  const chunks = res.chunks?.();
+  await chunks?.[Symbol.asyncIterator]().return?.();
+}
