@@ -15,27 +15,50 @@ import { tempSqliteStores } from "./temp-stores.js";
 const createStore = tempSqliteStores("chain-lost-answers");
 const SECRET = "lost-answers-settlement-secret-0123";
 
-/** A JSON-RPC proxy: the next `lose` sends are forwarded and answered 502; the next `drop` are answered 502 unforwarded. */
+/**
+ * A JSON-RPC proxy in front of anvil. For the next sends: `lose` forwards and answers 502; `drop`
+ * answers 502 unforwarded; `rpcError` forwards and answers a JSON-RPC -32000 "request timed out";
+ * `resend` forwards twice (a provider retrying on another of its nodes) and answers the second
+ * ("nonce too low": the first took the nonce). `lag` answers that many hash lookups with null (a
+ * load-balanced RPC whose other nodes do not show the transaction yet).
+ */
 async function startLossyProxy(target: string) {
-  const state = { lose: 0, drop: 0, forwarded: 0 };
+  const state = { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, forwarded: 0 };
+  const forward = async (body: string) => {
+    const upstream = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
+    return { status: upstream.status, text: await upstream.text() };
+  };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
       const body = Buffer.concat(chunks).toString("utf8");
+      const id = (JSON.parse(body) as { id?: unknown }).id;
+      const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
+      if (body.includes("eth_getTransactionByHash") && state.lag > 0) {
+        state.lag--;
+        return void json({ jsonrpc: "2.0", id, result: null });
+      }
       const send = body.includes("eth_sendRawTransaction");
       if (send && state.drop > 0) {
         state.drop--;
         return void res.writeHead(502, { "content-type": "text/plain" }).end("bad gateway");
       }
-      const upstream = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
-      const text = await upstream.text();
+      let answer = await forward(body);
       if (send) state.forwarded++;
       if (send && state.lose > 0) {
         state.lose--;
         return void res.writeHead(502, { "content-type": "text/plain" }).end("bad gateway");
       }
-      res.writeHead(upstream.status, { "content-type": "application/json" }).end(text);
+      if (send && state.rpcError > 0) {
+        state.rpcError--;
+        return void json({ jsonrpc: "2.0", id, error: { code: -32000, message: "request timed out" } });
+      }
+      if (send && state.resend > 0) {
+        state.resend--;
+        answer = await forward(body);
+      }
+      res.writeHead(answer.status, { "content-type": "application/json" }).end(answer.text);
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -52,7 +75,7 @@ describe("chain writes whose answer is lost", () => {
   }, 60_000);
   afterEach(() => {
     // What a test's transport did not consume (it may or may not retry a failed send) must not leak into the next.
-    Object.assign(proxy.state, { lose: 0, drop: 0 });
+    Object.assign(proxy.state, { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0 });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -96,6 +119,27 @@ describe("chain writes whose answer is lost", () => {
       const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
       expect(again.status).toBe(409);
       expect(await usdc.balanceOf(address)).toBe(0n);
+    }),
+  );
+
+  it(
+    "a JSON-RPC error after the node took the send, its lookup lagging: not taken for a refusal; the address is paid once",
+    dispenserGateway(9, async (h) => {
+      const address = someone();
+      Object.assign(proxy.state, { rpcError: 1, lag: 2 });
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(200);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(409);
+      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+    }),
+  );
+
+  it(
+    "a provider that resends our transaction answers nonce too low, its lookup lagging: not signed again; the address is paid once",
+    dispenserGateway(4, async (h) => {
+      const address = someone();
+      Object.assign(proxy.state, { resend: 1, lag: 2 });
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(200);
+      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 

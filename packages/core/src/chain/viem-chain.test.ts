@@ -8,6 +8,7 @@ import {
   ChainError,
   createViemChain,
   isNonceConflict,
+  isRefusal,
   randomNonce,
   signTransferAuthorization,
   verifyTransferAuthorization,
@@ -205,6 +206,19 @@ describe("createViemChain against anvil + TestUSDC", () => {
     expect(isNonceConflict(new Error("replacement transaction underpriced"))).toBe(true);
     expect(isNonceConflict(new Error("already known"))).toBe(false);
     expect(isNonceConflict(new Error("execution reverted: ERC20: transfer amount exceeds balance"))).toBe(false);
+  });
+
+  it("isRefusal: a node's lasting refusal (funds, gas, fee, signature) is one; a timeout, an internal error or an accepted duplicate is not", () => {
+    for (const refused of [
+      "insufficient funds for gas * price + value",
+      "intrinsic gas too low",
+      "max fee per gas less than block base fee",
+      "transaction underpriced",
+      "invalid sender",
+    ])
+      expect(isRefusal(new Error(refused)), refused).toBe(true);
+    for (const unsure of ["request timed out", "internal error", "already known", "HTTP request failed. Status: 502", "nonce too low"])
+      expect(isRefusal(new Error(unsure)), unsure).toBe(false);
   });
 
   it("a failed write does not block the queue", async () => {

@@ -16,8 +16,8 @@ import {
   keccak256,
   NonceTooLowError,
   parseSignature,
-  RpcRequestError,
   size,
+  TransactionNotFoundError,
   type PrivateKeyAccount,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -124,19 +124,34 @@ export function createViemChain(options: ViemChainOptions): Chain {
     try {
       return await walletClient!.sendRawTransaction({ serializedTransaction: serialized });
     } catch (error) {
-      if (await known(hash)) return hash;
-      if (isNonceConflict(error)) throw error; // another sender's transaction holds the nonce: signed again
-      const refused = error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError) instanceof RpcRequestError;
+      const found = await lookup(hash);
+      if (found === "held") return hash;
+      // Another sender's transaction holds the nonce (ours is nowhere): signed again with a fresh one.
+      if (found === "absent" && isNonceConflict(error)) throw error;
+      const refused = found === "absent" && isRefusal(error);
       const failed = toChainError(refused ? label : `${label} (sent as ${hash}; it may still land)`, error);
       throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: refused, txHash: hash });
     }
   }
 
-  /** Whether the node holds the transaction (pending or mined); false when it cannot say. */
-  const known = (hash: Hex): Promise<boolean> => publicClient.getTransaction({ hash }).then(
-    () => true,
-    () => false,
-  );
+  /**
+   * Whether the node holds the transaction (pending or mined): "held"; "absent" when it answered
+   * that it does not, every time over ~1 s (a load-balanced RPC may not show a transaction another
+   * of its nodes took at once); "unknown" when a lookup failed.
+   */
+  async function lookup(hash: Hex): Promise<"held" | "absent" | "unknown"> {
+    let unknown = false;
+    for (let attempt = 0; attempt < LOOKUPS; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, LOOKUP_GAP_MS));
+      try {
+        await publicClient.getTransaction({ hash });
+        return "held";
+      } catch (error) {
+        if (!(error instanceof TransactionNotFoundError)) unknown = true;
+      }
+    }
+    return unknown ? "unknown" : "absent";
+  }
 
   async function read<T>(label: string, fn: () => Promise<T>): Promise<T> {
     try {
@@ -259,6 +274,20 @@ interface WriteRequest {
 }
 
 /** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
+/** Lookups of a transaction whose send failed, and the pause between them. */
+const LOOKUPS = 4;
+const LOOKUP_GAP_MS = 300;
+
+/**
+ * True when the node refused the transaction for a reason that holds it out for good: funds or
+ * gas, its fee, its signature or chain. A generic error (a timeout it reports as -32000, an
+ * internal error) is not a refusal: the transaction may have been taken before it.
+ */
+export function isRefusal(error: unknown): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return /insufficient funds|intrinsic gas too low|exceeds block gas limit|gas limit reached|invalid (signature|sender|chain ?id)|fee cap (less|lower) than|max fee per gas less than|transaction underpriced|tip (higher|above) (than )?(the )?fee cap/i.test(text);
+}
+
 /** How many times a send refused for a nonce conflict is signed again. */
 const NONCE_RETRIES = 8;
 

@@ -85,8 +85,10 @@ export function createLocalFacilitator(options: LocalFacilitatorOptions): Facili
       } catch (error) {
         const message = error instanceof ChainError || error instanceof Error ? error.message : String(error);
         // A transfer whose simulation reverted (funds moved meanwhile, another authorization spent
-        // them) was never sent: a refusal, not a transaction that may still land.
-        const errorReason = error instanceof ChainError && error.nothingMoved ? INVALID.simulationFailed : INVALID.transactionFailed;
+        // them) was never sent: a refusal, not a transaction that may still land. One that was
+        // signed and sent (it has a hash) is left to the chain check, whatever the error said.
+        const unsent = error instanceof ChainError && error.nothingMoved && error.txHash === undefined;
+        const errorReason = unsent ? INVALID.simulationFailed : INVALID.transactionFailed;
         return { success: false, errorReason, errorMessage: message, transaction: "", network, payer: payment.payer };
       }
     },
