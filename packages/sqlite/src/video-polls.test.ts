@@ -11,21 +11,24 @@ import { tempSqliteStores } from "./temp-stores.js";
 
 const createStore = tempSqliteStores("video-polls");
 
-function upstreamStub() {
+/** An upstream that counts its polls; with `limited`, it answers them 429 (a rate-limited provider). */
+function upstreamStub(limited = false) {
   const calls = { create: 0, get: 0 };
   const http: HttpClient = async (req) => {
     const url = new URL(req.url);
     let body: unknown;
+    let status = 200;
     if (req.method === "POST" && url.pathname.endsWith("/videos")) {
       calls.create++;
       body = { id: "up_1", status: "queued", progress: 0 };
     } else if (req.method === "GET" && url.pathname.includes("/videos/")) {
       calls.get++;
       await new Promise((r) => setTimeout(r, 5));
-      body = { id: "up_1", status: "in_progress", progress: 10 * calls.get };
+      if (limited) [status, body] = [429, { error: { message: "Rate limit reached", type: "rate_limit" } }];
+      else body = { id: "up_1", status: "in_progress", progress: 10 * calls.get };
     } else body = { error: { message: "nope" } };
     const text = JSON.stringify(body);
-    return { status: 200, headers: { "content-type": "application/json" }, text: async () => text, bytes: async () => new TextEncoder().encode(text) };
+    return { status, headers: { "content-type": "application/json" }, text: async () => text, bytes: async () => new TextEncoder().encode(text) };
   };
   return { calls, http };
 }
@@ -63,6 +66,23 @@ describe("video status polls", () => {
         expect(calls.get).toBe(1);
         h.clock.advance(1);
         expect((await h.call("GET", `/v1/videos/${id}`)).body.progress).toBe(20);
+        expect(calls.get).toBe(2);
+      },
+      { http, media: { providers }, video: { pollerIntervalMs: 0 } },
+    );
+  });
+
+  it("a provider answering 429 is asked once per minPollMs too: 50 reads in the interval, one poll; the job as stored meanwhile", async () => {
+    const { calls, http } = upstreamStub(true);
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const id = await submit(h);
+        h.clock.advance(2_000);
+        for (let i = 0; i < 50; i++) expect((await h.call("GET", `/v1/videos/${id}`)).body.status).toBe("queued");
+        expect(calls.get).toBe(1);
+        h.clock.advance(2_000);
+        await h.call("GET", `/v1/videos/${id}`);
         expect(calls.get).toBe(2);
       },
       { http, media: { providers }, video: { pollerIntervalMs: 0 } },

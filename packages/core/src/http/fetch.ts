@@ -45,6 +45,20 @@ export function relativeToBase(path: string, basePath: string | undefined): stri
   return path.startsWith(`${base}/`) ? path.slice(base.length) : undefined;
 }
 
+const HOLDS = Symbol("tollgate.request");
+
+/**
+ * `request.signal`, made to keep `request` alive. Node's `Request` follows the signal it was made
+ * with through a weak reference to itself: once nothing holds the Request (a caller that keeps
+ * only the response, a route that keeps only the signal), its signal silently stops following,
+ * and a stream whose client left would poll on for good. The signal now holds its Request.
+ */
+function retained(request: Request): AbortSignal {
+  const signal = request.signal;
+  if (!(HOLDS in signal)) Object.defineProperty(signal, HOLDS, { value: request });
+  return signal;
+}
+
 /**
  * Converts a Web `Request` to the plain request shape: lower-case headers (repeated ones joined
  * with ", " by `Headers`), the still-encoded path relative to `basePath`, the request's abort
@@ -68,7 +82,7 @@ export function fromWebRequest(request: Request, options: string | FromWebReques
     query: url.searchParams,
     headers,
     origin: url.origin,
-    signal: request.signal,
+    signal: retained(request),
     ...(stream
       ? {
           body: {

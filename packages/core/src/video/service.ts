@@ -71,17 +71,30 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
 
   /** The refresh of each job under way in this process: concurrent readers share it. */
   const refreshing = new Map<string, Promise<VideoJobRecord>>();
+  /** When this process last asked about each pending job, whatever came of it (a failed poll does not move `updatedAt`). */
+  const attempted = new Map<string, number>();
+  const MAX_ATTEMPTED = 10_000;
 
   /**
    * The job as the upstream has it now, asked at most once per `minPollMs` whoever reads it:
    * status reads and streams are public, and each upstream poll spends the operator's provider
-   * quota. Within that interval, and while another instance holds the job's lease, the stored
-   * job is the answer; concurrent reads in this process share one poll.
+   * quota (a failed poll counts: a rate-limited provider is not asked again at once). Within that
+   * interval, and while another instance holds the job's lease, the stored job is the answer;
+   * concurrent reads in this process share one poll.
    */
   function refresh(job: VideoJobRecord): Promise<VideoJobRecord> {
-    if (job.status === "completed" || job.status === "failed" || deps.clock.now() - job.updatedAt < minPollMs) return Promise.resolve(job);
+    const now = deps.clock.now();
+    if (job.status === "completed" || job.status === "failed") {
+      attempted.delete(job.id);
+      return Promise.resolve(job);
+    }
     const running = refreshing.get(job.id);
     if (running) return running;
+    if (now - Math.max(job.updatedAt, attempted.get(job.id) ?? 0) < minPollMs) return Promise.resolve(job);
+    // A failing upstream (429, 5xx) is asked once per interval too; the oldest entries go first past the cap.
+    attempted.delete(job.id);
+    if (attempted.size >= MAX_ATTEMPTED) attempted.delete(attempted.keys().next().value as string);
+    attempted.set(job.id, now);
     // Not cancelled when one reader leaves: the others wait for the same answer (the upstream's timeout bounds it).
     const poll = pollUpstream(job).finally(() => refreshing.delete(job.id));
     refreshing.set(job.id, poll);
