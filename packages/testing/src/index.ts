@@ -28,3 +28,4 @@ export { closedPortUrl } from "./directory-stub.js";
 export { runAttackSuite } from "./attack-suite.js";
 export type { AttackSuiteOptions } from "./attack-harness.js";
 export { runChatUpstreamSuite } from "./chat-upstream-suite.js";
+export { startRpcProxy, type RpcProxy, type RpcProxyState } from "./rpc-proxy.js";
