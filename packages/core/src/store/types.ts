@@ -251,8 +251,7 @@ export interface KeyStore {
    * used 0). A `budgetPeriod` that is set or changed starts a fresh window at `now`: `periodStart`
    * = its start, `budgetUsed` = 0 and the per-model counters' used = 0 (reservations carry over);
    * a period cleared drops `periodStart` and keeps `budgetUsed`.
-   * With `liveLimit`, a patch reviving an expired key past the owner's `liveLimit` live keys rejects
-   * with `too_many_keys`, changing nothing (counted atomically with the write, as `insertKey` does).
+   * With `liveLimit`, reviving an expired key past the owner's `liveLimit` live keys rejects with `too_many_keys` (counted atomically, as `insertKey` does).
    */
   updateKey(input: { keyId: string; patch: KeyPatch; now: number; event: KeyEventRecord; liveLimit?: number }): Promise<UpdateKeyResult>;
   /**
