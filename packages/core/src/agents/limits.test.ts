@@ -1,7 +1,8 @@
 /**
  * The public agent routes (the card list, the search and the directory proxy) share a per-client-IP
  * minute, `rateLimits.perIp.agents` (default 120): each scans every card, or calls the directory
- * with the operator's key. A directory answer larger than 4 MiB is refused, not relayed.
+ * with the operator's key. A directory answer larger than 4 MiB is refused, not relayed. The search
+ * reads and splits the cards at most once per 5 s.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -56,6 +57,26 @@ describe("public agent routes", () => {
     const body = res.body as { kind: "json"; value: { error: { code: string; message: string } } };
     expect(body.value.error).toMatchObject({ code: "upstream_error", message: expect.stringContaining("more than 4194304 bytes") });
     expect(calls).toBe(1);
+    await gateway.close();
+  });
+
+  it("search reuses the cards it read for 5 s: a card written through the service is found at once, one written to the store directly (another instance) within 5 s", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore();
+    const gateway = createGateway({ store, clock, sweepIntervalMs: 0 });
+    const agents = gateway.services.agents;
+    const card = (n: number, name: string) => ({ walletAddress: `0x${n.toString(16).padStart(40, "0")}`, name, description: "", skills: [], plugins: [] });
+    expect(await agents.search("weather")).toEqual([]);
+    await agents.upsert(card(1, "Weather oracle"));
+    expect((await agents.search("weather")).map((c) => c.name)).toEqual(["Weather oracle"]);
+    const other = createGateway({ store, clock, sweepIntervalMs: 0 });
+    expect((await other.services.agents.upsert(card(2, "Weather station"))).name).toBe("Weather station");
+    await other.close();
+    expect((await agents.search("weather")).map((c) => c.name)).toEqual(["Weather oracle"]);
+    clock.advance(5_000);
+    expect((await agents.search("weather")).map((c) => c.name)).toEqual(["Weather oracle", "Weather station"]);
+    await agents.remove(card(1, "").walletAddress);
+    expect((await agents.search("weather")).map((c) => c.name)).toEqual(["Weather station"]);
     await gateway.close();
   });
 });

@@ -35,39 +35,77 @@ export function tokenize(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-function best(token: string, words: readonly string[], [whole, prefix, inside]: readonly [number, number, number]): number {
-  let points = 0;
-  for (const w of words) {
-    if (w === token) return whole;
-    if (token.length >= 2 && w.startsWith(token)) points = Math.max(points, prefix);
-    else if (token.length >= 3 && w.includes(token)) points = Math.max(points, inside);
-  }
-  return points;
+/**
+ * The points of `token`'s best match in `text`, a field's words joined by single spaces with a space
+ * at each end: a token holds no space, so `" token "` is a whole word, `" token"` a word prefix, and
+ * any other occurrence lies inside one word (one native string search each, not a loop over words).
+ */
+function best(token: string, text: string, [whole, prefix, inside]: readonly [number, number, number]): number {
+  if (!text.includes(token)) return 0;
+  if (text.includes(` ${token} `)) return whole;
+  if (token.length >= 2 && text.includes(` ${token}`)) return prefix;
+  return token.length >= 3 ? inside : 0;
+}
+
+const joined = (words: readonly string[]): string => ` ${words.join(" ")} `;
+
+/** A card with its words, split once: searches score many queries against the same cards. */
+export interface IndexedAgent {
+  readonly card: AgentCard;
+  readonly lowerName: string;
+  /** Each field's words, joined as {@link best} reads them. */
+  readonly fields: { readonly name: string; readonly skills: string; readonly plugins: string; readonly description: string };
+}
+
+/** Splits `card` into the words its score reads. */
+export function indexAgent(card: AgentCard): IndexedAgent {
+  return {
+    card,
+    lowerName: card.name.toLowerCase(),
+    fields: {
+      name: joined(tokenize(card.name)),
+      skills: joined(card.skills.flatMap(tokenize)),
+      plugins: joined(card.plugins.flatMap((p) => tokenize(p.name))),
+      description: joined(tokenize(card.description)),
+    },
+  };
+}
+
+/** A query as the scores read it: trimmed and lower-cased, its distinct tokens (at most 16), its phrase. */
+interface ParsedQuery {
+  readonly q: string;
+  readonly tokens: string[];
+  readonly phrase: string;
+}
+
+function parseQuery(query: string): ParsedQuery {
+  const q = query.trim().toLowerCase();
+  const all = tokenize(q);
+  return { q, tokens: [...new Set(all)].slice(0, MAX_TOKENS), phrase: joined(all) };
+}
+
+function scoreIndexed(entry: IndexedAgent, query: ParsedQuery): number {
+  let score = 0;
+  for (const t of query.tokens) for (const f of ["name", "skills", "plugins", "description"] as const) score += best(t, entry.fields[f], WEIGHTS[f]);
+  if (query.q === entry.lowerName) score += EXACT_NAME;
+  else if (query.tokens.length >= 2 && entry.fields.name.includes(query.phrase)) score += NAME_PHRASE;
+  if (query.q === entry.card.walletAddress) score += ADDRESS;
+  return score;
 }
 
 /** The score of `card` for `query` (0: no match). */
 export function scoreAgent(card: AgentCard, query: string): number {
-  const q = query.trim().toLowerCase();
-  const tokens = [...new Set(tokenize(q))].slice(0, MAX_TOKENS);
-  const fields = {
-    name: tokenize(card.name),
-    skills: card.skills.flatMap(tokenize),
-    plugins: card.plugins.flatMap((p) => tokenize(p.name)),
-    description: tokenize(card.description),
-  };
-  let score = 0;
-  for (const t of tokens) for (const f of ["name", "skills", "plugins", "description"] as const) score += best(t, fields[f], WEIGHTS[f]);
-  const name = card.name.toLowerCase();
-  if (q === name) score += EXACT_NAME;
-  else if (tokens.length >= 2 && ` ${fields.name.join(" ")} `.includes(` ${tokenize(q).join(" ")} `)) score += NAME_PHRASE;
-  if (q === card.walletAddress) score += ADDRESS;
-  return score;
+  return scoreIndexed(indexAgent(card), parseQuery(query));
 }
 
 /** The cards matching `query`, best first, at most `limit`, each with its `score`. */
-export function rankAgents(cards: readonly AgentCard[], query: string, limit: number): { card: AgentCard; score: number }[] {
+export function rankAgents(cards: readonly (AgentCard | IndexedAgent)[], query: string, limit: number): { card: AgentCard; score: number }[] {
+  const parsed = parseQuery(query);
   return cards
-    .map((card) => ({ card, score: scoreAgent(card, query) }))
+    .map((c) => {
+      const entry = "fields" in c ? c : indexAgent(c);
+      return { card: entry.card, score: scoreIndexed(entry, parsed) };
+    })
     .filter((r) => r.score > 0)
     .sort((a, b) => b.score - a.score || cmp(a.card.name.toLowerCase(), b.card.name.toLowerCase()) || cmp(a.card.walletAddress, b.card.walletAddress))
     .slice(0, Math.max(0, limit));

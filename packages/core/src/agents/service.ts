@@ -8,7 +8,10 @@ import { parseAddress, parseWith } from "../validation.js";
 import type { AgentCard } from "../store/agents-types.js";
 import { agentCardInputSchema, toAgentCard, type AgentCardInput } from "./card.js";
 import { searchDirectory, type DirectoryPage, type DirectoryQuery } from "./directory.js";
-import { rankAgents } from "./search.js";
+import { indexAgent, rankAgents, type IndexedAgent } from "./search.js";
+
+/** How long a search reuses the cards it read (and split into words); a write in this process starts over at once. */
+const INDEX_TTL_MS = 5_000;
 
 /** What the agents capability offers to routes and application code. Errors are `GatewayError`s. */
 export interface AgentsService {
@@ -29,7 +32,9 @@ export interface AgentsService {
   get(walletAddress: string): Promise<AgentCard>;
   /**
    * Cards ranked by relevance to `query` (see search.ts for the scoring), best first, each with
-   * its `score`; `limit` is clamped to 1..50. Loads every card: meant for up to ~10k cards.
+   * its `score`; `limit` is clamped to 1..50. Scans every card, as read from the store at most once
+   * per 5 s (a write through this service is seen at once; another instance's within those 5 s):
+   * meant for up to ~10k cards.
    * @default limit 8
    */
   search(query: string, options?: { limit?: number }): Promise<(AgentCard & { score: number })[]>;
@@ -56,18 +61,32 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
       `agents (/agents, /agent/{walletAddress}): on (${seed.length} seed card${seed.length === 1 ? "" : "s"}); directory (/api/directory/agents): ${directory ? directory.url : "not configured (set agents.directory.url)"}`,
   );
 
+  // The cards split into words, read at most once per INDEX_TTL_MS: every search scans them all, so
+  // reading and splitting them per request made a public route cost ~0.35 s at 10,000 cards.
+  let index: { at: number; entries: Promise<IndexedAgent[]> } | undefined;
+  const indexed = (): Promise<IndexedAgent[]> => {
+    const now = clock.now();
+    if (!index || now - index.at >= INDEX_TTL_MS || now < index.at) {
+      const entries = store.listAgents().then((cards) => cards.map(indexAgent));
+      entries.catch(() => (index = undefined));
+      index = { at: now, entries };
+    }
+    return index.entries;
+  };
+  const changed = <T>(write: Promise<T>): Promise<T> => write.finally(() => (index = undefined));
+
   return {
     defaultChain: deps.options.chains?.[0]?.chainId ?? null,
     ready: () => seeded,
     async upsert(input) {
       const card = parseWith(agentCardInputSchema, input, "body");
       await seeded;
-      return store.upsertAgent(toAgentCard(card, clock.now()));
+      return changed(store.upsertAgent(toAgentCard(card, clock.now())));
     },
     async remove(walletAddress) {
       const address = parseAddress(walletAddress, "walletAddress");
       await seeded;
-      return store.removeAgent(address);
+      return changed(store.removeAgent(address));
     },
     async list() {
       await seeded;
@@ -83,7 +102,7 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
     async search(query, options = {}) {
       await seeded;
       const limit = options.limit === undefined || !Number.isFinite(options.limit) ? 8 : Math.min(50, Math.max(1, Math.trunc(options.limit)));
-      return rankAgents(await store.listAgents(), query, limit).map(({ card, score }) => Object.assign({}, card, { score }));
+      return rankAgents(await indexed(), query, limit).map(({ card, score }) => Object.assign({}, card, { score }));
     },
     async searchDirectory(query, signal) {
       if (!directory)
