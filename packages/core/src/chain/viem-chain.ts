@@ -273,7 +273,6 @@ interface WriteRequest {
   readonly args: readonly unknown[];
 }
 
-/** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
 /** Lookups of a transaction whose send failed, and the pause between them. */
 const LOOKUPS = 4;
 const LOOKUP_GAP_MS = 300;
@@ -315,6 +314,7 @@ async function sendWithNonceRetry(send: () => Promise<Hex>): Promise<Hex> {
   }
 }
 
+/** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
 export function toChainError(label: string, error: unknown): ChainError {
   if (error instanceof ChainError) return error;
   let reason: string | undefined;
