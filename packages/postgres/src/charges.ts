@@ -1,7 +1,17 @@
 /** {@link ChargeStore} on PostgreSQL. Each write is one statement, atomic on its own. */
 import type { ChargeStore } from "@tollgate/core";
+import type { Migration } from "./migrations.js";
 import type { Queryable } from "./queryable.js";
 import { CHARGE_COLS, enc, toCharge, type ChargeRow, type TableName } from "./rows.js";
+
+/** The charges' own schema steps after the ledger's first. */
+export const CHARGE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 19,
+    name: "charges: the signed transfer of an unfinished batch",
+    sql: "ALTER TABLE charges ADD COLUMN transfer_tx text",
+  },
+];
 
 export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
   const charges = t("charges");
@@ -26,8 +36,9 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
       SELECT charge_id FROM ${charges}
       WHERE charge_id IN (SELECT json_array_elements_text($1::json)) AND batch_id = $2::text AND status = 'queued'
       ORDER BY charge_id FOR NO KEY UPDATE))`;
-  const complete = `UPDATE ${charges} SET status = 'settled', tx_hash = $3::text, settled_at = $4::bigint, lease_until = NULL WHERE ${held} RETURNING 1`;
-  const fail = `UPDATE ${charges} SET batch_id = NULL, lease_until = NULL, error = $3::text WHERE ${held} RETURNING 1`;
+  const complete = `UPDATE ${charges} SET status = 'settled', tx_hash = $3::text, settled_at = $4::bigint, lease_until = NULL, transfer_tx = NULL WHERE ${held} RETURNING 1`;
+  const record = `UPDATE ${charges} SET transfer_tx = $3::text WHERE ${held} RETURNING 1`;
+  const fail = `UPDATE ${charges} SET batch_id = NULL, lease_until = NULL, error = $3::text, transfer_tx = CASE WHEN $4::boolean THEN NULL ELSE transfer_tx END WHERE ${held} RETURNING 1`;
 
   return {
     async listQueuedCharges({ limit }) {
@@ -48,14 +59,19 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
       return rows.map(toCharge);
     },
 
+    /** One conditional UPDATE, as completeCharges. */
+    async recordChargeTransfer({ chargeIds, batchId, transferTx }) {
+      return (await db.query(record, [JSON.stringify(chargeIds), batchId, transferTx])).rows.length;
+    },
+
     /** One UPDATE of the rows `held` locks: `batch_id` and `status` are checked on each row's latest version. */
     async completeCharges({ chargeIds, batchId, txHash, now }) {
       return (await db.query(complete, [JSON.stringify(chargeIds), batchId, txHash, now])).rows.length;
     },
 
     /** One conditional UPDATE, as completeCharges. */
-    async failCharges({ chargeIds, batchId, error }) {
-      return (await db.query(fail, [JSON.stringify(chargeIds), batchId, enc(error)])).rows.length;
+    async failCharges({ chargeIds, batchId, error, dropTransfer }) {
+      return (await db.query(fail, [JSON.stringify(chargeIds), batchId, enc(error), dropTransfer === true])).rows.length;
     },
 
     async pendingChargeTotals(owner, chainId) {

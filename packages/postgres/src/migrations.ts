@@ -14,6 +14,7 @@ import { GOVERNANCE_MIGRATIONS } from "./governance.js";
 import { inTransaction, type Queryable } from "./queryable.js";
 import { quoteIdent, tablesIn } from "./rows.js";
 import { USAGE_MIGRATIONS } from "./usage.js";
+import { CHARGE_MIGRATIONS } from "./charges.js";
 import { VIDEO_MIGRATIONS } from "./video.js";
 import { X402_MIGRATIONS } from "./x402.js";
 
@@ -157,6 +158,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...AUTH_MIGRATIONS,
   ...GOVERNANCE_MIGRATIONS,
   ...USAGE_MIGRATIONS,
+  ...CHARGE_MIGRATIONS,
 ].sort((a, b) => a.version - b.version);
 
 /** The advisory lock class of migrations ("toll"); the schema name's hash is the other half. */

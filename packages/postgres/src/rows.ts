@@ -83,7 +83,7 @@ export const INTENT_COLS = selectList(
   "chain_id max_amount final_amount released_amount request result created_at expires_at finished_at",
 );
 export const CHARGE_COLS = selectList(
-  "charge_id intent_id key_id owner status tx_hash error batch_id",
+  "charge_id intent_id key_id owner status tx_hash error batch_id transfer_tx",
   "chain_id amount created_at lease_until settled_at",
 );
 

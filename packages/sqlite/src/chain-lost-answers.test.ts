@@ -90,32 +90,134 @@ describe("chain writes whose answer is lost", () => {
     }),
   );
 
-  it("a settlement batch whose send answer is lost moves the charge once; the next batch finds nothing queued", async () => {
-    const spender = usdc.node.accounts[7]!;
-    const payer = usdc.node.accounts[8]!;
-    const treasury = someone();
-    const chain = { ...usdc.chain, rpcUrl: proxy.url };
-    await usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ purpose: "session", networkId: chain.chainId, budgetLimit: "100000" }, payer.address.toLowerCase());
-        const prepared = await h.prepare(
-          key.token,
-          { service: "inference", action: "chat", resource: "https://x.test", method: "POST", maxAmountWei: "500" },
-          { "x-network-id": String(chain.chainId) },
-        );
-        expect(prepared.status, JSON.stringify(prepared.body)).toBe(200);
-        expect((await h.settle({ paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: "400" })).status).toBe(200);
-        proxy.state.lose = 1;
-        const first = await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } });
-        expect(first.body.results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })]);
-        const second = await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } });
-        expect(second.body.results).toEqual([]);
-        expect(await usdc.balanceOf(treasury)).toBe(400n);
-      },
-      { chains: [chain], settlement: { internalSecret: SECRET, treasury, chains: [{ chainId: chain.chainId, spenderPrivateKey: spender.privateKey }] } },
-    );
-  }, 60_000);
+  /** A JSON-RPC call straight to anvil (not through the proxy). */
+  const anvil = async (method: string, params: unknown[] = []) => {
+    const res = await fetch(usdc.node.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result;
+  };
+  /** A fresh account with 10 ETH for gas. */
+  const funded = async () => {
+    const privateKey = generatePrivateKey();
+    const address = privateKeyToAccount(privateKey).address;
+    await anvil("anvil_setBalance", [address, "0x8ac7230489e80000"]);
+    return { privateKey, address };
+  };
+
+  /**
+   * A gateway whose settlement spender is a fresh account, through the proxy (lease 10 s, so a
+   * receipt is waited for 2.5 s), with one paid call of 400 queued for a fresh payer; `batch` runs one.
+   */
+  const settlement =
+    (fn: (h: Parameters<Parameters<typeof withGateway>[1]>[0], t: { treasury: string; spender: string; batch: () => Promise<any> }) => Promise<void>) =>
+    async () => {
+      const [spender, payer] = [await funded(), await funded()];
+      const treasury = someone();
+      const chain = { ...usdc.chain, rpcUrl: proxy.url };
+      await usdc.mint(payer.address, 10_000_000n);
+      await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+      await withGateway(
+        { createStore },
+        async (h) => {
+          const key = await h.createKey({ purpose: "session", networkId: chain.chainId, budgetLimit: "100000" }, payer.address.toLowerCase());
+          const prepared = await h.prepare(
+            key.token,
+            { service: "inference", action: "chat", resource: "https://x.test", method: "POST", maxAmountWei: "500" },
+            { "x-network-id": String(chain.chainId) },
+          );
+          expect(prepared.status, JSON.stringify(prepared.body)).toBe(200);
+          expect((await h.settle({ paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: "400" })).status).toBe(200);
+          const batch = async () => (await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } })).body;
+          await fn(h, { treasury, spender: spender.address, batch });
+        },
+        {
+          chains: [chain],
+          settlement: { internalSecret: SECRET, treasury, leaseMs: LEASE_MS, chains: [{ chainId: chain.chainId, spenderPrivateKey: spender.privateKey }] },
+        },
+      );
+    };
+  const LEASE_MS = 10_000;
+  const unknownHash = (result: { error?: string }) => /0x[0-9a-f]{64}/.exec(result.error ?? "")?.[0];
+
+  it(
+    "a settlement batch whose send answer is lost moves the charge once; the next batch finds nothing queued",
+    settlement(async (_h, { treasury, batch }) => {
+      proxy.state.lose = 1;
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })]);
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a transfer still unmined when its receipt wait ends: later batches finish that same transaction once it lands, never a second one",
+    settlement(async (h, { treasury, batch }) => {
+      await anvil("evm_setAutomine", [false]);
+      try {
+        const first = (await batch()).results[0];
+        expect(first.error).toMatch(/outcome is unknown/);
+        const hash = unknownHash(first);
+        expect(hash).toBeDefined();
+        // Within the lease the charge is held; after it, still unmined: unknown again, the same transaction.
+        expect((await batch()).results).toEqual([]);
+        h.clock.advance(LEASE_MS);
+        const second = (await batch()).results[0];
+        expect(second.error).toMatch(/outcome is unknown/);
+        expect(unknownHash(second)).toBe(hash);
+        await anvil("evm_mine");
+        h.clock.advance(LEASE_MS);
+        expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: hash })]);
+      } finally {
+        await anvil("evm_setAutomine", [true]);
+      }
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a send that never reached the node: the next batch after the lease sends the very same transaction, and the charge is paid once",
+    settlement(async (h, { treasury, batch }) => {
+      proxy.state.drop = 2;
+      const first = (await batch()).results[0];
+      expect(first.error).toMatch(/outcome is unknown/);
+      proxy.state.drop = 0; // the transport may or may not have retried the send
+      expect(await usdc.balanceOf(treasury)).toBe(0n);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: unknownHash(first) })]);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a send that never reached the node, whose nonce another transaction took: it can never land, so the charge is queued again and paid once",
+    settlement(async (h, { treasury, spender, batch }) => {
+      proxy.state.drop = 2;
+      const first = (await batch()).results[0];
+      expect(first.error).toMatch(/outcome is unknown/);
+      proxy.state.drop = 0; // the transport may or may not have retried the send
+      await anvil("anvil_impersonateAccount", [spender]);
+      await anvil("eth_sendTransaction", [{ from: spender, to: spender, value: "0x0" }]);
+      await anvil("anvil_stopImpersonatingAccount", [spender]);
+      h.clock.advance(LEASE_MS);
+      const second = (await batch()).results[0];
+      expect(second).toMatchObject({ amountWei: "400", error: expect.stringMatching(/was used by another transaction, so this one can never land/) });
+      expect(second.txHash).toBeUndefined();
+      const third = (await batch()).results[0];
+      expect(third).toMatchObject({ amountWei: "400", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      expect(third.txHash).not.toBe(unknownHash(first));
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
 });

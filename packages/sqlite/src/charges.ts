@@ -1,9 +1,19 @@
 /** {@link ChargeStore} on SQLite. Each write is one statement, atomic on its own. */
 import type Database from "better-sqlite3";
 import { chargeFromRow, type ChargeStore } from "@tollgate/core";
+import type { Migration } from "./migrations.js";
 import type { ChargeRow } from "./rows.js";
 
 const byAge = (a: ChargeRow, b: ChargeRow) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.charge_id < b.charge_id ? -1 : 1);
+
+/** The charges' own schema steps after the ledger's first. */
+export const CHARGE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 19,
+    name: "charges: the signed transfer of an unfinished batch",
+    sql: "ALTER TABLE charges ADD COLUMN transfer_tx TEXT;",
+  },
+];
 
 export function createChargeOps(db: Database.Database): ChargeStore {
   const queued = db.prepare<[number], ChargeRow>("SELECT * FROM charges WHERE status = 'queued' ORDER BY created_at, charge_id LIMIT ?");
@@ -17,12 +27,14 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= @now)
       ORDER BY created_at, charge_id LIMIT @limit)
     RETURNING *`);
-  const complete = db.prepare<{ ids: string; batch_id: string; tx_hash: string; now: number }>(`
-    UPDATE charges SET status = 'settled', tx_hash = @tx_hash, settled_at = @now, lease_until = NULL
-    WHERE charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'`);
-  const fail = db.prepare<{ ids: string; batch_id: string; error: string }>(`
-    UPDATE charges SET batch_id = NULL, lease_until = NULL, error = @error
-    WHERE charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'`);
+  const held = "charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'";
+  const record = db.prepare<{ ids: string; batch_id: string; tx: string }>(`UPDATE charges SET transfer_tx = @tx WHERE ${held}`);
+  const complete = db.prepare<{ ids: string; batch_id: string; tx_hash: string; now: number }>(
+    `UPDATE charges SET status = 'settled', tx_hash = @tx_hash, settled_at = @now, lease_until = NULL, transfer_tx = NULL WHERE ${held}`,
+  );
+  const fail = db.prepare<{ ids: string; batch_id: string; error: string; drop: number }>(
+    `UPDATE charges SET batch_id = NULL, lease_until = NULL, error = @error, transfer_tx = CASE WHEN @drop = 1 THEN NULL ELSE transfer_tx END WHERE ${held}`,
+  );
   const pending = db.prepare<[string, number], { amount: bigint }>("SELECT amount FROM charges WHERE owner = ? AND chain_id = ? AND status = 'queued'");
 
   return {
@@ -39,12 +51,16 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       return claim.all({ batch_id: batchId, now, until: now + leaseMs, limit: Math.max(0, Math.floor(limit)) }).sort(byAge).map((r) => chargeFromRow(r));
     },
 
+    async recordChargeTransfer({ chargeIds, batchId, transferTx }) {
+      return record.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, tx: transferTx }).changes;
+    },
+
     async completeCharges({ chargeIds, batchId, txHash, now }) {
       return complete.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, tx_hash: txHash, now }).changes;
     },
 
-    async failCharges({ chargeIds, batchId, error }) {
-      return fail.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, error }).changes;
+    async failCharges({ chargeIds, batchId, error, dropTransfer }) {
+      return fail.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, error, drop: dropTransfer ? 1 : 0 }).changes;
     },
 
     async pendingChargeTotals(owner, chainId) {

@@ -86,6 +86,32 @@ export const chargeTests = {
     expect(await store.completeCharges({ chargeIds: ids(queued), batchId: "run_b", txHash: "0x2", now: T0 + 1011 })).toBe(2);
   },
 
+  "a recorded transfer stays on its charges until it settles them or surely moved nothing": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 10_000n });
+    const queued = await queueCharges(store, key, 4);
+    const [a, b, c, d] = ids(queued) as [string, string, string, string];
+    await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 1000, limit: 3 });
+    // Only the charges the batch holds are marked: d is free, and another batch holds none.
+    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, d], batchId: "run_b", transferTx: "0xbad" })).toBe(0);
+    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, d], batchId: "run_a", transferTx: "0x01" })).toBe(3);
+    expect((await store.getCharge(d))?.transferTx).toBeUndefined();
+    expect(await store.getCharge(a)).toEqual({ ...queued[0], batchId: "run_a", leaseUntil: T0 + 1010, transferTx: "0x01" });
+    // Re-queued with its outcome open, a charge keeps the transaction; the next claim sees it.
+    expect(await store.failCharges({ chargeIds: [a, b], batchId: "run_a", error: "lease ran out" })).toBe(2);
+    expect(await store.getCharge(a)).toEqual({ ...queued[0], error: "lease ran out", transferTx: "0x01" });
+    const again = await store.claimCharges({ batchId: "run_b", now: T0 + 20, leaseMs: 1000, limit: 2 });
+    expect(again.map((x) => [x.chargeId, x.transferTx])).toEqual([
+      [a, "0x01"],
+      [b, "0x01"],
+    ]);
+    // Surely moved nothing: dropped. Settled: cleared, the hash kept.
+    expect(await store.failCharges({ chargeIds: [a], batchId: "run_b", error: "replaced", dropTransfer: true })).toBe(1);
+    expect((await store.getCharge(a))?.transferTx).toBeUndefined();
+    expect(await store.completeCharges({ chargeIds: [b], batchId: "run_b", txHash: "0xabc", now: T0 + 30 })).toBe(1);
+    expect(await store.getCharge(b)).toEqual({ ...queued[1], status: "settled", txHash: "0xabc", batchId: "run_b", settledAt: T0 + 30, error: "lease ran out" });
+    expect((await store.getCharge(c))?.transferTx).toBe("0x01");
+  },
+
   "pendingChargeTotals sums queued charges per owner and chain exactly": async ({ store }) => {
     // Two keys of one owner whose charges together exceed 2^63 - 1: the total must still be exact.
     const int64 = (1n << 63n) - 1n;

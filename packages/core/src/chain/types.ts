@@ -31,6 +31,14 @@ export interface TokenDomain {
   readonly verifyingContract: Address;
 }
 
+/** A signed transaction: its bytes (`raw`, 0x hex), its hash, its sender and nonce. */
+export interface SignedTransaction {
+  readonly raw: Hex;
+  readonly hash: Hex;
+  readonly from: Address;
+  readonly nonce: number;
+}
+
 /** Thrown when a transaction reverts or the node refuses it; `reason` is the revert reason when known. */
 export class ChainError extends Error {
   readonly reason: string | undefined;
@@ -79,8 +87,23 @@ export interface Chain {
   authorizedTransfer(authorizer: Address, nonce: Hex, to: Address, value: bigint): Promise<Hex | null>;
   /** `transfer(to, amount)` from the wallet. */
   transfer(to: Address, amount: bigint): Promise<Hex>;
-  /** `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance). */
-  transferFrom(from: Address, to: Address, amount: bigint): Promise<Hex>;
+  /**
+   * `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance).
+   * `beforeSend`, when given, gets the signed transaction before it is sent (again for each
+   * re-signing after a nonce conflict): a caller records it there, so that a write whose outcome is
+   * unknown is later finished with {@link Chain.resume} instead of being sent twice. If it throws,
+   * nothing is sent and the write fails with `nothingMoved`.
+   */
+  transferFrom(from: Address, to: Address, amount: bigint, options?: { beforeSend?: (tx: SignedTransaction) => Promise<void> }): Promise<Hex>;
+  /**
+   * Finishes a transaction signed earlier by any wallet (`raw`, as `beforeSend` got it), whose
+   * outcome was unknown: resolves with its hash once it is mined and succeeded, sending the very
+   * same bytes again if the node does not hold it and its nonce is still free (it can land at most
+   * once). Rejects with `nothingMoved` when it was mined and reverted, or when its sender's nonce
+   * was taken by another transaction (it can never land); otherwise (still unmined, the node
+   * unreachable) as a write whose outcome is unknown.
+   */
+  resume(raw: Hex): Promise<Hex>;
   /** Submits `transferWithAuthorization` (the wallet pays gas; the funds move from `auth.from`). */
   transferWithAuthorization(auth: TransferAuthorization, signature: Hex): Promise<Hex>;
 }

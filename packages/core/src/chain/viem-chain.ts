@@ -16,12 +16,16 @@ import {
   keccak256,
   NonceTooLowError,
   parseSignature,
+  parseTransaction,
+  recoverTransactionAddress,
   size,
   TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
   type PrivateKeyAccount,
+  type TransactionReceipt,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { ChainError, type Address, type Chain, type Hex, type TokenDomain, type TransferAuthorization } from "./types.js";
+import { ChainError, type Address, type Chain, type Hex, type SignedTransaction, type TokenDomain, type TransferAuthorization } from "./types.js";
 import { USDC_ABI } from "./usdc-abi.js";
 
 export interface ViemChainOptions {
@@ -77,28 +81,85 @@ export function createViemChain(options: ViemChainOptions): Chain {
     return run;
   }
 
-  async function write(label: string, request: WriteRequest): Promise<Hex> {
+  async function write(label: string, request: WriteRequest, beforeSend?: (tx: SignedTransaction) => Promise<void>): Promise<Hex> {
     if (!account || !walletClient) {
       throw new ChainError(`Cannot ${label}: this chain has no signing wallet (no privateKey configured)`, undefined, { nothingMoved: true });
     }
     return enqueue(async () => {
-      const hash = await sendWithNonceRetry(() => signAndSend(label, request)).catch((error: unknown) => {
+      const hash = await sendWithNonceRetry(() => signAndSend(label, request, beforeSend)).catch((error: unknown) => {
         if (error instanceof ChainError) throw error;
         // Refused for a taken nonce on every try: never accepted.
         const failed = toChainError(label, error);
         throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
       });
-      let receipt;
+      return mined(label, hash);
+    });
+  }
+
+  /** Waits for the receipt of `hash`: its hash when it succeeded; `nothingMoved` when it reverted; unknown when no receipt came. */
+  async function mined(label: string, hash: Hex): Promise<Hex> {
+    let receipt;
+    try {
+      receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeout, pollingInterval });
+    } catch (error) {
+      const failed = toChainError(`${label} (waiting for receipt of ${hash})`, error);
+      throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
+    }
+    return succeeded(label, receipt);
+  }
+
+  function succeeded(label: string, receipt: TransactionReceipt): Hex {
+    if (receipt.status !== "success") {
+      throw new ChainError(`${label} reverted on-chain (transaction ${receipt.transactionHash})`, undefined, { nothingMoved: true, txHash: receipt.transactionHash });
+    }
+    return receipt.transactionHash;
+  }
+
+  /** The receipt of `hash`, or null when the node has none (not mined, or unknown to it). */
+  async function receiptOf(hash: Hex): Promise<TransactionReceipt | null> {
+    try {
+      return await publicClient.getTransactionReceipt({ hash });
+    } catch (error) {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      const failed = toChainError(`read the receipt of ${hash}`, error);
+      throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
+    }
+  }
+
+  /** {@link Chain.resume}: see there. Runs in the write queue, so this wallet's own sends stay in nonce order. */
+  async function resume(raw: Hex): Promise<Hex> {
+    const hash = keccak256(raw);
+    const label = `finish transaction ${hash}`;
+    let tx: { from: Address; nonce: number };
+    try {
+      tx = { from: await recoverTransactionAddress({ serializedTransaction: raw as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"] }), nonce: parseTransaction(raw).nonce ?? 0 };
+    } catch (error) {
+      // A record that does not parse cannot be judged: the transaction it stood for may have landed.
+      throw new ChainError(`${label}: the recorded transaction cannot be read (${(error as Error).message})`, undefined, { cause: error, txHash: hash });
+    }
+    return enqueue(async () => {
+      const found = await receiptOf(hash);
+      if (found) return succeeded(label, found);
+      const used = await read(`${label}: read the nonce of ${tx.from}`, () => publicClient.getTransactionCount({ address: tx.from, blockTag: "latest" }));
+      if (used > tx.nonce) {
+        // The nonce is taken: by this transaction (a receipt that lags on a load-balanced RPC) or by another one.
+        for (let attempt = 1; attempt < LOOKUPS; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, LOOKUP_GAP_MS));
+          const late = await receiptOf(hash);
+          if (late) return succeeded(label, late);
+        }
+        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used by another transaction, so this one can never land`, undefined, { nothingMoved: true, txHash: hash });
+      }
       try {
-        receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeout, pollingInterval });
+        await publicClient.sendRawTransaction({ serializedTransaction: raw });
       } catch (error) {
-        const failed = toChainError(`${label} (waiting for receipt of ${hash})`, error);
-        throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
+        // Refused or lost: unless the node holds it now, its fate is still open (its nonce is free).
+        if ((await lookup(hash)) !== "held") {
+          const failed = toChainError(`${label} (sent again; it may still land)`, error);
+          throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
+        }
       }
-      if (receipt.status !== "success") {
-        throw new ChainError(`${label} reverted on-chain (transaction ${hash})`, undefined, { nothingMoved: true, txHash: hash });
-      }
-      return hash;
+      return mined(label, hash);
     });
   }
 
@@ -109,13 +170,14 @@ export function createViemChain(options: ViemChainOptions): Chain {
    * node's own refusal of a transaction it does not hold, moved nothing (`nothingMoved`); any other
    * failure may still land, and says so (not `nothingMoved`, with the hash).
    */
-  async function signAndSend(label: string, request: WriteRequest): Promise<Hex> {
+  async function signAndSend(label: string, request: WriteRequest, beforeSend?: (tx: SignedTransaction) => Promise<void>): Promise<Hex> {
     let serialized: Hex;
     try {
       const { request: prepared } = await publicClient.simulateContract({ account, address: usdc, abi: USDC_ABI, ...request } as Parameters<typeof publicClient.simulateContract>[0]);
       const data = encodeFunctionData({ abi: USDC_ABI, functionName: request.functionName, args: request.args } as Parameters<typeof encodeFunctionData>[0]);
       const tx = await walletClient!.prepareTransactionRequest({ account: account!, chain, to: usdc, data, gas: (prepared as { gas?: bigint }).gas });
       serialized = await walletClient!.signTransaction(tx as Parameters<NonNullable<typeof walletClient>["signTransaction"]>[0]);
+      await beforeSend?.({ raw: serialized, hash: keccak256(serialized), from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number });
     } catch (error) {
       const failed = toChainError(label, error);
       throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
@@ -223,9 +285,11 @@ export function createViemChain(options: ViemChainOptions): Chain {
       return write("transfer", { functionName: "transfer", args: [to, amount] });
     },
 
-    transferFrom(from, to, amount) {
-      return write("transferFrom", { functionName: "transferFrom", args: [from, to, amount] });
+    transferFrom(from, to, amount, options) {
+      return write("transferFrom", { functionName: "transferFrom", args: [from, to, amount] }, options?.beforeSend);
     },
+
+    resume,
 
     transferWithAuthorization(auth: TransferAuthorization, signature: Hex) {
       const base = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce] as const;

@@ -3,11 +3,13 @@
  * one USDC `transferFrom(wallet, treasury, sum)` per (wallet, chain) with the chain's spender
  * wallet, against the allowance the wallet granted to it. A batch leases its charges in the store
  * (`claimCharges`), so two batches at once never settle one charge twice; a failed group goes
- * back to the queue with its error.
+ * back to the queue with its error. Each transfer is signed and recorded on its charges before it
+ * is sent, so a transfer whose outcome is unknown (an answer lost, a crash) is finished later as
+ * that same transaction, never paid a second time.
  */
 import { secretsEqual } from "../secrets.js";
 import type { CapabilityDeps } from "../capability.js";
-import type { Address } from "../chain/types.js";
+import type { Address, Hex, SignedTransaction } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
@@ -102,15 +104,25 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   const notConfigured = () =>
     new GatewayError("not_configured", "Settlement is not configured: set options.settlement ({ internalSecret, treasury, chains: [{ chainId, spenderPrivateKey }] }).");
 
-  /** Settles one group; the charges end settled, re-queued, or (outcome unknown) still leased. */
+  /**
+   * Settles one group; the charges end settled, re-queued, or (outcome unknown) still leased. A
+   * group of charges that carry a transfer from an earlier batch (`transferTx`) finishes that very
+   * transaction; any other group signs one, records it on its charges, and only then sends it.
+   */
   async function settleGroup(runId: string, leaseUntil: number, charges: ChargeRecord[]): Promise<SettlementGroupResult> {
     const first = charges[0]!;
     const amount = charges.reduce((sum, c) => sum + c.amount, 0n);
     const chargeIds = charges.map((c) => c.chargeId);
+    const pending = first.transferTx as Hex | undefined;
     const result: SettlementGroupResult = { wallet: first.owner, chainId: first.chainId, amountWei: amount.toString(), intentCount: charges.length };
-    const fail = async (error: string) => {
-      await store.failCharges({ chargeIds, batchId: runId, error });
+    // `dropTransfer` only once the recorded transaction surely moved nothing and never can.
+    const fail = async (error: string, dropTransfer = false) => {
+      await store.failCharges({ chargeIds, batchId: runId, error, dropTransfer });
       return { ...result, error };
+    };
+    const record = async (tx: SignedTransaction) => {
+      const marked = await store.recordChargeTransfer({ chargeIds, batchId: runId, transferTx: tx.raw });
+      if (marked !== chargeIds.length) throw new Error(`batch ${runId} no longer holds ${chargeIds.length - marked} of the group's charges; nothing was sent`);
     };
     const wallet = wallets.get(first.chainId);
     if (!wallet) return fail(`No settlement spender is configured for chain ${first.chainId} (add it to settlement.chains); the charges stay queued.`);
@@ -118,12 +130,15 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     if (clock.now() >= leaseUntil - leaseMs / 2) return fail("The batch ran out of lease time before this group; the charges stay queued for the next batch.");
     let txHash: string;
     try {
-      txHash = await wallet.chain.transferFrom(first.owner as Address, config!.treasury, amount);
+      txHash = pending ? await wallet.chain.resume(pending) : await wallet.chain.transferFrom(first.owner as Address, config!.treasury, amount, { beforeSend: record });
     } catch (error) {
       const message = (error as Error).message;
       if (outcomeUnknown(error))
-        return { ...result, error: `The transfer's outcome is unknown (${message}); the charges stay leased until ${new Date(leaseUntil).toISOString()} and are retried after that.` };
-      return fail(await freezeIfUnderfunded(first, amount, runId, message));
+        return {
+          ...result,
+          error: `The transfer's outcome is unknown (${message}); the charges keep its signed transaction and stay leased until ${new Date(leaseUntil).toISOString()}; a batch after that finishes this same transaction, which can land only once.`,
+        };
+      return fail(await freezeIfUnderfunded(first, amount, runId, message), true);
     }
     await store.completeCharges({ chargeIds, batchId: runId, txHash, now: clock.now() });
     return { ...result, txHash };
@@ -170,7 +185,8 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit });
     const groups = new Map<string, ChargeRecord[]>();
     for (const c of charges) {
-      const key = `${c.chainId}:${c.owner}`;
+      // Charges that carry an earlier batch's transfer are finished with it, apart from any other.
+      const key = c.transferTx ?? `${c.chainId}:${c.owner}`;
       const group = groups.get(key);
       if (group) group.push(c);
       else groups.set(key, [c]);

@@ -9,6 +9,7 @@ import { createMemoryAgentStore } from "./memory-agents.js";
 import { createMemoryDispenserStore } from "./memory-dispenser.js";
 import { createMemoryVideoStore } from "./memory-video.js";
 import { createMemoryPaymentNonceStore } from "./memory-x402.js";
+import { copyCharge, createMemoryChargeStore } from "./memory-charges.js";
 import { createMemoryAuthStore } from "./memory-auth.js";
 import { createMemoryGovernance } from "./memory-governance.js";
 import { createMemoryUsage } from "./memory-usage.js";
@@ -37,7 +38,6 @@ function copyKey(k: KeyRecord): KeyRecord {
   if (k.modelBudgets) copy.modelBudgets = { ...k.modelBudgets };
   return copy;
 }
-const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
 function copyIntent(i: IntentRecord): IntentRecord {
   const copy: IntentRecord = Object.assign({}, i, { request: cloneJson(i.request) });
   if (i.result !== undefined) copy.result = cloneJson(i.result);
@@ -52,9 +52,6 @@ function keyGuard(key: KeyRecord, now: number, amount: bigint, full = false): Ke
   if (key.budgetLimit - key.budgetUsed - key.budgetReserved < amount) return "budget_exhausted";
   return null;
 }
-
-const byCreatedAsc = (a: ChargeRecord, b: ChargeRecord): number =>
-  a.createdAt - b.createdAt || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
 
 /** Creates an empty in-memory {@link Store}. Amounts up to uint256 are exact. */
 export function createMemoryStore(): Store {
@@ -319,63 +316,7 @@ export function createMemoryStore(): Store {
       return { intents: page.intents.map(copyIntent), nextCursor: page.nextCursor };
     },
 
-    async listQueuedCharges({ limit }) {
-      return [...charges.values()].filter((c) => c.status === "queued").sort(byCreatedAsc).slice(0, Math.max(0, limit)).map(copyCharge);
-    },
-
-    async getCharge(chargeId) {
-      const charge = charges.get(chargeId);
-      return charge ? copyCharge(charge) : null;
-    },
-
-    async claimCharges({ batchId, now, leaseMs, limit }) {
-      const free = [...charges.values()].filter((c) => c.status === "queued" && (c.leaseUntil === undefined || c.leaseUntil <= now)).sort(byCreatedAsc).slice(0, Math.max(0, limit));
-      for (const c of free) {
-        c.batchId = batchId;
-        c.leaseUntil = now + leaseMs;
-      }
-      return free.map(copyCharge);
-    },
-
-    async completeCharges({ chargeIds, batchId, txHash, now }) {
-      let n = 0;
-      for (const id of new Set(chargeIds)) {
-        const c = charges.get(id);
-        if (!c || c.status !== "queued" || c.batchId !== batchId) continue;
-        c.status = "settled";
-        c.txHash = txHash;
-        c.settledAt = now;
-        delete c.leaseUntil;
-        n++;
-      }
-      return n;
-    },
-
-    async failCharges({ chargeIds, batchId, error }) {
-      let n = 0;
-      for (const id of new Set(chargeIds)) {
-        const c = charges.get(id);
-        if (!c || c.status !== "queued" || c.batchId !== batchId) continue;
-        delete c.batchId;
-        delete c.leaseUntil;
-        c.error = error;
-        n++;
-      }
-      return n;
-    },
-
-    async pendingChargeTotals(owner, chainId) {
-      let amount = 0n;
-      let count = 0;
-      for (const c of charges.values()) {
-        if (c.status === "queued" && c.owner === owner && c.chainId === chainId) {
-          amount += c.amount;
-          count++;
-        }
-      }
-      return { amount, count };
-    },
-
+    ...createMemoryChargeStore(charges),
     ...createMemoryFeedbackStore(),
     ...createMemoryAgentStore(),
     ...createMemoryDispenserStore(),

@@ -104,6 +104,7 @@ export interface SqlChargeRow<I extends SqlInt = SqlInt> {
   batch_id: string | null;
   lease_until: I | null;
   settled_at: I | null;
+  transfer_tx: string | null;
 }
 
 /** A row of `x402_nonces`. */
@@ -271,6 +272,7 @@ export function chargeFromRow(r: SqlChargeRow, text: SqlTextDecoder = same): Cha
   if (r.batch_id !== null) charge.batchId = r.batch_id;
   if (r.lease_until !== null) charge.leaseUntil = Number(r.lease_until);
   if (r.settled_at !== null) charge.settledAt = Number(r.settled_at);
+  if (r.transfer_tx !== null) charge.transferTx = r.transfer_tx;
   return charge;
 }
 

@@ -17,6 +17,7 @@ import type { PaymentNonceStore } from "./x402-types.js";
 import type { AuthStore } from "./auth-types.js";
 import type { UsageStore } from "./usage-types.js";
 import type { HealthStore } from "./health-types.js";
+import type { ChargeRecord, ChargeStore } from "./charge-types.js";
 import type { VideoJobRecord } from "./video-types.js";
 import type { ChargeDirectResult, FinishResult, ReserveResult } from "./ledger-types.js";
 import type { IntentListOptions, IntentListPage } from "./intent-list.js";
@@ -28,6 +29,7 @@ export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x
 export type { AuthNonceRecord, AuthStore, SessionRecord, SessionSigner } from "./auth-types.js";
 export type { UsageCell, UsageStore, WalletUsageRecord } from "./usage-types.js";
 export type { GroupCommitStats, HealthStore, StoreReadiness } from "./health-types.js";
+export type { ChargeRecord, ChargeStatus, ChargeStore } from "./charge-types.js";
 
 /** `session` keys are one per (owner, chain): creating one supersedes the previous. */
 export type KeyPurpose = "session" | "api";
@@ -167,29 +169,6 @@ export type NewIntent = Pick<IntentRecord, "intentId" | "keyId" | "maxAmount" | 
   /** A per-model cap the reservation also counts against: its scope and its limit. */
   budgetScope?: { scope: string; limit: bigint };
 };
-
-export type ChargeStatus = "queued" | "settled" | "failed";
-
-/** A charge queued for a later on-chain batch transfer from `owner` on `chainId`. */
-export interface ChargeRecord {
-  chargeId: string;
-  intentId?: string;
-  keyId: string;
-  owner: string;
-  chainId: number;
-  amount: bigint;
-  /** `failed` is reserved for a future "give up" path; `failCharges` re-queues. */
-  status: ChargeStatus;
-  createdAt: number;
-  txHash?: string;
-  /** The last batch error, kept after re-queueing. */
-  error?: string;
-  /** The batch currently holding (or that settled) this charge. */
-  batchId?: string;
-  /** The claim of `batchId` lapses at this time; another batch may then claim the charge. */
-  leaseUntil?: number;
-  settledAt?: number;
-}
 
 /** Keyset position in a newest-first key listing: the last key of the previous page. */
 export interface KeyCursor {
@@ -353,35 +332,6 @@ export interface LedgerStore {
    * the page is left to examine.
    */
   listIntents(owner: string, options: IntentListOptions): Promise<IntentListPage>;
-}
-
-/** Charges queued for on-chain batch settlement. */
-export interface ChargeStore {
-  /** Up to `limit` queued charges (leased or not), oldest first (createdAt, chargeId). */
-  listQueuedCharges(options: { limit: number }): Promise<ChargeRecord[]>;
-  /** The charge, or null if unknown. */
-  getCharge(chargeId: string): Promise<ChargeRecord | null>;
-  /**
-   * Leases up to `limit` queued charges whose lease is absent or lapsed (`leaseUntil <= now`) to
-   * `batchId` until `now + leaseMs`, oldest first. Single native atomic operation; returns an
-   * empty list when none is free; two concurrent claims never get the same charge.
-   */
-  claimCharges(input: { batchId: string; now: number; leaseMs: number; limit: number }): Promise<ChargeRecord[]>;
-  /**
-   * Marks the given charges that are still queued and held by `batchId` as `settled` with
-   * `txHash` and `settledAt = now`, clearing the lease. Single native atomic operation; charges
-   * held by another batch are left alone.
-   * @returns how many it settled.
-   */
-  completeCharges(input: { chargeIds: readonly string[]; batchId: string; txHash: string; now: number }): Promise<number>;
-  /**
-   * Returns the given charges held by `batchId` to the free queue (lease and batch cleared) and
-   * records `error`. Single native atomic operation; charges held by another batch are left alone.
-   * @returns how many it re-queued.
-   */
-  failCharges(input: { chargeIds: readonly string[]; batchId: string; error: string }): Promise<number>;
-  /** Total amount and number of queued charges of (owner, chainId), leased or not. */
-  pendingChargeTotals(owner: string, chainId: number): Promise<{ amount: bigint; count: number }>;
 }
 
 /**
