@@ -7,7 +7,8 @@
  * the usage chunk when asked), `nousage` (the same without usage), `fail500` (HTTP 500 before any
  * byte), `midfail` (streams two words, then the connection breaks), `errevent` (two words, then an
  * `error` event), `stall-<n>` (streams n words, then sends nothing more until the client leaves),
- * `slow-<ms>` (answers `ok` after ms), `late-<ms>` (`stall-4` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
+ * `slow-<ms>` (answers `ok` after ms), `quiet-<ms>` (`ok`, but a stream sends its headers at once and its first chunk after
+ * ms), `late-<ms>` (`stall-4` after ms), `tool` (a tool call to the first tool), `trickle-<ms>`
  * (streams `ok` with ms between words and reports {@link TRICKLE_USAGE}, as a reasoning model
  * whose hidden tokens show only in the usage), `prompt-<n>` (`ok` not streamed, its usage saying n
  * prompt tokens).
@@ -56,6 +57,11 @@ export async function startChatStub(): Promise<ChatStub> {
   async function answer(mode: string, body: Record<string, unknown>, res: http.ServerResponse) {
     if (mode === "fail500") return void res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "stub exploded" } }));
     if (mode.startsWith("slow-")) await new Promise((r) => setTimeout(r, Number(mode.slice(5))));
+    if (mode.startsWith("quiet-")) {
+      if (body.stream === true) res.writeHead(200, { "content-type": "text/event-stream" }).flushHeaders();
+      await new Promise((r) => setTimeout(r, Number(mode.slice(6))));
+      mode = "ok";
+    }
     if (mode.startsWith("late-")) {
       await new Promise((r) => setTimeout(r, Number(mode.slice(5))));
       mode = "stall-4";
@@ -79,7 +85,7 @@ export async function startChatStub(): Promise<ChatStub> {
       const reported = prompt === undefined ? STUB_USAGE : { prompt_tokens: prompt, completion_tokens: 9, total_tokens: prompt + 9 };
       return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(usage ? { ...completion, usage: reported } : completion));
     }
-    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (!res.headersSent) res.writeHead(200, { "content-type": "text/event-stream" });
     res.write(chunk(delta({ role: "assistant", content: "" })));
     const stall = mode.startsWith("stall-") ? Number(mode.slice(6)) : undefined;
     const trickle = mode.startsWith("trickle-") ? Number(mode.slice(8)) : undefined;

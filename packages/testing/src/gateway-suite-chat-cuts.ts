@@ -2,11 +2,13 @@
  * The cut part of the chat suite: streams that end early, billed by a key. A client that leaves
  * pays what was relayed (the upstream is cancelled), but on a model with hidden reasoning the
  * gateway reads on to the upstream's usage; a stream still running a minute before its reservation
- * lapses is billed and stopped; a client that leaves before the first byte pays nothing.
+ * lapses is billed and stopped. A client that leaves once the upstream has answered its headers,
+ * before the first byte, pays the prompt (the upstream read it); one that leaves before those
+ * headers pays nothing. A call not streamed runs to its answer whoever is listening, and pays it.
  */
 import { expect, it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";
-import { STUB_WORDS, TRICKLE_USAGE, type ChatStub } from "./chat-stub.js";
+import { STUB_USAGE, STUB_WORDS, TRICKLE_USAGE, type ChatStub } from "./chat-stub.js";
 import type { Harness } from "./gateway-suite-fixtures.js";
 import { richKey } from "./gateway-suite-media-helpers.js";
 import { CHAT_MODEL, HELLO, meterChat, postChat, promptCount, REASONING_MODEL, settledKey, textCount } from "./gateway-suite-chat-helpers.js";
@@ -107,7 +109,32 @@ export function runChatCutSuite(test: Test, upstream: (mode: string, timeoutMs?:
   );
 
   test(
-    "a slow upstream and a client that gives up before the first byte: nothing charged",
+    "a client that leaves after the upstream's headers, before its first chunk: pays the prompt, not the answer",
+    async (h) => {
+      const key = await richKey(h);
+      const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token, signal: AbortSignal.timeout(150) });
+      await res.arrayBuffer().catch(() => undefined);
+      const used = await meterChat(h, { promptTokens: await promptCount(HELLO), completionTokens: 0 });
+      expect(await settledKey(h, key)).toEqual({ used, reserved: "0" });
+    },
+    () => upstream("quiet-600"),
+  );
+
+  test(
+    "a call not streamed whose client leaves before the answer: the upstream answers anyway, and the key pays its usage",
+    async (h) => {
+      const key = await richKey(h);
+      await postChat(h, { model: CHAT_MODEL, messages: HELLO }, { token: key.token, signal: AbortSignal.timeout(100) })
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
+      const used = await meterChat(h, { promptTokens: STUB_USAGE.prompt_tokens, completionTokens: STUB_USAGE.completion_tokens });
+      expect(await settledKey(h, key)).toEqual({ used, reserved: "0" });
+    },
+    () => upstream("slow-400"),
+  );
+
+  test(
+    "a slow upstream and a client that gives up before its headers: nothing charged",
     async (h) => {
       const key = await richKey(h);
       // In process there is no socket to close: the answer to a gone client is written to nobody.

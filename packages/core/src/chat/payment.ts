@@ -26,8 +26,11 @@ import { affordableCap, priceChat, type CapReason, type ChatQuote } from "./quot
 /** Lifetime of a streamed call's reservation (at least the ledger's `intentTtlMs`). */
 export const STREAM_INTENT_TTL_MS = 3_600_000;
 
-/** Why a call ended before the upstream finished (`deadline`: its reservation was about to lapse). */
-export type CutCause = "client_disconnected" | "upstream_failed" | "deadline";
+/**
+ * Why a call ended before the upstream finished (`deadline`: its reservation was about to lapse;
+ * `client_left_early`: the client left after the upstream took the request, before anything was relayed).
+ */
+export type CutCause = "client_disconnected" | "client_left_early" | "upstream_failed" | "deadline";
 
 /** An open payment for one chat completion. */
 export interface ChatPayment {
@@ -38,7 +41,11 @@ export interface ChatPayment {
   readonly headers: Record<string, string>;
   /** Settles a finished call's metered price (capped at what was reserved or signed). */
   settle(metered: Priced): Promise<{ receipt: Receipt; headers: Record<string, string> }>;
-  /** Finishes a call cut after its first byte: a key pays what was delivered; x402 as the module says. */
+  /**
+   * Finishes a call cut short: a key pays `delivered` (after the first byte, what was relayed; a
+   * client that left early, the prompt the upstream read); x402 as the module says (a client that
+   * left early pays nothing: nothing moved yet).
+   */
   settleCut(delivered: Priced, cause: CutCause): Promise<Receipt | undefined>;
   /** Releases the payment; nothing is charged. */
   release(cause: CutCause): Promise<void>;

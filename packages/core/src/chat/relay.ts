@@ -132,14 +132,19 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     }
     return late ? ceiling() : reported();
   };
-  /** Bills a call cut short: what was relayed (a key whose client left: all the upstream made), or nothing when nothing was. */
+  /**
+   * Bills a call cut short: what was relayed (a key whose client left: all the upstream made); a
+   * client that left before the first byte, the prompt; any other cut with nothing relayed, nothing.
+   */
   const cut = async (cause: CutCause): Promise<Receipt | undefined> => {
     billed = true;
     const drains = relayed > 0 && cause === "client_disconnected" && input.keepUpstream !== undefined;
     const priced = drains ? await drain() : undefined;
     if (!drains && !ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
     if (relayed === 0) {
-      await payment.release(cause);
+      // The upstream took the request and read its prompt (its answer had begun): a client that left pays that prompt.
+      if (cause === "client_disconnected") await payment.settleCut(input.price({ promptTokens: input.promptTokens, completionTokens: 0 }), "client_left_early");
+      else await payment.release(cause);
       return undefined;
     }
     // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else the count.

@@ -164,10 +164,12 @@ export function chatRoutes(): AnyRoute[] {
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
         if (opened.kind === "respond") return opened.response;
         const payment = refundOnBilling(opened.payment, () => limitUnpaidTokenizing(request, gateway, tokenized, "refund", owner));
-        // The upstream request follows the client, but for a key's call on a model with hidden reasoning:
-        // that one runs to its usage whenever the client leaves (relay.ts), before the first byte too.
+        // A streamed upstream request follows the client, but for a key's call on a model with hidden
+        // reasoning: that one runs to its usage whenever the client leaves (relay.ts), before the first
+        // byte too. One not streamed never follows it: the upstream bills the whole call once it has the
+        // request, so the call runs to its answer and is billed its usage, whoever is still listening.
         const readsOn = auth.kind === "key" && hidesReasoning(card);
-        const client = readsOn ? undefined : request.signal;
+        const client = readsOn || !stream ? undefined : request.signal;
         const link = stream ? linkedAbort(client) : undefined;
         const signal = link ? link.signal : client;
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(signal ? { signal } : {}) };
