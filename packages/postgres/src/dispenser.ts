@@ -11,7 +11,7 @@ import { checkAmount, parseRow, rowJson, selectList, type TableName } from "./ro
 
 type ClaimRow = SqlDispenserClaimRow<string>;
 
-const COLS = selectList("address status tx_hash", "chain_id amount created_at claimed_at");
+const COLS = selectList("address status tx_hash transfer_tx", "chain_id amount created_at claimed_at");
 
 /** The dispenser operations over a migrated schema. */
 export function createDispenserOps(db: Queryable, t: TableName): DispenserStore {
@@ -61,11 +61,20 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
     /** One conditional UPDATE; the status is re-checked on the row's latest version. */
     async completeDispenserClaim({ address, chainId, txHash, now }) {
       const { rows } = await db.query<ClaimRow>(
-        `UPDATE ${claims} SET status = 'claimed', tx_hash = $3::text, claimed_at = $4::bigint
+        `UPDATE ${claims} SET status = 'claimed', tx_hash = $3::text, claimed_at = $4::bigint, transfer_tx = NULL
          WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' RETURNING ${COLS}`,
         [address, chainId, txHash, now],
       );
       return rows[0] ? dispenserClaimFromRow(rows[0]) : null;
+    },
+
+    /** One conditional UPDATE, as completeDispenserClaim. */
+    async recordDispenserTransfer({ address, chainId, transferTx }) {
+      const { rows } = await db.query(
+        `UPDATE ${claims} SET transfer_tx = $3::text WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' RETURNING 1`,
+        [address, chainId, transferTx],
+      );
+      return rows.length > 0;
     },
 
     async releaseDispenserClaim({ address, chainId }) {
@@ -106,5 +115,10 @@ export const DISPENSER_MIGRATIONS: readonly Migration[] = [
         claims   integer NOT NULL CHECK (claims >= 0)
       );
     `,
+  },
+  {
+    version: 20,
+    name: "dispenser claims: the signed transfer of a pending claim",
+    sql: "ALTER TABLE dispenser_claims ADD COLUMN transfer_tx text",
   },
 ];

@@ -90,6 +90,42 @@ describe("chain writes whose answer is lost", () => {
     }),
   );
 
+  it(
+    "a claim whose send never reached the node: the address's next claim after 3 minutes sends the very same transaction, and it is paid once",
+    dispenserGateway(7, async (h) => {
+      const address = someone();
+      proxy.state.drop = 2;
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(502);
+      proxy.state.drop = 0; // the transport may or may not have retried the send
+      // Too soon: its own request may still be waiting for it.
+      h.clock.advance(170_000);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(409);
+      expect(await usdc.balanceOf(address)).toBe(0n);
+      h.clock.advance(10_000);
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      expect(again.status).toBe(409);
+      const check = await h.call("GET", `/api/dispenser/check/${address}`);
+      expect(check.body.claims).toEqual([expect.objectContaining({ status: "claimed", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })]);
+      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+    }),
+  );
+
+  it(
+    "a claim whose send never reached the node and whose nonce went to another transaction: released, so the next claim pays once",
+    dispenserGateway(8, async (h) => {
+      const address = someone();
+      proxy.state.drop = 2;
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(502);
+      proxy.state.drop = 0;
+      const wallet = usdc.node.accounts[8]!.address;
+      await anvil("eth_sendTransaction", [{ from: wallet, to: wallet, value: "0x0" }]);
+      h.clock.advance(180_000);
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+    }),
+  );
+
   /** A JSON-RPC call straight to anvil (not through the proxy). */
   const anvil = async (method: string, params: unknown[] = []) => {
     const res = await fetch(usdc.node.rpcUrl, {

@@ -18,8 +18,9 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
     INSERT INTO dispenser_claims (address, chain_id, status, amount, created_at)
     VALUES (@address, @chain_id, 'pending', @amount, @created_at) RETURNING *`);
   const complete = db.prepare<{ address: string; chain_id: number; tx_hash: string; now: number }, ClaimRow>(`
-    UPDATE dispenser_claims SET status = 'claimed', tx_hash = @tx_hash, claimed_at = @now
+    UPDATE dispenser_claims SET status = 'claimed', tx_hash = @tx_hash, claimed_at = @now, transfer_tx = NULL
     WHERE address = @address AND chain_id = @chain_id AND status = 'pending' RETURNING *`);
+  const record = db.prepare<[string, string, number]>("UPDATE dispenser_claims SET transfer_tx = ? WHERE address = ? AND chain_id = ? AND status = 'pending'");
   const release = db.prepare<[string, number]>("DELETE FROM dispenser_claims WHERE address = ? AND chain_id = ? AND status = 'pending'");
   const byAddress = db.prepare<[string], ClaimRow>("SELECT * FROM dispenser_claims WHERE address = ? ORDER BY chain_id");
 
@@ -44,6 +45,10 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
     async completeDispenserClaim({ address, chainId, txHash, now }) {
       const row = complete.get({ address, chain_id: chainId, tx_hash: txHash, now });
       return row ? dispenserClaimFromRow(row) : null;
+    },
+
+    async recordDispenserTransfer({ address, chainId, transferTx }) {
+      return record.run(transferTx, address, chainId).changes > 0;
     },
 
     async releaseDispenserClaim({ address, chainId }) {
@@ -80,5 +85,10 @@ export const DISPENSER_MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX dispenser_claims_by_chain ON dispenser_claims (chain_id);
     `,
+  },
+  {
+    version: 20,
+    name: "dispenser claims: the signed transfer of a pending claim",
+    sql: "ALTER TABLE dispenser_claims ADD COLUMN transfer_tx TEXT;",
   },
 ];

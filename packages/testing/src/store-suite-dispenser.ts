@@ -36,6 +36,19 @@ export const dispenserTests = {
     expect(again).toEqual({ ok: false, reason: "already_claimed", claim: done });
   },
 
+  "recordDispenserTransfer marks only a pending claim; claiming it clears the transfer": async ({ store }) => {
+    expect(await store.recordDispenserTransfer({ address: OWNER, chainId: CHAIN, transferTx: "0x01" })).toBe(false);
+    await begin(store);
+    expect(await store.recordDispenserTransfer({ address: OWNER, chainId: CHAIN, transferTx: "0x01" })).toBe(true);
+    const pending = { address: OWNER, chainId: CHAIN, status: "pending", amount: AMOUNT, createdAt: T0, transferTx: "0x01" };
+    expect(await begin(store)).toEqual({ ok: false, reason: "already_claimed", claim: pending });
+    expect(await store.listDispenserClaims(OWNER)).toEqual([pending]);
+    const done = await store.completeDispenserClaim({ address: OWNER, chainId: CHAIN, txHash: TX, now: T0 + 10 });
+    expect(done).toEqual({ address: OWNER, chainId: CHAIN, status: "claimed", amount: AMOUNT, createdAt: T0, claimedAt: T0 + 10, txHash: TX });
+    expect(await store.recordDispenserTransfer({ address: OWNER, chainId: CHAIN, transferTx: "0x02" })).toBe(false);
+    expect(await store.listDispenserClaims(OWNER)).toEqual([done]);
+  },
+
   "releaseDispenserClaim deletes only a pending claim, so the address can claim again": async ({ store }) => {
     expect(await store.releaseDispenserClaim({ address: OWNER, chainId: CHAIN })).toBe(false);
     await begin(store);

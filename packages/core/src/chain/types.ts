@@ -85,8 +85,8 @@ export interface Chain {
    * (a payer can spend its own authorization nonce on a transfer to itself), or older.
    */
   authorizedTransfer(authorizer: Address, nonce: Hex, to: Address, value: bigint): Promise<Hex | null>;
-  /** `transfer(to, amount)` from the wallet. */
-  transfer(to: Address, amount: bigint): Promise<Hex>;
+  /** `transfer(to, amount)` from the wallet; `beforeSend` as in {@link Chain.transferFrom}. */
+  transfer(to: Address, amount: bigint, options?: { beforeSend?: (tx: SignedTransaction) => Promise<void> }): Promise<Hex>;
   /**
    * `transferFrom(from, to, amount)` with the wallet as spender (needs `from`'s allowance).
    * `beforeSend`, when given, gets the signed transaction before it is sent (again for each

@@ -281,8 +281,8 @@ export function createViemChain(options: ViemChainOptions): Chain {
       });
     },
 
-    transfer(to, amount) {
-      return write("transfer", { functionName: "transfer", args: [to, amount] });
+    transfer(to, amount, options) {
+      return write("transfer", { functionName: "transfer", args: [to, amount] }, options?.beforeSend);
     },
 
     transferFrom(from, to, amount, options) {

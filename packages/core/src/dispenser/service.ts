@@ -2,16 +2,24 @@
  * The test-funds dispenser: sends `claimAmount` USDC to an address, once per (address, chain).
  * The claim is taken in the store (a guarded insert of a `pending` claim) BEFORE the transfer, so
  * of any number of concurrent claims exactly one reaches the chain (money invariant 5, docs/architecture.md); a
- * failed transfer releases the pending claim so the address can try again.
+ * failed transfer releases the pending claim so the address can try again. The signed transfer is
+ * recorded on the claim before it is sent: a claim whose transfer had an unknown outcome is finished
+ * with that same transaction when its address claims again after {@link STALE_CLAIM_MS}.
  */
 import type { CapabilityDeps } from "../capability.js";
-import type { Address } from "../chain/types.js";
+import type { Address, Hex, SignedTransaction } from "../chain/types.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
 import { outcomeUnknown, resolveWalletChains, type WalletChain } from "../settlement/options.js";
 import type { DispenserClaimRecord } from "../store/dispenser-types.js";
 import { formatUsdc } from "./format.js";
 import { DEFAULT_CLAIM_AMOUNT } from "./options.js";
+
+/**
+ * How long after it was taken a pending claim is finished by the next claim of its address: longer
+ * than a claim's own request waits for its transfer (the receipt for up to 2 minutes).
+ */
+export const STALE_CLAIM_MS = 180_000;
 
 /** One chain's dispenser as `GET /api/dispenser/status` shows it. */
 export interface DispenserChainStatus {
@@ -158,7 +166,27 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
     });
   }
 
-  return {
+  /**
+   * A claim still pending {@link STALE_CLAIM_MS} after it was taken, with its signed transfer recorded,
+   * is one whose outcome was unknown (its request has long given up): finished here with that very
+   * transaction. Returns the claim as it stands (claimed, or still pending when still unknown), or
+   * "released" when the transfer surely moved nothing. Any other claim is returned as it is.
+   */
+  async function finishStale(wallet: WalletChain, claim: DispenserClaimRecord): Promise<DispenserClaimRecord | "released"> {
+    if (claim.status !== "pending" || claim.transferTx === undefined || clock.now() - claim.createdAt < STALE_CLAIM_MS) return claim;
+    const { address, chainId } = claim;
+    try {
+      const txHash = await wallet.chain.resume(claim.transferTx as Hex);
+      const done = await store.completeDispenserClaim({ address, chainId, txHash, now: clock.now() });
+      return done ?? (await store.listDispenserClaims(address)).find((c) => c.chainId === chainId) ?? claim;
+    } catch (error) {
+      if (outcomeUnknown(error)) return claim;
+      await store.releaseDispenserClaim({ address, chainId });
+      return "released";
+    }
+  }
+
+  const service: DispenserService = {
     configured: config !== undefined,
     claimAmount,
     assertConfigured,
@@ -173,14 +201,22 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
         claim: { address, chainId, amount: BigInt(claimAmount), createdAt: clock.now() },
         ...(entry?.maxClaims === undefined ? {} : { maxClaims: entry.maxClaims }),
       });
-      if (!begun.ok && begun.reason === "already_claimed") return { ok: false, alreadyClaimed: true, claimAmount, claim: begun.claim };
+      if (!begun.ok && begun.reason === "already_claimed") {
+        const finished = await finishStale(wallet, begun.claim);
+        // The stale claim's transfer surely moved nothing: it was released, so this is a claim anew.
+        if (finished === "released") return service.claim(address, chainId);
+        return { ok: false, alreadyClaimed: true, claimAmount, claim: finished };
+      }
       if (!begun.ok)
         throw new GatewayError("not_configured", `The dispenser on chain ${chainId} has served its ${entry?.maxClaims} claims.`, {
           details: { reason: "max_claims_reached", chainId, maxClaims: entry?.maxClaims },
         });
       let txHash: string;
       try {
-        txHash = await wallet.chain.transfer(address as Address, BigInt(claimAmount));
+        const beforeSend = async (tx: SignedTransaction) => {
+          if (!(await store.recordDispenserTransfer({ address, chainId, transferTx: tx.raw }))) throw new Error(`the claim of ${address} on chain ${chainId} is no longer pending`);
+        };
+        txHash = await wallet.chain.transfer(address as Address, BigInt(claimAmount), { beforeSend });
       } catch (error) {
         // A transfer that surely failed frees the claim so the address can try again; one that
         // was sent without a receipt may still land, so its claim stays pending (invariant 5).
@@ -219,4 +255,5 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
       };
     },
   };
+  return service;
 }

@@ -20,6 +20,8 @@ export interface DispenserClaimRecord {
   claimedAt?: number;
   /** The transfer's transaction hash (status `claimed`). */
   txHash?: string;
+  /** The signed transfer (0x hex) of a `pending` claim, recorded before it was sent. */
+  transferTx?: string;
 }
 
 /** Outcome of {@link DispenserStore.beginDispenserClaim}. */
@@ -46,6 +48,13 @@ export interface DispenserStore {
    * the pair exists (unknown, released, or already claimed).
    */
   completeDispenserClaim(input: { address: string; chainId: number; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
+  /**
+   * Records `transferTx` (a signed transaction, 0x hex) on the PENDING claim of (address, chainId),
+   * before it is sent, so a claim whose transfer has an unknown outcome can be finished later with
+   * that very transaction. Single native atomic operation.
+   * @returns whether a pending claim was marked (false: send nothing).
+   */
+  recordDispenserTransfer(input: { address: string; chainId: number; transferTx: string }): Promise<boolean>;
   /**
    * Deletes the PENDING claim of (address, chainId) so the address can claim again (its transfer
    * failed). Single native atomic operation; a claimed claim is never deleted.

@@ -30,7 +30,15 @@ export function createMemoryDispenserStore(): DispenserStore {
       record.status = "claimed";
       record.txHash = txHash;
       record.claimedAt = now;
+      delete record.transferTx;
       return copy(record);
+    },
+
+    async recordDispenserTransfer({ address, chainId, transferTx }) {
+      const record = claims.get(slot(address, chainId));
+      if (!record || record.status !== "pending") return false;
+      record.transferTx = transferTx;
+      return true;
     },
 
     async releaseDispenserClaim({ address, chainId }) {

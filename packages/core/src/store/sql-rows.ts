@@ -199,6 +199,7 @@ export interface SqlDispenserClaimRow<I extends SqlInt = SqlInt> {
   created_at: I;
   claimed_at: I | null;
   tx_hash: string | null;
+  transfer_tx: string | null;
 }
 
 /** The key of a `keys` row. Free text: `name`. */
@@ -371,6 +372,7 @@ export function dispenserClaimFromRow(r: SqlDispenserClaimRow): DispenserClaimRe
   };
   if (r.claimed_at !== null) claim.claimedAt = Number(r.claimed_at);
   if (r.tx_hash !== null) claim.txHash = r.tx_hash;
+  if (r.transfer_tx !== null) claim.transferTx = r.transfer_tx;
   return claim;
 }
 
