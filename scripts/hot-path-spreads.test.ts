@@ -41,7 +41,7 @@ const HOT = [
 /** `file: opening text` of the literals that stay, each with its reason. */
 const ALLOWED: Record<string, string> = {
   // The keys come from the client: Object.assign would run the `__proto__` setter on them.
-  "packages/core/src/http/handle.ts: { ...form.fields, ...form.files }": "client keys",
+  "packages/core/src/http/handle.ts: { ...form.fields, ...form.files, ...form.fileLists }": "client keys",
   "packages/core/src/http/handle.ts: { ...q, ...(raw as Record<string, unknown>) }": "client keys",
   // A zod transform whose output type the route narrows with `in`; Object.assign's intersection types do not narrow.
   "packages/core/src/ledger/routes.ts: { ...b, described:": "typed narrowing",

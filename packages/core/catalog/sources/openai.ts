@@ -5,8 +5,8 @@
  * Deprecations: https://platform.openai.com/docs/deprecations
  */
 import {
-  arr, bool, chatParams, choice, embeddingCard, imageCard, imageGrid, int, num, perImage, perKChars, perAudioMinute, perMInputTokens, perVideoSecond,
-  req, speechCard, str, textCard, transcriptionCard, videoCard, byParam, type CardInput, type Params,
+  arr, bool, chatParams, choice, embeddingCard, imageCard, imageGrid, int, num, perImage, perKChars, perAudioMinute, perMInputImageTokens, perMInputTokens,
+  perVideoSecond, req, speechCard, str, textCard, transcriptionCard, videoCard, byParam, type CardInput, type Params,
 } from "./types.js";
 
 const P = "openai";
@@ -18,10 +18,13 @@ const GPT_IMAGE_QUALITIES = ["low", "medium", "high", "auto"] as const;
 
 /**
  * Per-image prices of a GPT Image model from its square and portrait/landscape price per quality
- * (its image output tokens), plus its text input tokens: OpenAI bills the prompt's tokens on top.
+ * (its image output tokens), plus what OpenAI bills on top of them: the prompt's text input tokens
+ * (`textInputPerM`) and an edit's input image tokens (`imageInputPerM`, `input_tokens_details.image_tokens`),
+ * each per 1M tokens as listed under "Text tokens" / "Image tokens" → input on the model's page
+ * (https://platform.openai.com/docs/models/gpt-image-1 and …/gpt-image-1-mini) and the pricing page.
  * "auto" is metered at the most expensive choice it can resolve to (high quality, non-square size).
  */
-function gptImagePricing(prices: Record<"low" | "medium" | "high", [square: string, wide: string]>, textInputPerM: string) {
+function gptImagePricing(prices: Record<"low" | "medium" | "high", [square: string, wide: string]>, textInputPerM: string, imageInputPerM: string) {
   const row = ([square, wide]: [string, string]) => ({ "1024x1024": square, "1024x1536": wide, "1536x1024": wide, auto: wide });
   return [
     ...imageGrid("quality", "size", {
@@ -31,6 +34,7 @@ function gptImagePricing(prices: Record<"low" | "medium" | "high", [square: stri
       auto: row(prices.high),
     }),
     perMInputTokens(textInputPerM),
+    perMInputImageTokens(imageInputPerM),
   ];
 }
 
@@ -57,7 +61,7 @@ const images: CardInput[] = [
     name: "GPT Image 1",
     description: "OpenAI's natively multimodal image model for generation and edits, with strong instruction following and text rendering.",
     edit: true,
-    pricing: gptImagePricing({ low: ["0.011", "0.016"], medium: ["0.042", "0.063"], high: ["0.167", "0.25"] }, "5"),
+    pricing: gptImagePricing({ low: ["0.011", "0.016"], medium: ["0.042", "0.063"], high: ["0.167", "0.25"] }, "5", "10"),
     params: gptImageParams(true),
   }),
   imageCard(P, {
@@ -65,7 +69,7 @@ const images: CardInput[] = [
     name: "GPT Image 1 Mini",
     description: "A cheaper, faster GPT Image model for generation and edits where cost matters more than peak quality.",
     edit: true,
-    pricing: gptImagePricing({ low: ["0.005", "0.006"], medium: ["0.011", "0.015"], high: ["0.036", "0.052"] }, "2"),
+    pricing: gptImagePricing({ low: ["0.005", "0.006"], medium: ["0.011", "0.015"], high: ["0.036", "0.052"] }, "2", "2.5"),
     params: gptImageParams(false),
   }),
   imageCard(P, {

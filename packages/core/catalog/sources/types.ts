@@ -5,7 +5,9 @@
  * Pricing keys (the metering code relies on them):
  * - text chat: input_tokens / output_tokens / cached_input_tokens (usd_per_1m_tokens)
  * - embeddings: input_tokens (usd_per_1m_tokens)
- * - images: image (usd_per_image), `when` on the card's own params (size, quality, …)
+ * - images: image (usd_per_image), `when` on the card's own params (size, quality, …); a model that
+ *   also bills tokens (GPT Image): input_tokens for the prompt and input_image_tokens for an edit's
+ *   input images (usd_per_1m_tokens)
  * - speech: characters (usd_per_1k_characters) or audio_seconds (usd_per_minute)
  * - transcription: audio_seconds (usd_per_minute)
  * - video: video_seconds (usd_per_second)
@@ -72,6 +74,8 @@ export const tokenPrices = (input: string, output: string, cachedInput?: string)
 export const perImage = (price: string, when?: When): PriceLine => line("image", "usd_per_image", price, when);
 /** The text input of a model billed per token beside another unit (GPT Image's prompt). */
 export const perMInputTokens = (price: string): PriceLine => line("input_tokens", "usd_per_1m_tokens", price);
+/** The input images of a model billed per image token beside its other units (GPT Image edits' `image` / `image[]` / `mask`). */
+export const perMInputImageTokens = (price: string): PriceLine => line("input_image_tokens", "usd_per_1m_tokens", price);
 export const perKChars = (price: string): PriceLine => line("characters", "usd_per_1k_characters", price);
 export const perAudioMinute = (price: string): PriceLine => line("audio_seconds", "usd_per_minute", price);
 export const perVideoSecond = (price: string, when?: When): PriceLine => line("video_seconds", "usd_per_second", price, when);

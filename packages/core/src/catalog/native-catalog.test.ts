@@ -15,6 +15,7 @@ function validSources(): ModelCard[] {
 const KEY_UNITS: Record<string, readonly PriceUnit[]> = {
   input_tokens: ["usd_per_1m_tokens"],
   cached_input_tokens: ["usd_per_1m_tokens"],
+  input_image_tokens: ["usd_per_1m_tokens"],
   output_tokens: ["usd_per_1m_tokens"],
   image: ["usd_per_image"],
   characters: ["usd_per_1k_characters"],

@@ -92,7 +92,7 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
   const type = req.headers["content-type"] ?? "";
   if (multipart && MULTIPART_TYPE.test(type)) {
     const form = parseMultipart(bytes, type);
-    return { ...form.fields, ...form.files };
+    return { ...form.fields, ...form.files, ...form.fileLists };
   }
   if (bytes.byteLength === 0) return {};
   let text: string;

@@ -9,11 +9,12 @@ import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import { priceTranscription } from "./transcription.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
-import { decodeFile, fileInput, intInput, modelFields, numberInput } from "./inputs.js";
+import { decodeFile, fileInput, intInput, modelFields, numberInput, type InputFile } from "./inputs.js";
+import { MAX_EDIT_IMAGES, priceImages } from "./image-pricing.js";
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
-import { loadedTokenCounter, tokenCounter } from "../metering/tokens.js";
+import { loadedTokenCounter } from "../metering/tokens.js";
 import { parseWav } from "../providers/wav.js";
 
 const imageFields = {
@@ -26,7 +27,14 @@ const imageFields = {
 };
 
 const imagesBody = z.object({ ...imageFields, style: z.string().max(32).optional(), background: z.string().max(32).optional() });
-const editsBody = z.object({ ...imageFields, image: fileInput.optional(), image_url: z.string().optional(), mask: fileInput.optional() });
+const editsBody = z.object({
+  ...imageFields,
+  image: fileInput.optional(),
+  /** Several source images (multipart: repeated `image[]` parts, as the OpenAI SDK sends an array), after `image` if both are given. */
+  "image[]": z.array(fileInput).min(1, "must not be empty").max(MAX_EDIT_IMAGES).optional(),
+  image_url: z.string().optional(),
+  mask: fileInput.optional(),
+});
 const speechBody = z.object({
   ...modelFields,
   input: z.string().min(1, "is required").max(4096),
@@ -79,38 +87,41 @@ function unreportedTokens(inputs: readonly string[], bound: number): number {
 }
 
 /**
- * The prompt tokens an image call is billed for, on a card that prices them: the prompt's share the
- * upstream reported (`text_tokens`; a generation's whole input when it reports only that), else the
- * gateway's count.
+ * The source images of an edit, in order: `image` (or a data: `image_url`), then each `image[]`.
+ * 400 without any, with a remote `image_url`, or past {@link MAX_EDIT_IMAGES}.
  */
-function imagePromptTokens(r: ImageResult, counted: () => number, edit: boolean): number {
-  const reported = r.usage?.textTokens ?? (edit ? undefined : r.usage?.inputTokens);
-  return reported !== undefined && reported > 0 ? reported : counted();
+function sourceImages(body: z.output<typeof editsBody>): [InputFile, ...InputFile[]] {
+  const files: InputFile[] = [];
+  if (body.image !== undefined) files.push(decodeFile(body.image, "image"));
+  else if (body.image_url !== undefined) {
+    if (!body.image_url.startsWith("data:"))
+      throw invalidRequest("image_url must be a data: URL (the gateway does not fetch remote images); or send image", "image_url");
+    files.push(decodeFile(body.image_url, "image_url"));
+  }
+  for (const file of body["image[]"] ?? []) files.push(decodeFile(file, "image[]"));
+  if (files.length === 0) throw invalidRequest("image is required (or image[] for several)", "image");
+  if (files.length > MAX_EDIT_IMAGES) throw invalidRequest(`an edit takes at most ${MAX_EDIT_IMAGES} source images`, "image[]");
+  return files as [InputFile, ...InputFile[]];
 }
 
 /**
- * Image generations and edits alike: priced per image by (size, quality), plus the prompt's tokens
- * on a card that prices them (GPT Image: reserved at the prompt's UTF-8 bytes, a bound of any
- * byte-level tokenizer's count; billed as reported). Answered in OpenAI's shape.
+ * Image generations and edits alike (priced by ./image-pricing.ts): per image by (size, quality),
+ * plus, on a card that prices them (GPT Image), the prompt's tokens and an edit's `inputImages`
+ * tokens, reserved at a bound and billed as the upstream reports them. Answered in OpenAI's shape.
  */
 async function serveImages(
   ctx: Pick<RouteContext<unknown, unknown, unknown, PaidCredential>, "request" | "requestId" | "gateway" | "auth" | "trace">,
   card: ModelCard,
   action: string,
   body: { prompt: string; n?: number | undefined; size?: string | undefined; quality?: string | undefined },
+  inputImages: number,
   run: (common: { n: number; size?: string; quality?: string; signal?: AbortSignal }) => Promise<ImageResult>,
 ): Promise<GatewayResponse> {
   const n = body.n ?? 1;
   const variant: { size?: string; quality?: string } = {};
   if (body.size) variant.size = body.size;
   if (body.quality) variant.quality = body.quality;
-  const fee = ctx.gateway.services.feeBps;
-  const textPriced = card.pricing.some((line) => line.key === "input_tokens");
-  const bytes = textPriced ? Math.max(1, utf8Length(body.prompt)) : 0;
-  const edit = action === "images.edits";
-  const prompt = (tokens: number) => (textPriced ? { promptTokens: tokens } : undefined);
-  const counter = textPriced ? await tokenCounter() : undefined;
-  const counted = () => Math.max(1, counter!.count(body.prompt));
+  const pricing = await priceImages(card, { prompt: body.prompt, n, variant, inputImages }, ctx.gateway.services.feeBps);
   return servePaid(
     ctx.gateway,
     { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth, trace: ctx.trace },
@@ -118,9 +129,9 @@ async function serveImages(
       card,
       action,
       mimeType: "application/json",
-      quote: priceUsage(card, prompt(bytes), { images: n, ...variant }, fee),
+      quote: pricing.quote,
       run: (signal) => run({ n, ...variant, ...(signal ? { signal } : {}) }),
-      meter: (r) => priceUsage(card, prompt(textPriced ? imagePromptTokens(r, counted, edit) : 0), { images: r.data.length, ...variant }, fee),
+      meter: (r) => pricing.meter(r),
     },
     (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
   );
@@ -145,7 +156,7 @@ export function mediaRoutes(): AnyRoute[] {
         if (body.style) extra.style = body.style;
         if (body.background) extra.background = body.background;
         const format = body.response_format ? { responseFormat: body.response_format } : {};
-        return serveImages(ctx, card, "images.generations", body, (common) =>
+        return serveImages(ctx, card, "images.generations", body, 0, (common) =>
           generate({ model: card.modelId, prompt: body.prompt, ...common, ...format, extra }),
         );
       },
@@ -154,25 +165,27 @@ export function mediaRoutes(): AnyRoute[] {
       method: "POST",
       path: "/v1/images/edits",
       tag: "media",
-      summary: "Edit an image with a prompt (image as base64, data URL or multipart file; billed per image, and the prompt's tokens where the model prices them).",
+      summary:
+        "Edit images with a prompt (image as base64, data URL or multipart file, several as image[]; billed per image, and the prompt's and input images' tokens where the model prices them).",
       body: editsBody,
       ...PAID_ROUTE,
       multipart: true,
       handle: (ctx) => {
         const { body, gateway } = ctx;
-        const source = body.image ?? (body.image_url?.startsWith("data:") ? body.image_url : undefined);
-        if (source === undefined)
-          throw invalidRequest(
-            body.image_url ? "image_url must be a data: URL (the gateway does not fetch remote images); or send image" : "image is required",
-            body.image_url ? "image_url" : "image",
-          );
-        const image = decodeFile(source, body.image ? "image" : "image_url");
+        const [image, ...more] = sourceImages(body);
         const mask = body.mask === undefined ? undefined : decodeFile(body.mask, "mask");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "image", "edit");
         const edit = method(media.upstreams.inference(card), "editImages");
-        const inputs = { image: image.data, ...(image.contentType ? { imageMime: image.contentType } : {}), ...(mask ? { mask: mask.data } : {}) };
-        return serveImages(ctx, card, "images.edits", body, (common) => edit({ model: card.modelId, prompt: body.prompt, ...inputs, ...common }));
+        const inputs = {
+          image: image.data,
+          ...(image.contentType ? { imageMime: image.contentType } : {}),
+          ...(more.length > 0 ? { moreImages: more.map((f) => (f.contentType ? { data: f.data, mime: f.contentType } : { data: f.data })) } : {}),
+          ...(mask ? { mask: mask.data } : {}),
+        };
+        // Every source image and the mask go upstream, and each may be billed as input image tokens.
+        const inputImages = 1 + more.length + (mask ? 1 : 0);
+        return serveImages(ctx, card, "images.edits", body, inputImages, (common) => edit({ model: card.modelId, prompt: body.prompt, ...inputs, ...common }));
       },
     }),
     defineRoute({

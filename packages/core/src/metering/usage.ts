@@ -2,6 +2,7 @@
  * Turns usage evidence (token counts, media counts) into the quantities of a card's price keys.
  * The keys are those of the bundled catalog (docs/catalog.md): `input_tokens`, `output_tokens`,
  * `cached_input_tokens`, `image`, `characters`, `audio_seconds`, `video_seconds`, `request`.
+ * (`input_image_tokens`, an image edit's input images, is priced by the edit route alone: ../media/image-pricing.ts.)
  */
 import { z } from "zod";
 import type { ModelCard } from "../catalog/card.js";

@@ -99,6 +99,24 @@ describe("multipart/form-data", () => {
     expect(parseMultipart(enc.encode("--b--"), "multipart/form-data; boundary=b")).toEqual({ fields: {}, files: {} });
   });
 
+  it("keeps every file of a `[]` name, in order, in fileLists (how an array of files encodes); without one there is no fileLists", () => {
+    const [a, b, c] = [enc.encode("one"), tricky, enc.encode("three")];
+    const { body, contentType } = encodeMultipart(
+      { prompt: "p" },
+      { "image[]": [{ filename: "a.png", contentType: "image/png", data: a }, { data: b }], mask: { filename: "m.png", data: c } },
+    );
+    const form = parseMultipart(body, contentType);
+    expect(form.files).toEqual({ mask: { filename: "m.png", contentType: "application/octet-stream", data: c } });
+    expect(form.fileLists).toEqual({
+      "image[]": [
+        { filename: "a.png", contentType: "image/png", data: a },
+        { filename: "blob", contentType: "application/octet-stream", data: b },
+      ],
+    });
+    const plain = encodeMultipart({ a: "1" }, { f: { data: a } });
+    expect(parseMultipart(plain.body, plain.contentType).fileLists).toBeUndefined();
+  });
+
   it("rejects a missing boundary, a non-multipart type and malformed bodies with 400", () => {
     const ok = 'Content-Disposition: form-data; name="a"\r\n\r\nv';
     expect400(() => parseMultipart(enc.encode("x"), "multipart/form-data"));

@@ -17,6 +17,8 @@ export interface MultipartFile {
 export interface MultipartForm {
   fields: Record<string, string>;
   files: Record<string, MultipartFile>;
+  /** File parts whose name ends in `[]` (`image[]`, as the OpenAI SDK sends an array), every one in order; present only when there are some. */
+  fileLists?: Record<string, MultipartFile[]>;
 }
 
 /** Most parts a body may have before the parser refuses it. */
@@ -28,14 +30,16 @@ const CRLF = utf8Bytes("\r\n");
  * Encodes text fields and files as multipart/form-data. The boundary is random and checked not to
  * occur in any value. Names and filenames escape `"`, CR and LF as `%22`, `%0D`, `%0A` (the HTML
  * form encoding); files without a `filename` are sent as `blob` (as `FormData` does, so every file
- * part parses as a file) and without a `contentType` as `application/octet-stream`. Answers
- * the body and the `Content-Type` header value (with its boundary).
+ * part parses as a file) and without a `contentType` as `application/octet-stream`. A name given
+ * an array of files gets one part per file, in order, under that same name. Answers the body and
+ * the `Content-Type` header value (with its boundary).
  */
 export function encodeMultipart(
   fields: Readonly<Record<string, string>>,
-  files: Readonly<Record<string, MultipartFile>> = {},
+  files: Readonly<Record<string, MultipartFile | readonly MultipartFile[]>> = {},
 ): { body: Uint8Array; contentType: string } {
-  const values = [...Object.values(fields).map(utf8Bytes), ...Object.values(files).map((f) => f.data)];
+  const fileParts = Object.entries(files).flatMap(([name, f]) => (Array.isArray(f) ? f : [f]).map((file: MultipartFile) => [name, file] as const));
+  const values = [...Object.values(fields).map(utf8Bytes), ...fileParts.map(([, f]) => f.data)];
   let boundary: string;
   let marker: Uint8Array;
   do {
@@ -47,7 +51,7 @@ export function encodeMultipart(
   for (const [name, value] of Object.entries(fields)) {
     parts.push(utf8Bytes(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(name)}"\r\n\r\n`), utf8Bytes(value), CRLF);
   }
-  for (const [name, file] of Object.entries(files)) {
+  for (const [name, file] of fileParts) {
     const filename = `; filename="${escapeName(file.filename ?? "blob")}"`;
     const type = (file.contentType ?? "application/octet-stream").replace(/[\r\n]/g, "");
     parts.push(
@@ -62,8 +66,10 @@ export function encodeMultipart(
 
 /**
  * Parses a multipart/form-data body. Parts with a `filename` parameter (even an empty one) are
- * files, the others are UTF-8 text fields; when a name repeats, the FIRST part wins. The preamble
- * and epilogue are ignored. File `data` are views into `body` (no copy).
+ * files, the others are UTF-8 text fields; when a name repeats, the FIRST part wins, except for
+ * files named `…[]`, which are all kept, in order, in `fileLists` (how the OpenAI SDK and curl send
+ * several images to `/v1/images/edits`). The preamble and epilogue are ignored. File `data` are
+ * views into `body` (no copy).
  * Throws 400 `invalid_request` when `contentType` is not multipart/form-data or lacks a boundary,
  * and when the body is malformed: no opening boundary, a part without a blank line after its
  * headers or without a `Content-Disposition: form-data; name=…`, no closing boundary, or more than
@@ -127,8 +133,10 @@ function addPart(form: MultipartForm, headerText: string, data: Uint8Array): voi
   if (name === undefined) throw malformed("a part has no name");
   const filename = params.get("filename*") ?? params.get("filename");
   if (filename !== undefined) {
-    if (Object.hasOwn(form.files, name)) return;
-    form.files[name] = Object.assign(filename === "" ? {} : { filename }, partType ? { contentType: partType } : undefined, { data });
+    const file: MultipartFile = Object.assign(filename === "" ? {} : { filename }, partType ? { contentType: partType } : undefined, { data });
+    // A `[]` name is never `__proto__`: plain objects hold these lists safely.
+    if (name.endsWith("[]")) ((form.fileLists ??= {})[name] ??= []).push(file);
+    else if (!Object.hasOwn(form.files, name)) form.files[name] = file;
   } else if (!Object.hasOwn(form.fields, name)) {
     form.fields[name] = new TextDecoder().decode(data);
   }

@@ -57,7 +57,9 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
     return void send(200, model === "usage-first" ? { usage, object: "list", data: data.reverse(), model } : { object: "list", data: data.reverse(), model, usage });
   }
   if (url === "/v1/images/generations" || url === "/v1/images/edits") {
-    const usage = { input_tokens: 10, output_tokens: 20, total_tokens: 30, input_tokens_details: { text_tokens: 10 } };
+    // An edit's input also counts its images.
+    const details = url === "/v1/images/edits" ? { text_tokens: 4, image_tokens: 6 } : { text_tokens: 10 };
+    const usage = { input_tokens: 10, output_tokens: 20, total_tokens: 30, input_tokens_details: details };
     return void send(200, { created: 1_700_000_000, data: [{ b64_json: "aGVsbG8=" }, { url: "https://cdn.example/x.png", revised_prompt: "r" }], usage });
   }
   if (url === "/v1/audio/speech") return void res.writeHead(200, { "content-type": "audio/mpeg" }).end(Buffer.from([0xff, 0xfb, 1, 2, 3]));
@@ -229,6 +231,28 @@ describe("OpenAI-compatible provider", () => {
     expect(form.files.image).toEqual({ filename: "image.png", contentType: "image/png", data: image });
     expect([...form.files.mask!.data]).toEqual([...mask]);
     expect(seen[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it("sends several source images as repeated image[] parts, in order, and reads the input's image tokens", async () => {
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 1]);
+    const jpeg = Uint8Array.from([0xff, 0xd8, 0xff, 2]);
+    const r = await provider().editImages!({
+      model: "gpt-image-1",
+      prompt: "merge",
+      image: png,
+      moreImages: [{ data: jpeg }, { data: png, mime: "image/webp" }],
+      n: 1,
+    });
+    const form = seen[0]!.form!;
+    expect(form.files).toEqual({});
+    expect(form.fileLists).toEqual({
+      "image[]": [
+        { filename: "image.png", contentType: "image/png", data: png },
+        { filename: "image-2.jpeg", contentType: "image/jpeg", data: jpeg },
+        { filename: "image-3.webp", contentType: "image/webp", data: png },
+      ],
+    });
+    expect(r.usage).toEqual({ inputTokens: 10, outputTokens: 20, totalTokens: 30, textTokens: 4, imageTokens: 6 });
   });
 
   it("returns speech bytes with the upstream's content type and counts characters", async () => {

@@ -36,7 +36,12 @@ const imagesSchema = z.object({
   created: z.number().optional(),
   data: z.array(z.object({ b64_json: z.string().nullish(), url: z.string().nullish() })).min(1),
   usage: z
-    .object({ input_tokens: count, output_tokens: count, total_tokens: count, input_tokens_details: z.object({ text_tokens: count }).partial().nullish() })
+    .object({
+      input_tokens: count,
+      output_tokens: count,
+      total_tokens: count,
+      input_tokens_details: z.object({ text_tokens: count, image_tokens: count }).partial().nullish(),
+    })
     .partial()
     .nullish(),
 });
@@ -83,8 +88,8 @@ function refusedVerboseJson(error: unknown): boolean {
 
 /**
  * Creates a provider for an OpenAI-compatible API: `POST /chat/completions` (plain and streamed,
- * see `createOpenAIChat`), `POST /embeddings`, `/images/generations`,
- * `/images/edits` (multipart), `/audio/speech` (binary answer, the upstream's content type),
+ * see `createOpenAIChat`), `POST /embeddings`, `/images/generations`, `/images/edits` (multipart;
+ * several source images as repeated `image[]` parts), `/audio/speech` (binary answer, the upstream's content type),
  * `/audio/transcriptions` (multipart, `response_format: "verbose_json"` for `duration` and
  * segments; a model the upstream refuses it for with a 400 naming `response_format`, as OpenAI
  * does for its gpt-4o transcription models, is asked again with `json`, and so from then on), `POST
@@ -125,9 +130,11 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const inputTokens = r.usage.input_tokens ?? 0;
       const outputTokens = r.usage.output_tokens ?? 0;
       const textTokens = r.usage.input_tokens_details?.text_tokens;
+      const imageTokens = r.usage.input_tokens_details?.image_tokens;
       out.usage = Object.assign(
         { inputTokens, outputTokens, totalTokens: r.usage.total_tokens ?? inputTokens + outputTokens },
         textTokens === undefined ? {} : { textTokens },
+        imageTokens === undefined ? {} : { imageTokens },
       );
     }
     return out;
@@ -194,8 +201,10 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const fields: Record<string, string> = { model: req.model, prompt: req.prompt, n: String(req.n) };
       if (req.size !== undefined) fields.size = req.size;
       if (req.quality !== undefined) fields.quality = req.quality;
-      const mime = req.imageMime ?? sniffImageMime(req.image);
-      const files: Record<string, MultipartFile> = { image: { filename: `image.${mime.split("/")[1] ?? "png"}`, contentType: mime, data: req.image } };
+      const image = imagePart(req.image, req.imageMime, "image");
+      // Several source images go as repeated `image[]` parts, as OpenAI's API reads them.
+      const more = (req.moreImages ?? []).map((m, i) => imagePart(m.data, m.mime, `image-${i + 2}`));
+      const files: Record<string, MultipartFile | MultipartFile[]> = more.length === 0 ? { image } : { "image[]": [image, ...more] };
       if (req.mask) files.mask = { filename: "mask.png", contentType: "image/png", data: req.mask };
       return toImages(await call(imagesSchema, "POST", "/images/edits", { multipart: encodeMultipart(fields, files) }, req.signal));
     },
@@ -262,6 +271,12 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       return state;
     },
   };
+}
+
+/** An image upload part named `<stem>.<subtype>`, of `mime` or the type its bytes show. */
+function imagePart(data: Uint8Array, mime: string | undefined, stem: string): MultipartFile {
+  const type = mime ?? sniffImageMime(data);
+  return { filename: `${stem}.${type.split("/")[1] ?? "png"}`, contentType: type, data };
 }
 
 /** The MIME type of PNG, JPEG, WebP or GIF bytes; `image/png` when unrecognised. */

@@ -44,6 +44,8 @@ export interface ImageUsage {
   totalTokens: number;
   /** The prompt's share of `inputTokens` (`input_tokens_details.text_tokens`), when reported: an edit's input also counts its images. */
   textTokens?: number;
+  /** The input images' share of `inputTokens` (`input_tokens_details.image_tokens`), when reported: an edit's `image`(s) and `mask`. */
+  imageTokens?: number;
 }
 
 /** One generated image: inline base64 PNG/JPEG bytes, or a URL. */
@@ -73,6 +75,11 @@ export interface ImageEditRequest {
   image: Uint8Array;
   /** MIME type of `image`; sniffed from its bytes when absent. */
   imageMime?: string;
+  /**
+   * Further source images after `image`, for models that edit several at once (GPT Image takes up
+   * to 16; OpenAI's API reads them as repeated `image[]` parts). A `mime` is sniffed when absent.
+   */
+  moreImages?: ReadonlyArray<{ data: Uint8Array; mime?: string }>;
   /** Optional PNG mask whose transparent pixels mark the area to edit. */
   mask?: Uint8Array;
   n: number;

@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "c661faf1cd38";
+export const NATIVE_CATALOG_VERSION = "70656db3d587";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -3454,7 +3454,8 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
         "when": {"quality": "auto", "size": "1536x1024"}
       },
       {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.25", "when": {"quality": "auto", "size": "auto"}},
-      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "5"}
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "5"},
+      {"key": "input_image_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "10"}
     ],
     "params": {
       "prompt": {"type": "string", "required": true, "description": "Text description of the desired output."},
@@ -3608,7 +3609,8 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
         "when": {"quality": "auto", "size": "1536x1024"}
       },
       {"key": "image", "unit": "usd_per_image", "unitPriceUsd": "0.052", "when": {"quality": "auto", "size": "auto"}},
-      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2"}
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2"},
+      {"key": "input_image_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.5"}
     ],
     "params": {
       "prompt": {"type": "string", "required": true, "description": "Text description of the desired output."},
