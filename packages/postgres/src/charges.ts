@@ -37,7 +37,13 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
       WHERE charge_id IN (SELECT json_array_elements_text($1::json)) AND batch_id = $2::text AND status = 'queued'
       ORDER BY charge_id FOR NO KEY UPDATE))`;
   const complete = `UPDATE ${charges} SET status = 'settled', tx_hash = $3::text, settled_at = $4::bigint, lease_until = NULL, transfer_tx = NULL WHERE ${held} RETURNING 1`;
-  const record = `UPDATE ${charges} SET transfer_tx = $3::text WHERE ${held} RETURNING 1`;
+  // All or none: a transfer for a group's sum must never sit on a part of the group.
+  const record = `
+    WITH h AS MATERIALIZED (SELECT charge_id FROM ${charges} WHERE ${held})
+    UPDATE ${charges} SET transfer_tx = $3::text
+    WHERE charge_id IN (SELECT charge_id FROM h)
+      AND (SELECT count(*) FROM h) = (SELECT count(DISTINCT v) FROM json_array_elements_text($1::json) v)
+    RETURNING 1`;
   const fail = `UPDATE ${charges} SET batch_id = NULL, lease_until = NULL, error = $3::text, transfer_tx = CASE WHEN $4::boolean THEN NULL ELSE transfer_tx END WHERE ${held} RETURNING 1`;
 
   return {

@@ -28,7 +28,10 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       ORDER BY created_at, charge_id LIMIT @limit)
     RETURNING *`);
   const held = "charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'";
-  const record = db.prepare<{ ids: string; batch_id: string; tx: string }>(`UPDATE charges SET transfer_tx = @tx WHERE ${held}`);
+  // All or none: a transfer for a group's sum must never sit on a part of the group.
+  const record = db.prepare<{ ids: string; batch_id: string; tx: string }>(
+    `UPDATE charges SET transfer_tx = @tx WHERE ${held} AND (SELECT count(*) FROM charges WHERE ${held}) = (SELECT count(DISTINCT value) FROM json_each(@ids))`,
+  );
   const complete = db.prepare<{ ids: string; batch_id: string; tx_hash: string; now: number }>(
     `UPDATE charges SET status = 'settled', tx_hash = @tx_hash, settled_at = @now, lease_until = NULL, transfer_tx = NULL WHERE ${held}`,
   );

@@ -6,7 +6,7 @@
  * `TEST_SMART_WALLET_CONTRACT`), so tests need no Solidity compiler.
  */
 import { createPublicClient, createWalletClient, defineChain, http, type Address, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { TEST_SMART_WALLET_CONTRACT, TEST_USDC_CONTRACT, USDC_ABI } from "@tollgate/core";
 import type { AnvilAccount, AnvilNode } from "@tollgate/node";
 
@@ -98,15 +98,26 @@ export function approveUsdc(node: AnvilNode, usdc: Address, ownerKey: Hex, spend
 
 /** Sets the node's next block timestamp and mines a block (for validAfter/validBefore tests). */
 export async function setNextBlockTimestamp(node: AnvilNode, timestamp: bigint | number): Promise<void> {
-  const rpc = async (method: string, params: unknown[]) => {
-    const response = await fetch(node.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    });
-    const body = (await response.json()) as { error?: { message: string } };
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  };
-  await rpc("evm_setNextBlockTimestamp", [Number(timestamp)]);
-  await rpc("evm_mine", []);
+  await anvilRpc(node, "evm_setNextBlockTimestamp", [Number(timestamp)]);
+  await anvilRpc(node, "evm_mine", []);
+}
+
+/** One JSON-RPC call to the node (anvil's own methods too: `evm_mine`, `evm_setAutomine`, …); its result. Throws on an RPC error. */
+export async function anvilRpc(node: AnvilNode, method: string, params: unknown[] = []): Promise<unknown> {
+  const response = await fetch(node.rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
+
+/** A fresh account (its key and address) that the node funds with 10 ETH for gas. */
+export async function fundedAccount(node: AnvilNode): Promise<{ privateKey: Hex; address: Address }> {
+  const privateKey = generatePrivateKey();
+  const address = privateKeyToAccount(privateKey).address;
+  await anvilRpc(node, "anvil_setBalance", [address, "0x8ac7230489e80000"]);
+  return { privateKey, address };
 }

@@ -9,13 +9,22 @@ export interface RpcProxyState {
   rpcError: number;
   resend: number;
   lag: number;
+  /** Receipt lookups (`eth_getTransactionReceipt`) still to answer with null: a node a block behind. */
+  lagReceipts: number;
   forwarded: number;
 }
 
-/** A running proxy: its URL, the faults to inject (set them before a write), and `close`. */
+/** Runs `run` (once) before the first request whose JSON-RPC body `match`es is forwarded. */
+export interface RpcHook {
+  match(body: string): boolean;
+  run(): Promise<void>;
+}
+
+/** A running proxy: its URL, the faults to inject (set them before a write), hooks, and `close`. */
 export interface RpcProxy {
   readonly url: string;
   readonly state: RpcProxyState;
+  readonly hooks: RpcHook[];
   close(): Promise<void>;
 }
 
@@ -24,10 +33,12 @@ export interface RpcProxy {
  * answers 502 unforwarded; `rpcError` forwards and answers a JSON-RPC -32000 "request timed out";
  * `resend` forwards twice (a provider retrying on another of its nodes) and answers the second
  * ("nonce too low": the first took the nonce). `lag` answers that many hash lookups with null (a
- * load-balanced RPC whose other nodes do not show the transaction yet).
+ * load-balanced RPC whose other nodes do not show the transaction yet); `lagReceipts` the same for
+ * receipts. A hook runs before the first request it matches is handled.
  */
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
-  const state: RpcProxyState = { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, forwarded: 0 };
+  const state: RpcProxyState = { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, lagReceipts: 0, forwarded: 0 };
+  const hooks: RpcHook[] = [];
   const forward = async (body: string) => {
     const upstream = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
     return { status: upstream.status, text: await upstream.text() };
@@ -39,6 +50,12 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       const body = Buffer.concat(chunks).toString("utf8");
       const id = (JSON.parse(body) as { id?: unknown }).id;
       const json = (value: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
+      const hook = hooks.findIndex((h) => h.match(body));
+      if (hook >= 0) await hooks.splice(hook, 1)[0]!.run();
+      if (body.includes("eth_getTransactionReceipt") && state.lagReceipts > 0) {
+        state.lagReceipts--;
+        return void json({ jsonrpc: "2.0", id, result: null });
+      }
       if (body.includes("eth_getTransactionByHash") && state.lag > 0) {
         state.lag--;
         return void json({ jsonrpc: "2.0", id, result: null });
@@ -67,5 +84,5 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, state, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url, state, hooks, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

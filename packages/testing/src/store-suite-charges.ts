@@ -91,9 +91,11 @@ export const chargeTests = {
     const queued = await queueCharges(store, key, 4);
     const [a, b, c, d] = ids(queued) as [string, string, string, string];
     await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 1000, limit: 3 });
-    // Only the charges the batch holds are marked: d is free, and another batch holds none.
-    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, d], batchId: "run_b", transferTx: "0xbad" })).toBe(0);
-    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, d], batchId: "run_a", transferTx: "0x01" })).toBe(3);
+    // All or none: d is free, so a group with it marks nothing; another batch holds none.
+    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, d], batchId: "run_a", transferTx: "0xbad" })).toBe(0);
+    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c], batchId: "run_b", transferTx: "0xbad" })).toBe(0);
+    expect((await store.getCharge(a))?.transferTx).toBeUndefined();
+    expect(await store.recordChargeTransfer({ chargeIds: [a, b, c, a], batchId: "run_a", transferTx: "0x01" })).toBe(3);
     expect((await store.getCharge(d))?.transferTx).toBeUndefined();
     expect(await store.getCharge(a)).toEqual({ ...queued[0], batchId: "run_a", leaseUntil: T0 + 1010, transferTx: "0x01" });
     // Re-queued with its outcome open, a charge keeps the transaction; the next claim sees it.

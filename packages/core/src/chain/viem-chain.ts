@@ -6,27 +6,28 @@
  * {@link ChainError} with the revert reason when viem can decode one.
  */
 import {
-  BaseError,
-  ContractFunctionRevertedError,
   createPublicClient,
   createWalletClient,
   defineChain,
   encodeFunctionData,
   http,
   keccak256,
-  NonceTooLowError,
   parseSignature,
   parseTransaction,
   recoverTransactionAddress,
   size,
   TransactionNotFoundError,
-  TransactionReceiptNotFoundError,
   type PrivateKeyAccount,
-  type TransactionReceipt,
+  type PublicClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { ChainError, type Address, type Chain, type Hex, type SignedTransaction, type TokenDomain, type TransferAuthorization } from "./types.js";
 import { USDC_ABI } from "./usdc-abi.js";
+import { isNonceConflict, isRefusal, sendWithNonceRetry, toChainError } from "./errors.js";
+import { createFinisher } from "./finish.js";
+import { effectOf } from "./transfer-effect.js";
+
+export { isNonceConflict, isRefusal, toChainError } from "./errors.js";
 
 export interface ViemChainOptions {
   /** JSON-RPC endpoint (HTTP). */
@@ -62,6 +63,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
   const publicClient = createPublicClient({ chain, transport, pollingInterval });
   const account: PrivateKeyAccount | undefined = options.privateKey ? privateKeyToAccount(options.privateKey) : undefined;
   const walletClient = account ? createWalletClient({ chain, transport, account, pollingInterval }) : undefined;
+  const finisher = createFinisher(publicClient as PublicClient, usdc, { timeout: receiptTimeout, pollingInterval });
 
   /*
    * Write queue. Every write from this wallet runs strictly one after another, and the next one
@@ -86,44 +88,14 @@ export function createViemChain(options: ViemChainOptions): Chain {
       throw new ChainError(`Cannot ${label}: this chain has no signing wallet (no privateKey configured)`, undefined, { nothingMoved: true });
     }
     return enqueue(async () => {
-      const hash = await sendWithNonceRetry(() => signAndSend(label, request, beforeSend)).catch((error: unknown) => {
+      const raw = await sendWithNonceRetry(() => signAndSend(label, request, beforeSend)).catch((error: unknown) => {
         if (error instanceof ChainError) throw error;
         // Refused for a taken nonce on every try: never accepted.
         const failed = toChainError(label, error);
         throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
       });
-      return mined(label, hash);
+      return finisher.mined(label, keccak256(raw), effectOf(raw, account.address.toLowerCase() as Address));
     });
-  }
-
-  /** Waits for the receipt of `hash`: its hash when it succeeded; `nothingMoved` when it reverted; unknown when no receipt came. */
-  async function mined(label: string, hash: Hex): Promise<Hex> {
-    let receipt;
-    try {
-      receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: receiptTimeout, pollingInterval });
-    } catch (error) {
-      const failed = toChainError(`${label} (waiting for receipt of ${hash})`, error);
-      throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
-    }
-    return succeeded(label, receipt);
-  }
-
-  function succeeded(label: string, receipt: TransactionReceipt): Hex {
-    if (receipt.status !== "success") {
-      throw new ChainError(`${label} reverted on-chain (transaction ${receipt.transactionHash})`, undefined, { nothingMoved: true, txHash: receipt.transactionHash });
-    }
-    return receipt.transactionHash;
-  }
-
-  /** The receipt of `hash`, or null when the node has none (not mined, or unknown to it). */
-  async function receiptOf(hash: Hex): Promise<TransactionReceipt | null> {
-    try {
-      return await publicClient.getTransactionReceipt({ hash });
-    } catch (error) {
-      if (error instanceof TransactionReceiptNotFoundError) return null;
-      const failed = toChainError(`read the receipt of ${hash}`, error);
-      throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
-    }
   }
 
   /** {@link Chain.resume}: see there. Runs in the write queue, so this wallet's own sends stay in nonce order. */
@@ -132,24 +104,19 @@ export function createViemChain(options: ViemChainOptions): Chain {
     const label = `finish transaction ${hash}`;
     let tx: { from: Address; nonce: number };
     try {
-      tx = { from: await recoverTransactionAddress({ serializedTransaction: raw as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"] }), nonce: parseTransaction(raw).nonce ?? 0 };
+      const from = await recoverTransactionAddress({ serializedTransaction: raw as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"] });
+      tx = { from: from.toLowerCase() as Address, nonce: parseTransaction(raw).nonce ?? 0 };
     } catch (error) {
       // A record that does not parse cannot be judged: the transaction it stood for may have landed.
       throw new ChainError(`${label}: the recorded transaction cannot be read (${(error as Error).message})`, undefined, { cause: error, txHash: hash });
     }
+    const effect = effectOf(raw, tx.from);
     return enqueue(async () => {
-      const found = await receiptOf(hash);
-      if (found) return succeeded(label, found);
+      const found = await finisher.receiptOf(hash);
+      if (found) return finisher.outcome(label, hash, found, effect);
       const used = await read(`${label}: read the nonce of ${tx.from}`, () => publicClient.getTransactionCount({ address: tx.from, blockTag: "latest" }));
-      if (used > tx.nonce) {
-        // The nonce is taken: by this transaction (a receipt that lags on a load-balanced RPC) or by another one.
-        for (let attempt = 1; attempt < LOOKUPS; attempt++) {
-          await new Promise((resolve) => setTimeout(resolve, LOOKUP_GAP_MS));
-          const late = await receiptOf(hash);
-          if (late) return succeeded(label, late);
-        }
-        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used by another transaction, so this one can never land`, undefined, { nothingMoved: true, txHash: hash });
-      }
+      // The nonce is taken: by this transaction (its receipt lagging), by a replacement of it, or by another one.
+      if (used > tx.nonce) return finisher.consumed(label, hash, tx, effect);
       try {
         await publicClient.sendRawTransaction({ serializedTransaction: raw });
       } catch (error) {
@@ -159,7 +126,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
           throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
         }
       }
-      return mined(label, hash);
+      return finisher.mined(label, hash, effect);
     });
   }
 
@@ -168,7 +135,8 @@ export function createViemChain(options: ViemChainOptions): Chain {
    * whose answer is lost (a timeout, a 502 from a proxy, a dropped connection: the node may have
    * taken it) is checked on the node: known there, it was sent. A failure before the send, or the
    * node's own refusal of a transaction it does not hold, moved nothing (`nothingMoved`); any other
-   * failure may still land, and says so (not `nothingMoved`, with the hash).
+   * failure may still land, and says so (not `nothingMoved`, with the hash). Resolves with the
+   * signed bytes of the transaction sent.
    */
   async function signAndSend(label: string, request: WriteRequest, beforeSend?: (tx: SignedTransaction) => Promise<void>): Promise<Hex> {
     let serialized: Hex;
@@ -184,10 +152,11 @@ export function createViemChain(options: ViemChainOptions): Chain {
     }
     const hash = keccak256(serialized);
     try {
-      return await walletClient!.sendRawTransaction({ serializedTransaction: serialized });
+      await walletClient!.sendRawTransaction({ serializedTransaction: serialized });
+      return serialized;
     } catch (error) {
       const found = await lookup(hash);
-      if (found === "held") return hash;
+      if (found === "held") return serialized;
       // Another sender's transaction holds the nonce (ours is nowhere): signed again with a fresh one.
       if (found === "absent" && isNonceConflict(error)) throw error;
       const refused = found === "absent" && isRefusal(error);
@@ -340,61 +309,3 @@ interface WriteRequest {
 /** Lookups of a transaction whose send failed, and the pause between them. */
 const LOOKUPS = 4;
 const LOOKUP_GAP_MS = 300;
-
-/**
- * True when the node refused the transaction for a reason that holds it out for good: funds or
- * gas, its fee, its signature or chain. A generic error (a timeout it reports as -32000, an
- * internal error) is not a refusal: the transaction may have been taken before it.
- */
-export function isRefusal(error: unknown): boolean {
-  const text = error instanceof Error ? error.message : String(error);
-  return /insufficient funds|intrinsic gas too low|exceeds block gas limit|gas limit reached|invalid (signature|sender|chain ?id)|fee cap (less|lower) than|max fee per gas less than|transaction underpriced|tip (higher|above) (than )?(the )?fee cap/i.test(text);
-}
-
-/** How many times a send refused for a nonce conflict is signed again. */
-const NONCE_RETRIES = 8;
-
-/**
- * True when the node refused a send because its nonce was already used or is pending from
- * another sender of the same wallet (another gateway process): the transaction was NOT
- * accepted, so sending it again with a fresh nonce cannot pay twice. "already known" (the very
- * same signed transaction is in the pool) is deliberately not a conflict: it was accepted.
- */
-export function isNonceConflict(error: unknown): boolean {
-  if (error instanceof BaseError && error.walk((e) => e instanceof NonceTooLowError) instanceof NonceTooLowError) return true;
-  const text = error instanceof Error ? error.message : String(error);
-  return /nonce too low|nonce provided .* lower than the current nonce|replacement transaction underpriced|nonce has already been used/i.test(text);
-}
-
-/** Runs `send` (simulate + sign + send), again after a short random pause when the nonce was taken. */
-async function sendWithNonceRetry(send: () => Promise<Hex>): Promise<Hex> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await send();
-    } catch (error) {
-      if (attempt >= NONCE_RETRIES || !isNonceConflict(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 80) * (attempt + 1)));
-    }
-  }
-}
-
-/** Maps a viem error to a ChainError, extracting the revert reason when there is one. */
-export function toChainError(label: string, error: unknown): ChainError {
-  if (error instanceof ChainError) return error;
-  let reason: string | undefined;
-  let detail = error instanceof Error ? error.message : String(error);
-  if (error instanceof BaseError) {
-    detail = error.shortMessage || error.message;
-    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
-    if (reverted instanceof ContractFunctionRevertedError) {
-      reason = reverted.reason ?? reverted.data?.errorName;
-    }
-  }
-  if (reason === undefined) {
-    const text = error instanceof Error ? error.message : String(error);
-    const match = /reverted with (?:the following )?reason(?: string)?:?\s*'?([^'\n]+)'?/i.exec(text) ?? /execution reverted:\s*([^\n]+)/i.exec(text);
-    reason = match?.[1]?.trim();
-  }
-  const message = reason !== undefined ? `${label} reverted: ${reason}` : `${label} failed: ${detail}`;
-  return new ChainError(message, reason, { cause: error });
-}

@@ -122,7 +122,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     };
     const record = async (tx: SignedTransaction) => {
       const marked = await store.recordChargeTransfer({ chargeIds, batchId: runId, transferTx: tx.raw });
-      if (marked !== chargeIds.length) throw new Error(`batch ${runId} no longer holds ${chargeIds.length - marked} of the group's charges; nothing was sent`);
+      if (marked !== chargeIds.length) throw new Error(`batch ${runId} no longer holds every one of the group's ${chargeIds.length} charges; nothing was sent`);
     };
     const wallet = wallets.get(first.chainId);
     if (!wallet) return fail(`No settlement spender is configured for chain ${first.chainId} (add it to settlement.chains); the charges stay queued.`);

@@ -47,10 +47,11 @@ export interface ChargeStore {
    * @returns how many it settled.
    */
   /**
-   * Records `transferTx` (a signed transaction, 0x hex) on the given charges still queued and held
-   * by `batchId`, before it is sent: whatever happens to the batch, a later batch finishes that very
-   * transaction rather than sending another. Single native atomic operation.
-   * @returns how many it marked (fewer than asked: some are no longer held, so send nothing).
+   * Records `transferTx` (a signed transaction, 0x hex) on the given charges, before it is sent,
+   * when every one of them is still queued and held by `batchId`, else on none: whatever happens to
+   * the batch, a later batch finishes that very transaction rather than sending another, and a
+   * transfer of a group's sum never sits on a part of the group. Single native atomic operation.
+   * @returns how many it marked: all of them, or 0 (then send nothing).
    */
   recordChargeTransfer(input: { chargeIds: readonly string[]; batchId: string; transferTx: string }): Promise<number>;
   completeCharges(input: { chargeIds: readonly string[]; batchId: string; txHash: string; now: number }): Promise<number>;

@@ -42,7 +42,9 @@ export function createMemoryChargeStore(charges: Map<string, ChargeRecord>): Cha
     },
 
     async recordChargeTransfer({ chargeIds, batchId, transferTx }) {
+      // All or none: a transfer for a group's sum must never sit on a part of the group.
       const marked = held(chargeIds, batchId);
+      if (marked.length !== new Set(chargeIds).size) return 0;
       for (const c of marked) c.transferTx = transferTx;
       return marked.length;
     },

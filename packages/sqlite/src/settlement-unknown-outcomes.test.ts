@@ -1,0 +1,339 @@
+/**
+ * Settlement batches whose transfer's outcome is unknown, on a real anvil behind a JSON-RPC proxy
+ * that loses, drops or delays answers: each group's transfer is signed and recorded on its charges
+ * before it is sent, and a later batch finishes that very transaction. Whatever happens (an answer
+ * lost, a transfer mined late, its nonce taken by a cancel, a speed-up of it, a receipt lagging
+ * behind the nonce, two processes splitting a group), every charge reaches the treasury exactly once.
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createWalletClient, http } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createGateway, createManualClock } from "@tollgate/core";
+import { anvilRpc, approveUsdc, fundedAccount, startRpcProxy, startUsdcNode, withGateway, type Harness, type RpcProxy, type UsdcNode } from "@tollgate/testing";
+import { createSqliteStore } from "./store.js";
+import { tempSqliteStores } from "./temp-stores.js";
+
+const createStore = tempSqliteStores("settlement-unknown");
+const SECRET = "unknown-outcomes-settlement-secret-01";
+const LEASE_MS = 10_000;
+const HASH = /0x[0-9a-f]{64}/;
+const PREPARE = { service: "inference", action: "chat", resource: "https://x.test", method: "POST" };
+
+describe("settlement transfers whose outcome is unknown", () => {
+  let usdc: UsdcNode;
+  let proxy: RpcProxy;
+  beforeAll(async () => {
+    usdc = await startUsdcNode();
+    proxy = await startRpcProxy(usdc.node.rpcUrl);
+  }, 60_000);
+  afterEach(() => {
+    Object.assign(proxy.state, { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, lagReceipts: 0 });
+    proxy.hooks.length = 0;
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await usdc?.node.stop();
+  });
+  const anvil = (method: string, params: unknown[] = []) => anvilRpc(usdc.node, method, params);
+  const someone = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`;
+  /** With automine off for `fn`: sent transactions wait in the pool until `evm_mine`. */
+  const manualMining = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await anvil("evm_setAutomine", [false]);
+    try {
+      return await fn();
+    } finally {
+      await anvil("evm_setAutomine", [true]);
+    }
+  };
+  /** The spender's transaction waiting in the pool. */
+  const pooled = async (spender: string) => {
+    const pool = (await anvil("txpool_content")) as {
+      pending: Record<string, Record<string, { to: `0x${string}`; input: `0x${string}`; nonce: string; gas: string }>>;
+    };
+    const own = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === spender.toLowerCase())?.[1];
+    return Object.values(own ?? {})[0]!;
+  };
+
+  /**
+   * A gateway (through the proxy) whose settlement spender is a fresh account, and a fresh payer
+   * that approved it, with one paid call settled at each of `amounts`; `batch` runs one batch.
+   */
+  const settlement =
+    (
+      fn: (h: Harness, t: { treasury: string; spender: { privateKey: `0x${string}`; address: `0x${string}` }; batch: () => Promise<any> }) => Promise<void>,
+      amounts = [400],
+    ) =>
+    async () => {
+      const [spender, payer] = [await fundedAccount(usdc.node), await fundedAccount(usdc.node)];
+      const treasury = someone();
+      const chain = { ...usdc.chain, rpcUrl: proxy.url };
+      await usdc.mint(payer.address, 10_000_000n);
+      await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+      const config = {
+        internalSecret: SECRET,
+        treasury,
+        leaseMs: LEASE_MS,
+        intervalMs: false as const,
+        chains: [{ chainId: chain.chainId, spenderPrivateKey: spender.privateKey }],
+      };
+      await withGateway(
+        { createStore },
+        async (h) => {
+          const key = await h.createKey({ purpose: "session", networkId: chain.chainId, budgetLimit: "100000" }, payer.address.toLowerCase());
+          for (const amount of amounts) {
+            const prepared = await h.prepare(key.token, { ...PREPARE, maxAmountWei: "500" }, { "x-network-id": String(chain.chainId) });
+            expect(prepared.status, JSON.stringify(prepared.body)).toBe(200);
+            expect((await h.settle({ paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: String(amount) })).status).toBe(200);
+          }
+          const batch = async () => (await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } })).body;
+          await fn(h, { treasury, spender, batch });
+        },
+        { chains: [chain], settlement: config },
+      );
+    };
+
+  it(
+    "a send whose answer is lost moves the charge once; the next batch finds nothing queued",
+    settlement(async (_h, { treasury, batch }) => {
+      proxy.state.lose = 1;
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a transfer still unmined when its receipt wait ends: later batches finish that same transaction once it lands, never a second one",
+    settlement(async (h, { treasury, batch }) => {
+      await manualMining(async () => {
+        const first = (await batch()).results[0];
+        expect(first.error).toMatch(/outcome is unknown/);
+        const hash = HASH.exec(first.error)![0];
+        // Within the lease the charge is held; after it, still unmined: unknown again, the same transaction.
+        expect((await batch()).results).toEqual([]);
+        h.clock.advance(LEASE_MS);
+        const second = (await batch()).results[0];
+        expect(second.error).toMatch(/outcome is unknown/);
+        expect(HASH.exec(second.error)![0]).toBe(hash);
+        await anvil("evm_mine");
+        h.clock.advance(LEASE_MS);
+        expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: hash })]);
+      });
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a send that never reached the node: the next batch after the lease sends the very same transaction, and the charge is paid once",
+    settlement(async (h, { treasury, batch }) => {
+      proxy.state.drop = 2;
+      const first = (await batch()).results[0];
+      expect(first.error).toMatch(/outcome is unknown/);
+      proxy.state.drop = 0; // the transport may or may not have retried the send
+      expect(await usdc.balanceOf(treasury)).toBe(0n);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: HASH.exec(first.error)![0] })]);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a send that never reached the node, whose nonce another transaction took: judged once 64 blocks deep, then queued again and paid once",
+    settlement(async (h, { treasury, spender, batch }) => {
+      proxy.state.drop = 2;
+      const first = (await batch()).results[0];
+      expect(first.error).toMatch(/outcome is unknown/);
+      proxy.state.drop = 0;
+      await anvil("anvil_impersonateAccount", [spender.address]);
+      await anvil("eth_sendTransaction", [{ from: spender.address, to: spender.address, value: "0x0" }]);
+      await anvil("anvil_stopImpersonatingAccount", [spender.address]);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results[0].error).toMatch(/used less than 64 blocks ago/);
+      await anvil("anvil_mine", ["0x40"]);
+      h.clock.advance(LEASE_MS);
+      const second = (await batch()).results[0];
+      expect(second).toMatchObject({ amountWei: "400", error: expect.stringMatching(/none of that nonce made this transfer .* so it can never land/) });
+      expect(second.txHash).toBeUndefined();
+      const third = (await batch()).results[0];
+      expect(third).toMatchObject({ amountWei: "400", txHash: expect.stringMatching(HASH) });
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "the operator cancels a transfer while its batch waits for the receipt: the batch sees the replacement, and the charge is paid by the next one",
+    settlement(async (_h, { treasury, spender, batch }) => {
+      const result = await manualMining(async () => {
+        const running = batch();
+        while (BigInt((await anvil("eth_getTransactionCount", [spender.address, "pending"])) as string) === 0n) await new Promise((r) => setTimeout(r, 50));
+        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(usdc.node.rpcUrl) });
+        await wallet.sendTransaction({
+          chain: null,
+          to: spender.address,
+          value: 0n,
+          nonce: 0,
+          gas: 21_000n,
+          maxFeePerGas: 100_000_000_000n,
+          maxPriorityFeePerGas: 50_000_000_000n,
+        });
+        await anvil("evm_mine");
+        return (await running).results[0];
+      });
+      expect(result).toMatchObject({
+        amountWei: "400",
+        error: expect.stringMatching(/replaced by transaction 0x[0-9a-f]{64}, which does not make this transfer/),
+      });
+      expect(result.txHash).toBeUndefined();
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "the operator speeds up a stuck transfer (the same call, a higher fee): the next batches settle the charge with the speed-up's hash, never pay it again",
+    settlement(async (h, { treasury, spender, batch }) => {
+      const spedUp = await manualMining(async () => {
+        expect((await batch()).results[0].error).toMatch(/outcome is unknown/);
+        const stuck = await pooled(spender.address);
+        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(usdc.node.rpcUrl) });
+        const hash = await wallet.sendTransaction({
+          chain: null,
+          to: stuck.to,
+          data: stuck.input,
+          nonce: Number(BigInt(stuck.nonce)),
+          gas: BigInt(stuck.gas),
+          maxFeePerGas: 100_000_000_000n,
+          maxPriorityFeePerGas: 50_000_000_000n,
+        });
+        await anvil("evm_mine");
+        return hash;
+      });
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results[0].error).toMatch(/used less than 64 blocks ago/);
+      await anvil("anvil_mine", ["0x40"]);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: spedUp })]);
+      h.clock.advance(LEASE_MS);
+      expect((await batch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
+    "a transfer mined late whose receipt lags behind its nonce on the RPC: never taken for one that cannot land, and settled with its own hash",
+    settlement(async (h, { treasury, batch }) => {
+      const hash = await manualMining(async () => {
+        const first = (await batch()).results[0];
+        expect(first.error).toMatch(/outcome is unknown/);
+        await anvil("evm_mine");
+        return HASH.exec(first.error)![0];
+      });
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      h.clock.advance(LEASE_MS);
+      proxy.state.lagReceipts = 4;
+      expect((await batch()).results[0].error).toMatch(/outcome is unknown/);
+      await anvil("anvil_mine", ["0x40"]);
+      h.clock.advance(LEASE_MS);
+      proxy.state.lagReceipts = 4;
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: hash })]);
+      expect(await usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it("two processes on one database and one spender: a group split while one of them signs is not marked, sends nothing, and every charge is paid once", async () => {
+    const [spender, payer] = [await fundedAccount(usdc.node), await fundedAccount(usdc.node)];
+    const treasury = someone();
+    await usdc.mint(payer.address, 10_000_000n);
+    await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    const filename = join(tmpdir(), `settlement-split-${process.pid}-${Date.now()}.db`);
+    const config = (batchLimit: number) => ({
+      internalSecret: SECRET,
+      treasury,
+      leaseMs: LEASE_MS,
+      batchLimit,
+      intervalMs: false as const,
+      chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender.privateKey }],
+    });
+    // Process A through the proxy, B straight to the node: one database, one spender.
+    const [clockA, clockB] = [createManualClock(), createManualClock()];
+    const a = createGateway({
+      store: createSqliteStore({ filename }),
+      clock: clockA,
+      sweepIntervalMs: 0,
+      internalSecret: SECRET,
+      chains: [{ ...usdc.chain, rpcUrl: proxy.url }],
+      settlement: config(500),
+    });
+    const b = createGateway({
+      store: createSqliteStore({ filename }),
+      clock: clockB,
+      sweepIntervalMs: 0,
+      internalSecret: SECRET,
+      chains: [usdc.chain],
+      settlement: config(2),
+    });
+    try {
+      const call = async (path: string, headers: Record<string, string>, body: unknown) => {
+        const res = await a.fetch(
+          new Request(`http://gateway.test${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: JSON.stringify(body),
+          }),
+        );
+        return { status: res.status, body: (await res.json()) as any };
+      };
+      const key = await call(
+        "/api/keys",
+        { "x-session-user-address": payer.address.toLowerCase(), "x-internal-secret": SECRET },
+        { budgetLimit: "100000", expiresAt: clockA.now() + 86_400_000, networkId: usdc.chain.chainId, purpose: "session" },
+      );
+      for (let i = 0; i < 3; i++) {
+        const p = await call(
+          "/api/payments/prepare",
+          { authorization: `Bearer ${key.body.token}`, "x-network-id": String(usdc.chain.chainId) },
+          { ...PREPARE, maxAmountWei: "500" },
+        );
+        expect((await call("/api/payments/settle", {}, { paymentIntentId: p.body.paymentIntentId, finalAmountWei: "100" })).status).toBe(200);
+      }
+      // A claims the three charges (300); while it simulates its transfer its lease lapses, and B
+      // (2 a batch) pays the two oldest. A's record of its transfer of 300 then marks nothing.
+      clockB.set(clockA.now() + LEASE_MS + 1);
+      const byB: any[] = [];
+      proxy.hooks.push({
+        match: (body) => body.includes('"eth_call"') && body.includes("0x23b872dd"),
+        run: async () => void byB.push(await b.services.settlement.runBatch()),
+      });
+      // Before A re-queues the charge it held, B runs again: it must find no transfer of A's (of 300) on it.
+      proxy.hooks.push({
+        match: (body) => body.includes('"eth_call"') && (body.includes("0xdd62ed3e") || body.includes("0x70a08231")),
+        run: async () => void byB.push(await b.services.settlement.runBatch()),
+      });
+      const byA = await a.services.settlement.runBatch();
+      expect(byA.results).toEqual([
+        expect.objectContaining({ amountWei: "300", error: expect.stringMatching(/no longer holds every one of the group's 3 charges; nothing was sent/) }),
+      ]);
+      // B's second batch took the third charge (A's lease had lapsed) without a transfer of A's on it, and paid it alone.
+      expect(byB.map((r) => r.results.map((g: any) => [g.amountWei, HASH.test(g.txHash)]))).toEqual([[["200", true]], [["100", true]]]);
+      clockB.set(clockB.now() + LEASE_MS);
+      expect((await b.services.settlement.runBatch()).results).toEqual([]);
+      expect(await usdc.balanceOf(treasury)).toBe(300n);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  }, 60_000);
+});
