@@ -15,7 +15,7 @@ import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
 import { loadedTokenCounter } from "../metering/tokens.js";
-import { parseWav } from "../providers/wav.js";
+import { measuredSpeechSeconds, quotedSpeechSeconds } from "./speech-length.js";
 
 const imageFields = {
   ...modelFields,
@@ -65,16 +65,6 @@ function method<K extends keyof InferenceProvider>(provider: { name: string; pro
 }
 
 const encoder = new TextEncoder();
-
-/**
- * Seconds of speech, for cards priced per audio second (whole seconds, at least 1): a WAV answer's
- * length from its header; else, and before the answer, ~0.08 s a character at the requested
- * `speed` (slowed down, longer).
- */
-function speechSeconds(audio: Uint8Array | undefined, characters: number, speed = 1): number {
-  const measured = audio === undefined ? undefined : parseWav(audio)?.durationSeconds;
-  return Math.max(1, Math.ceil(typeof measured === "number" ? measured : (characters * 0.08) / speed));
-}
 
 /**
  * The tokens of embedding inputs whose upstream reported 0 (some self-hosted servers do): counted
@@ -200,6 +190,9 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
         const speak = method(media.upstreams.inference(card), "speech");
         const characters = [...body.input].length;
+        const quoted = quotedSpeechSeconds(characters, body.speed);
+        // Only a card priced per audio second needs the answer's length (./speech-length.ts).
+        const perSecond = card.pricing.some((line) => line.key === "audio_seconds");
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
@@ -207,17 +200,20 @@ export function mediaRoutes(): AnyRoute[] {
             card,
             action: "audio.speech",
             mimeType: "audio/*",
-            quote: priceUsage(card, undefined, { characters, seconds: speechSeconds(undefined, characters, body.speed) }, gateway.services.feeBps),
-            run: (signal) =>
-              speak({
+            quote: priceUsage(card, undefined, { characters, seconds: quoted }, gateway.services.feeBps),
+            run: async (signal) => {
+              const r = await speak({
                 model: card.modelId,
                 input: body.input,
                 ...(body.voice ? { voice: body.voice } : {}),
                 ...(body.response_format ? { responseFormat: body.response_format } : {}),
                 ...(body.speed === undefined ? {} : { speed: body.speed }),
                 ...(signal ? { signal } : {}),
-              }),
-            meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: speechSeconds(r.audio, r.characters, body.speed) }, gateway.services.feeBps),
+              });
+              const seconds = perSecond ? await measuredSpeechSeconds(r.audio, r.contentType, body.response_format) : undefined;
+              return Object.assign(r, { seconds: seconds ?? quoted });
+            },
+            meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: r.seconds }, gateway.services.feeBps),
           },
           (r, _receipt, headers) => bytes(r.audio, r.contentType, { headers }),
         );
