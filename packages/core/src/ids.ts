@@ -40,14 +40,17 @@ export function toHex(bytes: Uint8Array): string {
  */
 const TIME_ORDERED: ReadonlySet<IdPrefix> = new Set(["pi", "ch"]);
 
+/** Random bytes after the time of a time-ordered id: an intent id is a capability (settle and abort take it without a credential), so 128 bits. */
+const ORDERED_RANDOM_BYTES: Partial<Record<IdPrefix, number>> = { pi: 16, ch: 10 };
+
 /**
  * Random ids. Most are 12 bytes of CSPRNG output as 24 hex digits (96 bits, unguessable). Intent
- * and charge ids (`pi_`, `ch_`) are the creation time in ms (6 bytes, big-endian) then 80 random
- * bits, 32 hex digits: they sort by creation, and the random part alone is unguessable, which an
- * intent id must be: settle and abort take it as a capability without a credential.
+ * and charge ids (`pi_`, `ch_`) are the creation time in ms (6 bytes, big-endian, 12 hex digits)
+ * then random bits: 128 for an intent (44 hex digits in all), 80 for a charge (32). They sort by
+ * creation, and the random part alone is unguessable.
  */
 export const randomIds: IdGenerator = {
-  next: (prefix) => `${prefix}_${TIME_ORDERED.has(prefix) ? Date.now().toString(16).padStart(12, "0") + toHex(randomBytes(10)) : toHex(randomBytes(12))}`,
+  next: (prefix) => `${prefix}_${TIME_ORDERED.has(prefix) ? Date.now().toString(16).padStart(12, "0") + toHex(randomBytes(ORDERED_RANDOM_BYTES[prefix] ?? 10)) : toHex(randomBytes(12))}`,
 };
 
 /** Sequential ids (`key_000001`), for tests and reproducible examples. */

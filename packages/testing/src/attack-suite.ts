@@ -299,7 +299,7 @@ export function runAttackSuite(name: string, options: AttackSuiteOptions): void 
       const paid = await h.call("POST", "/v1/embeddings", { headers: bearer(key.token), json: { model: "text-embedding-3-small", input: "hello" } });
       expect(paid.status, JSON.stringify(paid.body)).toBe(200);
       const intentId = paid.headers.get("x-payment-intent-id")!;
-      expect(intentId).toMatch(/^pi_[0-9a-f]{32}$/);
+      expect(intentId).toMatch(/^pi_[0-9a-f]{44}$/);
       for (const headers of [{}, bearer(key.token)]) {
         refused(await h.call("POST", "/api/payments/abort", { headers, json: { paymentIntentId: intentId } }), 403, "forbidden");
         refused(await h.call("POST", "/api/payments/settle", { headers, json: { paymentIntentId: intentId, finalAmountWei: "0" } }), 403, "forbidden");

@@ -301,7 +301,7 @@ export function runChatRouteSuite(name: string, options: GatewaySuiteOptions): v
         const key = await richKey(h);
         const res = await postChat(h, { model: CHAT_MODEL, messages: HELLO, stream: true }, { token: key.token });
         const intentId = res.headers.get("x-payment-intent-id")!;
-        expect(intentId).toMatch(/^pi_[0-9a-f]{32}$/);
+        expect(intentId).toMatch(/^pi_[0-9a-f]{44}$/);
         const reader = res.body!.getReader();
         await reader.read();
         // Mid-stream: release the reservation, or settle it at 0, as the caller who read the header.
