@@ -84,6 +84,18 @@ export function runSignInAttacks(test: Test): void {
       refused(await h.call("POST", "/api/auth/nonce", { json: { address: "0x123", chainId: CHAIN } }), 400, "invalid_request");
     });
 
+    test("a SIWE message with text after or between its fields (what a wallet shows is not what is checked) → 400, and no session", async (h) => {
+      const message = await h.siweMessage(victim);
+      const padded = [
+        `${message}\n\nBy signing you also approve the transfer of all your USDC.`,
+        message.replace("\nURI: ", "\nThis line is not part of EIP-4361\nURI: "),
+        `${message}\nURI: https://evil.example/\nVersion: 1`,
+      ];
+      for (const text of padded) refused(await verify(h, text, await victim.account.signMessage({ message: text })), 400, "invalid_request");
+      // The message itself still signs in (its nonce was never consumed).
+      expect((await verify(h, message, await victim.account.signMessage({ message }))).status).toBe(200);
+    });
+
     test(
       "sign-in is rate limited per client IP",
       async (h) => {

@@ -52,6 +52,18 @@ export const isSessionToken = (token: string): boolean => token.startsWith("sess
 
 const unverified = (message: string) => new GatewayError("wallet_unverified", message);
 
+/**
+ * The whole text of an EIP-4361 message, line by line: an optional scheme and the domain, the
+ * address, an optional one-line statement (the blank lines around it as EIP-4361 or viem's
+ * `createSiweMessage` write them), then the fields in their order, optional resources, and at most
+ * one final line feed.
+ */
+const SIWE_SHAPE = new RegExp(
+  "^(?:[a-zA-Z][a-zA-Z0-9+\\-.]*://)?[a-zA-Z0-9+\\-.]*(?::[0-9]{1,5})? wants you to sign in with your Ethereum account:\\n0x[a-fA-F0-9]{40}\\n\\n" +
+    "(?:(?:[^\\n]+\\n)?\\n)?URI: [^\\n]+\\nVersion: 1\\nChain ID: [0-9]+\\nNonce: [a-zA-Z0-9]+\\nIssued At: [^\\n]+" +
+    "(?:\\nExpiration Time: [^\\n]+)?(?:\\nNot Before: [^\\n]+)?(?:\\nRequest ID: [^\\n]*)?(?:\\nResources:(?:\\n- [^\\n]+)+)?\\n?$",
+);
+
 /** Creates the wallet-session service. */
 export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" | "ids" | "options">, verifySignature: SignatureVerifier): AuthService {
   const { store, clock, ids } = deps;
@@ -70,6 +82,8 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
 
     async verify({ message, signature, domains }) {
       if (!isHex(signature) || signature.length < 132) throw invalidRequest("signature must be a 0x-prefixed hex signature", "signature");
+      // viem's parser anchors the message's first lines only: text around its fields must not pass (what a wallet shows and what is checked must agree).
+      if (!SIWE_SHAPE.test(message)) throw invalidRequest("message must be exactly an EIP-4361 (SIWE) message: nothing before, between or after its fields", "message");
       const fields = parseSiweMessage(message);
       if (!fields.address || !fields.nonce || !fields.domain || fields.version !== "1" || fields.chainId === undefined || !fields.uri || !fields.issuedAt)
         throw invalidRequest("message must be an EIP-4361 (SIWE) message with domain, address, uri, version 1, chainId, nonce and issuedAt", "message");
