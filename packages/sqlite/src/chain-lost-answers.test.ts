@@ -6,52 +6,37 @@
  * its claim pending rather than paying again, until a later claim finishes that very transaction.
  * (Settlement batches: settlement-unknown-outcomes.test.ts.)
  */
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { anvilRpc, startRpcProxy, startUsdcNode, withGateway, type RpcProxy, type UsdcNode } from "@tollgate/testing";
+import { describe, expect, it } from "vitest";
+import { chainFaultsPerSuite, withGateway } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 const createStore = tempSqliteStores("chain-lost-answers");
 
 describe("chain writes whose answer is lost", () => {
-  let usdc: UsdcNode;
-  let proxy: RpcProxy;
-  beforeAll(async () => {
-    usdc = await startUsdcNode();
-    proxy = await startRpcProxy(usdc.node.rpcUrl);
-  }, 60_000);
-  afterEach(() => {
-    // What a test's transport did not consume (it may or may not retry a failed send) must not leak into the next.
-    Object.assign(proxy.state, { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, lagReceipts: 0 });
-    proxy.hooks.length = 0;
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await usdc?.node.stop();
-  });
+  const faults = chainFaultsPerSuite();
 
   /** A test body on a gateway whose dispenser is anvil account `account`, through the proxy. */
   const dispenserGateway = (account: number, fn: Parameters<typeof withGateway>[1]) => async () => {
-    const wallet = usdc.node.accounts[account]!;
-    const chain = { ...usdc.chain, rpcUrl: proxy.url };
-    await usdc.mint(wallet.address, 10_000_000n);
+    const wallet = faults.usdc.node.accounts[account]!;
+    const chain = { ...faults.usdc.chain, rpcUrl: faults.proxy.url };
+    await faults.usdc.mint(wallet.address, 10_000_000n);
     await withGateway({ createStore }, fn, { chains: [chain], dispenser: { chains: [{ chainId: chain.chainId, privateKey: wallet.privateKey }] } });
   };
-  const someone = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
+  const { anvil, someone } = faults;
 
   it(
     "a send taken by the node whose answer is lost (and any retry's too): the claim succeeds with that transaction, and pays once",
     dispenserGateway(5, async (h) => {
       const address = someone();
-      proxy.state.lose = 2;
-      const before = proxy.state.forwarded;
-      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      faults.proxy.state.lose = 2;
+      const before = faults.proxy.state.forwarded;
+      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(first.status, JSON.stringify(first.body)).toBe(200);
       expect(first.body.txHash).toMatch(/^0x[0-9a-f]{64}$/);
-      expect(proxy.state.forwarded - before).toBeGreaterThanOrEqual(1);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      expect(faults.proxy.state.forwarded - before).toBeGreaterThanOrEqual(1);
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(again.status).toBe(409);
-      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 
@@ -59,14 +44,14 @@ describe("chain writes whose answer is lost", () => {
     "a send that never reached the node: 502 with an unknown outcome, the claim stays pending, and nothing is paid twice",
     dispenserGateway(6, async (h) => {
       const address = someone();
-      proxy.state.drop = 2;
-      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      faults.proxy.state.drop = 2;
+      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(first.status).toBe(502);
       expect(first.body.error.details).toMatchObject({ outcomeUnknown: true });
       expect(first.body.error.message).toMatch(/sent as 0x[0-9a-f]{64}; it may still land/);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(again.status).toBe(409);
-      expect(await usdc.balanceOf(address)).toBe(0n);
+      expect(await faults.usdc.balanceOf(address)).toBe(0n);
     }),
   );
 
@@ -74,10 +59,10 @@ describe("chain writes whose answer is lost", () => {
     "a JSON-RPC error after the node took the send, its lookup lagging: not taken for a refusal; the address is paid once",
     dispenserGateway(9, async (h) => {
       const address = someone();
-      Object.assign(proxy.state, { rpcError: 1, lag: 2 });
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(200);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(409);
-      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+      Object.assign(faults.proxy.state, { rpcError: 1, lag: 2 });
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(200);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 
@@ -85,9 +70,9 @@ describe("chain writes whose answer is lost", () => {
     "a provider that resends our transaction answers nonce too low, its lookup lagging: not signed again; the address is paid once",
     dispenserGateway(4, async (h) => {
       const address = someone();
-      Object.assign(proxy.state, { resend: 1, lag: 2 });
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(200);
-      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+      Object.assign(faults.proxy.state, { resend: 1, lag: 2 });
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(200);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 
@@ -95,19 +80,19 @@ describe("chain writes whose answer is lost", () => {
     "a claim whose send never reached the node: the address's next claim after 3 minutes sends the very same transaction, and it is paid once",
     dispenserGateway(7, async (h) => {
       const address = someone();
-      proxy.state.drop = 2;
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(502);
-      proxy.state.drop = 0; // the transport may or may not have retried the send
+      faults.proxy.state.drop = 2;
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(502);
+      faults.proxy.state.drop = 0; // the transport may or may not have retried the send
       // Too soon: its own request may still be waiting for it.
       h.clock.advance(170_000);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(409);
-      expect(await usdc.balanceOf(address)).toBe(0n);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      expect(await faults.usdc.balanceOf(address)).toBe(0n);
       h.clock.advance(10_000);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(again.status).toBe(409);
       const check = await h.call("GET", `/api/dispenser/check/${address}`);
       expect(check.body.claims).toEqual([expect.objectContaining({ status: "claimed", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })]);
-      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 
@@ -115,18 +100,18 @@ describe("chain writes whose answer is lost", () => {
     "a claim whose send never reached the node and whose nonce went to another transaction: released, so the next claim pays once",
     dispenserGateway(8, async (h) => {
       const address = someone();
-      proxy.state.drop = 2;
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(502);
-      proxy.state.drop = 0;
-      const wallet = usdc.node.accounts[8]!.address;
-      await anvilRpc(usdc.node, "eth_sendTransaction", [{ from: wallet, to: wallet, value: "0x0" }]);
+      faults.proxy.state.drop = 2;
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(502);
+      faults.proxy.state.drop = 0;
+      const wallet = faults.usdc.node.accounts[8]!.address;
+      await anvil("eth_sendTransaction", [{ from: wallet, to: wallet, value: "0x0" }]);
       h.clock.advance(180_000);
       // Judged only once the nonce is 64 blocks deep (before: a lagging node may not show the transfer yet).
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } })).status).toBe(409);
-      await anvilRpc(usdc.node, "anvil_mine", ["0x40"]);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: usdc.chain.chainId } });
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      await anvil("anvil_mine", ["0x40"]);
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
       expect(again.status, JSON.stringify(again.body)).toBe(200);
-      expect(await usdc.balanceOf(address)).toBe(1_000_000n);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
 });

@@ -8,10 +8,10 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWalletClient, http } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { privateKeyToAccount } from "viem/accounts";
+import { describe, expect, it } from "vitest";
 import { createGateway, createManualClock } from "@tollgate/core";
-import { anvilRpc, approveUsdc, fundedAccount, startRpcProxy, startUsdcNode, withGateway, type Harness, type RpcProxy, type UsdcNode } from "@tollgate/testing";
+import { approveUsdc, chainFaultsPerSuite, fundedAccount, withGateway, type Harness } from "@tollgate/testing";
 import { createSqliteStore } from "./store.js";
 import { tempSqliteStores } from "./temp-stores.js";
 
@@ -22,22 +22,8 @@ const HASH = /0x[0-9a-f]{64}/;
 const PREPARE = { service: "inference", action: "chat", resource: "https://x.test", method: "POST" };
 
 describe("settlement transfers whose outcome is unknown", () => {
-  let usdc: UsdcNode;
-  let proxy: RpcProxy;
-  beforeAll(async () => {
-    usdc = await startUsdcNode();
-    proxy = await startRpcProxy(usdc.node.rpcUrl);
-  }, 60_000);
-  afterEach(() => {
-    Object.assign(proxy.state, { lose: 0, drop: 0, rpcError: 0, resend: 0, lag: 0, lagReceipts: 0 });
-    proxy.hooks.length = 0;
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await usdc?.node.stop();
-  });
-  const anvil = (method: string, params: unknown[] = []) => anvilRpc(usdc.node, method, params);
-  const someone = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`;
+  const faults = chainFaultsPerSuite();
+  const { anvil, someone, pooled } = faults;
   /** With automine off for `fn`: sent transactions wait in the pool until `evm_mine`. */
   const manualMining = async <T>(fn: () => Promise<T>): Promise<T> => {
     await anvil("evm_setAutomine", [false]);
@@ -46,14 +32,6 @@ describe("settlement transfers whose outcome is unknown", () => {
     } finally {
       await anvil("evm_setAutomine", [true]);
     }
-  };
-  /** The spender's transaction waiting in the pool. */
-  const pooled = async (spender: string) => {
-    const pool = (await anvil("txpool_content")) as {
-      pending: Record<string, Record<string, { to: `0x${string}`; input: `0x${string}`; nonce: string; gas: string }>>;
-    };
-    const own = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === spender.toLowerCase())?.[1];
-    return Object.values(own ?? {})[0]!;
   };
 
   /**
@@ -66,11 +44,11 @@ describe("settlement transfers whose outcome is unknown", () => {
       amounts = [400],
     ) =>
     async () => {
-      const [spender, payer] = [await fundedAccount(usdc.node), await fundedAccount(usdc.node)];
+      const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
       const treasury = someone();
-      const chain = { ...usdc.chain, rpcUrl: proxy.url };
-      await usdc.mint(payer.address, 10_000_000n);
-      await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+      const chain = { ...faults.usdc.chain, rpcUrl: faults.proxy.url };
+      await faults.usdc.mint(payer.address, 10_000_000n);
+      await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
       const config = {
         internalSecret: SECRET,
         treasury,
@@ -97,10 +75,10 @@ describe("settlement transfers whose outcome is unknown", () => {
   it(
     "a send whose answer is lost moves the charge once; the next batch finds nothing queued",
     settlement(async (_h, { treasury, batch }) => {
-      proxy.state.lose = 1;
+      faults.proxy.state.lose = 1;
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
       expect((await batch()).results).toEqual([]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -123,7 +101,7 @@ describe("settlement transfers whose outcome is unknown", () => {
         expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: hash })]);
       });
       expect((await batch()).results).toEqual([]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -131,16 +109,16 @@ describe("settlement transfers whose outcome is unknown", () => {
   it(
     "a send that never reached the node: the next batch after the lease sends the very same transaction, and the charge is paid once",
     settlement(async (h, { treasury, batch }) => {
-      proxy.state.drop = 2;
+      faults.proxy.state.drop = 2;
       const first = (await batch()).results[0];
       expect(first.error).toMatch(/outcome is unknown/);
-      proxy.state.drop = 0; // the transport may or may not have retried the send
-      expect(await usdc.balanceOf(treasury)).toBe(0n);
+      faults.proxy.state.drop = 0; // the transport may or may not have retried the send
+      expect(await faults.usdc.balanceOf(treasury)).toBe(0n);
       h.clock.advance(LEASE_MS);
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: HASH.exec(first.error)![0] })]);
       h.clock.advance(LEASE_MS);
       expect((await batch()).results).toEqual([]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -148,10 +126,10 @@ describe("settlement transfers whose outcome is unknown", () => {
   it(
     "a send that never reached the node, whose nonce another transaction took: judged once 64 blocks deep, then queued again and paid once",
     settlement(async (h, { treasury, spender, batch }) => {
-      proxy.state.drop = 2;
+      faults.proxy.state.drop = 2;
       const first = (await batch()).results[0];
       expect(first.error).toMatch(/outcome is unknown/);
-      proxy.state.drop = 0;
+      faults.proxy.state.drop = 0;
       await anvil("anvil_impersonateAccount", [spender.address]);
       await anvil("eth_sendTransaction", [{ from: spender.address, to: spender.address, value: "0x0" }]);
       await anvil("anvil_stopImpersonatingAccount", [spender.address]);
@@ -160,11 +138,14 @@ describe("settlement transfers whose outcome is unknown", () => {
       await anvil("anvil_mine", ["0x40"]);
       h.clock.advance(LEASE_MS);
       const second = (await batch()).results[0];
-      expect(second).toMatchObject({ amountWei: "400", error: expect.stringMatching(/none of that nonce made this transfer .* so it can never land/) });
+      expect(second).toMatchObject({
+        amountWei: "400",
+        error: expect.stringMatching(/was used by transaction 0x[0-9a-f]{64}, another call, so this one can never land/),
+      });
       expect(second.txHash).toBeUndefined();
       const third = (await batch()).results[0];
       expect(third).toMatchObject({ amountWei: "400", txHash: expect.stringMatching(HASH) });
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -175,7 +156,8 @@ describe("settlement transfers whose outcome is unknown", () => {
       const result = await manualMining(async () => {
         const running = batch();
         while (BigInt((await anvil("eth_getTransactionCount", [spender.address, "pending"])) as string) === 0n) await new Promise((r) => setTimeout(r, 50));
-        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(usdc.node.rpcUrl) });
+        await new Promise((r) => setTimeout(r, 700)); // the batch's receipt wait has seen its transaction pending
+        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(faults.usdc.node.rpcUrl) });
         await wallet.sendTransaction({
           chain: null,
           to: spender.address,
@@ -190,11 +172,11 @@ describe("settlement transfers whose outcome is unknown", () => {
       });
       expect(result).toMatchObject({
         amountWei: "400",
-        error: expect.stringMatching(/replaced by transaction 0x[0-9a-f]{64}, which does not make this transfer/),
+        error: expect.stringMatching(/replaced by transaction 0x[0-9a-f]{64}, another call, so it can never land/),
       });
       expect(result.txHash).toBeUndefined();
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -204,8 +186,8 @@ describe("settlement transfers whose outcome is unknown", () => {
     settlement(async (h, { treasury, spender, batch }) => {
       const spedUp = await manualMining(async () => {
         expect((await batch()).results[0].error).toMatch(/outcome is unknown/);
-        const stuck = await pooled(spender.address);
-        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(usdc.node.rpcUrl) });
+        const stuck = (await pooled(spender.address))!;
+        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(faults.usdc.node.rpcUrl) });
         const hash = await wallet.sendTransaction({
           chain: null,
           to: stuck.to,
@@ -218,7 +200,7 @@ describe("settlement transfers whose outcome is unknown", () => {
         await anvil("evm_mine");
         return hash;
       });
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
       h.clock.advance(LEASE_MS);
       expect((await batch()).results[0].error).toMatch(/used less than 64 blocks ago/);
       await anvil("anvil_mine", ["0x40"]);
@@ -226,7 +208,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: spedUp })]);
       h.clock.advance(LEASE_MS);
       expect((await batch()).results).toEqual([]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
@@ -240,24 +222,24 @@ describe("settlement transfers whose outcome is unknown", () => {
         await anvil("evm_mine");
         return HASH.exec(first.error)![0];
       });
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
       h.clock.advance(LEASE_MS);
-      proxy.state.lagReceipts = 4;
+      faults.proxy.state.lagReceipts = 4;
       expect((await batch()).results[0].error).toMatch(/outcome is unknown/);
       await anvil("anvil_mine", ["0x40"]);
       h.clock.advance(LEASE_MS);
-      proxy.state.lagReceipts = 4;
+      faults.proxy.state.lagReceipts = 1; // the first look misses it; the block that used its nonce holds it
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: hash })]);
-      expect(await usdc.balanceOf(treasury)).toBe(400n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
     60_000,
   );
 
   it("two processes on one database and one spender: a group split while one of them signs is not marked, sends nothing, and every charge is paid once", async () => {
-    const [spender, payer] = [await fundedAccount(usdc.node), await fundedAccount(usdc.node)];
+    const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
     const treasury = someone();
-    await usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    await faults.usdc.mint(payer.address, 10_000_000n);
+    await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
     const filename = join(tmpdir(), `settlement-split-${process.pid}-${Date.now()}.db`);
     const config = (batchLimit: number) => ({
       internalSecret: SECRET,
@@ -265,7 +247,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       leaseMs: LEASE_MS,
       batchLimit,
       intervalMs: false as const,
-      chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender.privateKey }],
+      chains: [{ chainId: faults.usdc.chain.chainId, spenderPrivateKey: spender.privateKey }],
     });
     // Process A through the proxy, B straight to the node: one database, one spender.
     const [clockA, clockB] = [createManualClock(), createManualClock()];
@@ -274,7 +256,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       clock: clockA,
       sweepIntervalMs: 0,
       internalSecret: SECRET,
-      chains: [{ ...usdc.chain, rpcUrl: proxy.url }],
+      chains: [{ ...faults.usdc.chain, rpcUrl: faults.proxy.url }],
       settlement: config(500),
     });
     const b = createGateway({
@@ -282,7 +264,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       clock: clockB,
       sweepIntervalMs: 0,
       internalSecret: SECRET,
-      chains: [usdc.chain],
+      chains: [faults.usdc.chain],
       settlement: config(2),
     });
     try {
@@ -299,12 +281,12 @@ describe("settlement transfers whose outcome is unknown", () => {
       const key = await call(
         "/api/keys",
         { "x-session-user-address": payer.address.toLowerCase(), "x-internal-secret": SECRET },
-        { budgetLimit: "100000", expiresAt: clockA.now() + 86_400_000, networkId: usdc.chain.chainId, purpose: "session" },
+        { budgetLimit: "100000", expiresAt: clockA.now() + 86_400_000, networkId: faults.usdc.chain.chainId, purpose: "session" },
       );
       for (let i = 0; i < 3; i++) {
         const p = await call(
           "/api/payments/prepare",
-          { authorization: `Bearer ${key.body.token}`, "x-network-id": String(usdc.chain.chainId) },
+          { authorization: `Bearer ${key.body.token}`, "x-network-id": String(faults.usdc.chain.chainId) },
           { ...PREPARE, maxAmountWei: "500" },
         );
         expect((await call("/api/payments/settle", {}, { paymentIntentId: p.body.paymentIntentId, finalAmountWei: "100" })).status).toBe(200);
@@ -313,12 +295,12 @@ describe("settlement transfers whose outcome is unknown", () => {
       // (2 a batch) pays the two oldest. A's record of its transfer of 300 then marks nothing.
       clockB.set(clockA.now() + LEASE_MS + 1);
       const byB: any[] = [];
-      proxy.hooks.push({
+      faults.proxy.hooks.push({
         match: (body) => body.includes('"eth_call"') && body.includes("0x23b872dd"),
         run: async () => void byB.push(await b.services.settlement.runBatch()),
       });
       // Before A re-queues the charge it held, B runs again: it must find no transfer of A's (of 300) on it.
-      proxy.hooks.push({
+      faults.proxy.hooks.push({
         match: (body) => body.includes('"eth_call"') && (body.includes("0xdd62ed3e") || body.includes("0x70a08231")),
         run: async () => void byB.push(await b.services.settlement.runBatch()),
       });
@@ -330,7 +312,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       expect(byB.map((r) => r.results.map((g: any) => [g.amountWei, HASH.test(g.txHash)]))).toEqual([[["200", true]], [["100", true]]]);
       clockB.set(clockB.now() + LEASE_MS);
       expect((await b.services.settlement.runBatch()).results).toEqual([]);
-      expect(await usdc.balanceOf(treasury)).toBe(300n);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(300n);
     } finally {
       await b.close();
       await a.close();

@@ -1,25 +1,39 @@
 /**
  * How the viem Chain learns what became of a transaction it signed: its receipt (waited for, or
- * read once), judged by the transfer it makes ({@link TransferEffect}), and, when another
- * transaction took its nonce, whether one of that nonce made the same transfer.
+ * read once), and, when another transaction took its nonce, which transaction that was.
+ *
+ * A transaction is known by its call (`to` and calldata), not only by its hash: a wallet's
+ * "speed up" re-sends the same call under a new hash and moves the same funds, while any other
+ * call (a cancel, another process's transfer) moves none of ours. Every `transfer` and
+ * `transferFrom` the gateway signs carries 32 random bytes after its arguments (the token ignores
+ * them), so no two of its writes share a call, even for equal amounts to one treasury.
  */
-import { TransactionReceiptNotFoundError, type PublicClient, type TransactionReceipt } from "viem";
-import { logsEffect, type TransferEffect } from "./transfer-effect.js";
-import { ChainError, type Address, type Hex } from "./types.js";
-import { USDC_ABI } from "./usdc-abi.js";
+import { parseTransaction, TransactionReceiptNotFoundError, type PublicClient, type TransactionReceipt } from "viem";
 import { toChainError } from "./errors.js";
+import { ChainError, type Address, type Hex } from "./types.js";
 
 /**
- * How deep a nonce must have been used before a transaction of it that shows nowhere is judged
- * never to land: by then every node behind a load-balanced RPC shows its receipts and logs.
+ * How deep a nonce must have been used before the transaction that used it is looked for: by then
+ * every node behind a load-balanced RPC shows that block and its receipts.
  */
 export const NONCE_CONFIRMATIONS = 64n;
 
-/** How far back the logs are searched for a transaction of the same nonce that made the same transfer. */
-export const REPLACEMENT_LOOKBACK_BLOCKS = 900n;
+/** A transaction's call: its recipient and calldata, lower-case. */
+export interface Call {
+  readonly to: string;
+  readonly input: string;
+}
+
+/** The call of the signed transaction `raw`. */
+export function callOf(raw: Hex): Call {
+  const tx = parseTransaction(raw);
+  return { to: (tx.to ?? "").toLowerCase(), input: (tx.data ?? "0x").toLowerCase() };
+}
+
+const sameCall = (tx: { to: string | null; input: string }, call: Call) => (tx.to ?? "").toLowerCase() === call.to && tx.input.toLowerCase() === call.input;
 
 /** The receipt readers of one chain's public client (see the module). */
-export function createFinisher(client: PublicClient, usdc: Address, wait: { timeout: number; pollingInterval: number }) {
+export function createFinisher(client: PublicClient, wait: { timeout: number; pollingInterval: number }) {
   /** The receipt of `hash`, or null when the node has none (not mined, or unknown to it). */
   async function receiptOf(hash: Hex): Promise<TransactionReceipt | null> {
     try {
@@ -31,81 +45,80 @@ export function createFinisher(client: PublicClient, usdc: Address, wait: { time
   }
 
   /**
-   * The hash the transfer of `hash` landed as, from a receipt of its sender's nonce: its own (it
-   * succeeded), or a replacement's that logged the same transfer (a "speed up"). `nothingMoved`
-   * when it reverted, or a replacement that does not make the transfer took its nonce.
+   * The hash the call of `hash` landed as, from a receipt of its sender's nonce: its own (it
+   * succeeded), or that of a replacement with the same call that succeeded (a "speed up").
+   * `nothingMoved` when it reverted, or a replacement with another call took its nonce.
    */
-  function outcome(label: string, hash: Hex, receipt: TransactionReceipt, effect: TransferEffect | undefined): Hex {
-    if (receipt.transactionHash.toLowerCase() !== hash.toLowerCase()) {
-      if (receipt.status === "success" && effect && logsEffect(receipt.logs, usdc, effect)) return receipt.transactionHash;
-      throw new ChainError(`${label}: replaced by transaction ${receipt.transactionHash}, which does not make this transfer, so it can never land`, undefined, {
-        nothingMoved: true,
-        txHash: hash,
-      });
+  async function outcome(label: string, hash: Hex, receipt: TransactionReceipt, call: Call): Promise<Hex> {
+    const mined = receipt.transactionHash;
+    if (mined.toLowerCase() !== hash.toLowerCase()) {
+      let other;
+      try {
+        other = await client.getTransaction({ hash: mined });
+      } catch (error) {
+        throw unknown(`${label}: read its replacement ${mined}`, hash, error);
+      }
+      if (!sameCall(other, call))
+        throw new ChainError(`${label}: replaced by transaction ${mined}, another call, so it can never land`, undefined, { nothingMoved: true, txHash: hash });
     }
-    if (receipt.status !== "success") throw new ChainError(`${label} reverted on-chain (transaction ${hash})`, undefined, { nothingMoved: true, txHash: hash });
-    return hash;
+    if (receipt.status !== "success") throw new ChainError(`${label} reverted on-chain (transaction ${mined})`, undefined, { nothingMoved: true, txHash: hash });
+    return mined;
   }
 
-  /**
-   * Waits for the receipt of `hash` (viem's wait also resolves when another transaction of its
-   * nonce is mined: then judged by its effect, see {@link outcome}); unknown when none came.
-   */
-  async function mined(label: string, hash: Hex, effect: TransferEffect | undefined): Promise<Hex> {
+  /** Waits for the receipt of `hash` (viem's wait also ends when another transaction of its nonce is mined: see {@link outcome}); unknown when none came. */
+  async function mined(label: string, hash: Hex, call: Call): Promise<Hex> {
     let receipt;
     try {
       receipt = await client.waitForTransactionReceipt({ hash, timeout: wait.timeout, pollingInterval: wait.pollingInterval });
     } catch (error) {
       throw unknown(`${label} (waiting for receipt of ${hash})`, hash, error);
     }
-    return outcome(label, hash, receipt, effect);
+    return outcome(label, hash, receipt, call);
   }
 
   /**
-   * `hash` (nonce `nonce` of `from`) shows no receipt, and the nonce is used. Judged only once it
-   * was used {@link NONCE_CONFIRMATIONS} blocks ago (before that: unknown). Its receipt then, or a
-   * transaction of `from` with that nonce that logged the same transfer in the last
-   * {@link REPLACEMENT_LOOKBACK_BLOCKS} blocks, means it landed; neither, that another transaction
-   * took the nonce (`nothingMoved`).
+   * `hash` (nonce `nonce` of `from`) shows no receipt, and the nonce is used. Once it was used
+   * {@link NONCE_CONFIRMATIONS} blocks ago (before that: unknown), finds the block that used it
+   * (halving between a block where the nonce was free and one where it was used, from the node's
+   * past state) and the transaction of that nonce in it: this one or one with its call landed (see
+   * {@link outcome}); another call, `nothingMoved`. A node that cannot serve that past state, or
+   * shows no such transaction, leaves it unknown.
    */
-  async function consumed(label: string, hash: Hex, tx: { from: Address; nonce: number }, effect: TransferEffect | undefined): Promise<Hex> {
+  async function consumed(label: string, hash: Hex, tx: { from: Address; nonce: number }, call: Call): Promise<Hex> {
+    let used;
     try {
+      const count = (blockNumber: bigint) => client.getTransactionCount({ address: tx.from, blockNumber });
       const latest = await client.getBlockNumber({ cacheTime: 0 });
-      const deep = latest > NONCE_CONFIRMATIONS ? latest - NONCE_CONFIRMATIONS : 0n;
-      if ((await client.getTransactionCount({ address: tx.from, blockNumber: deep })) <= tx.nonce)
-        throw new ChainError(
-          `${label}: nonce ${tx.nonce} of ${tx.from} was used less than ${NONCE_CONFIRMATIONS} blocks ago; judged once it is deeper (it may have landed)`,
-          undefined,
-          { txHash: hash },
-        );
-      const late = await receiptOf(hash);
-      if (late) return outcome(label, hash, late, effect);
-      if (!effect)
-        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} is used and this transaction makes no transfer to look for`, undefined, {
-          txHash: hash,
-        });
-      const fromBlock = latest > REPLACEMENT_LOOKBACK_BLOCKS ? latest - REPLACEMENT_LOOKBACK_BLOCKS : 0n;
-      const logs = await client.getContractEvents({
-        address: usdc,
-        abi: USDC_ABI,
-        eventName: "Transfer",
-        args: { from: effect.from, to: effect.to },
-        fromBlock,
-        toBlock: latest,
-      });
-      for (const log of logs) {
-        if (log.args.value !== effect.value || !log.transactionHash) continue;
-        const other = await client.getTransaction({ hash: log.transactionHash });
-        if (other.from.toLowerCase() === tx.from && other.nonce === tx.nonce) return log.transactionHash;
+      let hi = latest > NONCE_CONFIRMATIONS ? latest - NONCE_CONFIRMATIONS : 0n;
+      if ((await count(hi)) <= tx.nonce)
+        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used less than ${NONCE_CONFIRMATIONS} blocks ago; judged once it is deeper`, undefined, { txHash: hash });
+      // Back, doubling the step, to a block where the nonce was still free (block 0 always is)…
+      let lo = hi;
+      for (let step = NONCE_CONFIRMATIONS; ; step *= 2n) {
+        lo = hi > step ? hi - step : 0n;
+        if (lo === 0n || (await count(lo)) <= tx.nonce) break;
+        hi = lo;
       }
+      // …then halve to the first block where it was used.
+      while (hi - lo > 1n) {
+        const mid = (lo + hi) / 2n;
+        if ((await count(mid)) > tx.nonce) hi = mid;
+        else lo = mid;
+      }
+      const block = await client.getBlock({ blockNumber: hi, includeTransactions: true });
+      used = block.transactions.find((t) => t.from.toLowerCase() === tx.from && t.nonce === tx.nonce);
+      if (!used) throw new ChainError(`${label}: block ${hi} shows no transaction of nonce ${tx.nonce} of ${tx.from}; judged later`, undefined, { txHash: hash });
     } catch (error) {
-      throw error instanceof ChainError ? error : unknown(`${label}: look for the transaction of nonce ${tx.nonce} of ${tx.from}`, hash, error);
+      throw error instanceof ChainError ? error : unknown(`${label}: find the transaction of nonce ${tx.nonce} of ${tx.from}`, hash, error);
     }
-    throw new ChainError(
-      `${label}: nonce ${tx.nonce} of ${tx.from} was used by another transaction, and none of that nonce made this transfer in the last ${REPLACEMENT_LOOKBACK_BLOCKS} blocks, so it can never land`,
-      undefined,
-      { nothingMoved: true, txHash: hash },
-    );
+    if (used.hash.toLowerCase() !== hash.toLowerCase() && !sameCall(used, call))
+      throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used by transaction ${used.hash}, another call, so this one can never land`, undefined, {
+        nothingMoved: true,
+        txHash: hash,
+      });
+    const receipt = await receiptOf(used.hash);
+    if (!receipt) throw new ChainError(`${label}: transaction ${used.hash} of its nonce shows no receipt yet; judged later`, undefined, { txHash: hash });
+    return outcome(label, used.hash, receipt, call);
   }
 
   return { receiptOf, outcome, mined, consumed };

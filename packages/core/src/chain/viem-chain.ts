@@ -7,6 +7,7 @@
  */
 import {
   createPublicClient,
+  concat,
   createWalletClient,
   defineChain,
   encodeFunctionData,
@@ -24,8 +25,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { ChainError, type Address, type Chain, type Hex, type SignedTransaction, type TokenDomain, type TransferAuthorization } from "./types.js";
 import { USDC_ABI } from "./usdc-abi.js";
 import { isNonceConflict, isRefusal, sendWithNonceRetry, toChainError } from "./errors.js";
-import { createFinisher } from "./finish.js";
-import { effectOf } from "./transfer-effect.js";
+import { callOf, createFinisher } from "./finish.js";
+import { randomBytes, toHex } from "../ids.js";
 
 export { isNonceConflict, isRefusal, toChainError } from "./errors.js";
 
@@ -63,7 +64,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
   const publicClient = createPublicClient({ chain, transport, pollingInterval });
   const account: PrivateKeyAccount | undefined = options.privateKey ? privateKeyToAccount(options.privateKey) : undefined;
   const walletClient = account ? createWalletClient({ chain, transport, account, pollingInterval }) : undefined;
-  const finisher = createFinisher(publicClient as PublicClient, usdc, { timeout: receiptTimeout, pollingInterval });
+  const finisher = createFinisher(publicClient as PublicClient, { timeout: receiptTimeout, pollingInterval });
 
   /*
    * Write queue. Every write from this wallet runs strictly one after another, and the next one
@@ -94,7 +95,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
         const failed = toChainError(label, error);
         throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
       });
-      return finisher.mined(label, keccak256(raw), effectOf(raw, account.address.toLowerCase() as Address));
+      return finisher.mined(label, keccak256(raw), callOf(raw));
     });
   }
 
@@ -110,13 +111,13 @@ export function createViemChain(options: ViemChainOptions): Chain {
       // A record that does not parse cannot be judged: the transaction it stood for may have landed.
       throw new ChainError(`${label}: the recorded transaction cannot be read (${(error as Error).message})`, undefined, { cause: error, txHash: hash });
     }
-    const effect = effectOf(raw, tx.from);
+    const call = callOf(raw);
     return enqueue(async () => {
       const found = await finisher.receiptOf(hash);
-      if (found) return finisher.outcome(label, hash, found, effect);
+      if (found) return finisher.outcome(label, hash, found, call);
       const used = await read(`${label}: read the nonce of ${tx.from}`, () => publicClient.getTransactionCount({ address: tx.from, blockTag: "latest" }));
       // The nonce is taken: by this transaction (its receipt lagging), by a replacement of it, or by another one.
-      if (used > tx.nonce) return finisher.consumed(label, hash, tx, effect);
+      if (used > tx.nonce) return finisher.consumed(label, hash, tx, call);
       try {
         await publicClient.sendRawTransaction({ serializedTransaction: raw });
       } catch (error) {
@@ -126,7 +127,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
           throw new ChainError(failed.message, failed.reason, { cause: error, txHash: hash });
         }
       }
-      return finisher.mined(label, hash, effect);
+      return finisher.mined(label, hash, call);
     });
   }
 
@@ -141,8 +142,13 @@ export function createViemChain(options: ViemChainOptions): Chain {
   async function signAndSend(label: string, request: WriteRequest, beforeSend?: (tx: SignedTransaction) => Promise<void>): Promise<Hex> {
     let serialized: Hex;
     try {
-      const { request: prepared } = await publicClient.simulateContract({ account, address: usdc, abi: USDC_ABI, ...request } as Parameters<typeof publicClient.simulateContract>[0]);
-      const data = encodeFunctionData({ abi: USDC_ABI, functionName: request.functionName, args: request.args } as Parameters<typeof encodeFunctionData>[0]);
+      // A transfer's call is made unique (see ./finish.ts): 32 random bytes after its arguments, which the token ignores.
+      const tag = request.functionName === "transferWithAuthorization" ? undefined : (`0x${toHex(randomBytes(32))}` as Hex);
+      const { request: prepared } = await publicClient.simulateContract({ account, address: usdc, abi: USDC_ABI, ...request, dataSuffix: tag } as Parameters<
+        typeof publicClient.simulateContract
+      >[0]);
+      const call = encodeFunctionData({ abi: USDC_ABI, functionName: request.functionName, args: request.args } as Parameters<typeof encodeFunctionData>[0]);
+      const data = tag ? concat([call, tag]) : call;
       const tx = await walletClient!.prepareTransactionRequest({ account: account!, chain, to: usdc, data, gas: (prepared as { gas?: bigint }).gas });
       serialized = await walletClient!.signTransaction(tx as Parameters<NonNullable<typeof walletClient>["signTransaction"]>[0]);
       await beforeSend?.({ raw: serialized, hash: keccak256(serialized), from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number });

@@ -177,11 +177,11 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
     const { address, chainId } = claim;
     try {
       const txHash = await wallet.chain.resume(claim.transferTx as Hex);
-      const done = await store.completeDispenserClaim({ address, chainId, txHash, now: clock.now() });
+      const done = await store.completeDispenserClaim({ address, chainId, transferTx: claim.transferTx, txHash, now: clock.now() });
       return done ?? (await store.listDispenserClaims(address)).find((c) => c.chainId === chainId) ?? claim;
     } catch (error) {
       if (outcomeUnknown(error)) return claim;
-      await store.releaseDispenserClaim({ address, chainId });
+      await store.releaseDispenserClaim({ address, chainId, transferTx: claim.transferTx });
       return "released";
     }
   }
@@ -212,23 +212,27 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
           details: { reason: "max_claims_reached", chainId, maxClaims: entry?.maxClaims },
         });
       let txHash: string;
+      // The claim is this request's while its recorded transfer is the last one this request recorded.
+      let recorded: string | null = null;
       try {
         const beforeSend = async (tx: SignedTransaction) => {
-          if (!(await store.recordDispenserTransfer({ address, chainId, transferTx: tx.raw }))) throw new Error(`the claim of ${address} on chain ${chainId} is no longer pending`);
+          if (!(await store.recordDispenserTransfer({ address, chainId, transferTx: tx.raw, previous: recorded })))
+            throw new Error(`the claim of ${address} on chain ${chainId} is no longer this request's`);
+          recorded = tx.raw;
         };
         txHash = await wallet.chain.transfer(address as Address, BigInt(claimAmount), { beforeSend });
       } catch (error) {
         // A transfer that surely failed frees the claim so the address can try again; one that
         // was sent without a receipt may still land, so its claim stays pending (invariant 5).
         const unknown = outcomeUnknown(error);
-        if (!unknown) await store.releaseDispenserClaim({ address, chainId });
+        if (!unknown) await store.releaseDispenserClaim({ address, chainId, transferTx: recorded });
         const what = unknown ? "has an unknown outcome (the claim stays pending)" : "failed (the address may claim again)";
         throw new GatewayError("upstream_error", `The dispenser transfer on chain ${chainId} ${what}: ${(error as Error).message}`, {
           details: { chainId, outcomeUnknown: unknown },
           cause: error,
         });
       }
-      const done = await store.completeDispenserClaim({ address, chainId, txHash, now: clock.now() });
+      const done = await store.completeDispenserClaim({ address, chainId, transferTx: recorded, txHash, now: clock.now() });
       if (!done) throw new GatewayError("internal_error", `The claim of ${address} on chain ${chainId} vanished while its transfer ${txHash} ran.`);
       return { ok: true, chainId, claimAmount, txHash };
     },

@@ -43,24 +43,27 @@ export interface DispenserStore {
    */
   beginDispenserClaim(input: { claim: Pick<DispenserClaimRecord, "address" | "chainId" | "amount" | "createdAt">; maxClaims?: number }): Promise<BeginDispenserClaimResult>;
   /**
-   * Marks the pending claim of (address, chainId) `claimed` with `txHash` and `claimedAt = now`.
-   * Single native atomic operation; returns the claimed record, or null when no pending claim of
-   * the pair exists (unknown, released, or already claimed).
+   * Marks the pending claim of (address, chainId) whose recorded transfer is `transferTx` (null:
+   * none) `claimed` with `txHash` and `claimedAt = now`. Single native atomic operation; returns the
+   * claimed record, or null when no such pending claim exists (unknown, released, claimed, or a
+   * later claim of the pair with another transfer).
    */
-  completeDispenserClaim(input: { address: string; chainId: number; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
+  completeDispenserClaim(input: { address: string; chainId: number; transferTx: string | null; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
   /**
-   * Records `transferTx` (a signed transaction, 0x hex) on the PENDING claim of (address, chainId),
-   * before it is sent, so a claim whose transfer has an unknown outcome can be finished later with
-   * that very transaction. Single native atomic operation.
-   * @returns whether a pending claim was marked (false: send nothing).
+   * Records `transferTx` (a signed transaction, 0x hex) on the PENDING claim of (address, chainId)
+   * whose recorded transfer is still `previous` (null: none), before it is sent, so a claim whose
+   * transfer has an unknown outcome can be finished later with that very transaction. Single
+   * native atomic operation.
+   * @returns whether the claim was marked (false: it is no longer this request's; send nothing).
    */
-  recordDispenserTransfer(input: { address: string; chainId: number; transferTx: string }): Promise<boolean>;
+  recordDispenserTransfer(input: { address: string; chainId: number; transferTx: string; previous: string | null }): Promise<boolean>;
   /**
-   * Deletes the PENDING claim of (address, chainId) so the address can claim again (its transfer
-   * failed). Single native atomic operation; a claimed claim is never deleted.
+   * Deletes the PENDING claim of (address, chainId) whose recorded transfer is `transferTx` (null:
+   * none) so the address can claim again (that transfer surely moved nothing). Single native atomic
+   * operation; a claimed claim, or a later claim of the pair with another transfer, is never deleted.
    * @returns whether a pending claim was deleted.
    */
-  releaseDispenserClaim(input: { address: string; chainId: number }): Promise<boolean>;
+  releaseDispenserClaim(input: { address: string; chainId: number; transferTx: string | null }): Promise<boolean>;
   /** Every claim of `address` (pending and claimed), by chainId ascending. */
   listDispenserClaims(address: string): Promise<DispenserClaimRecord[]>;
   /** How many claims (pending and claimed) the chain holds. */

@@ -24,9 +24,9 @@ export function createMemoryDispenserStore(): DispenserStore {
       return { ok: true, claim: copy(record) };
     },
 
-    async completeDispenserClaim({ address, chainId, txHash, now }) {
+    async completeDispenserClaim({ address, chainId, transferTx, txHash, now }) {
       const record = claims.get(slot(address, chainId));
-      if (!record || record.status !== "pending") return null;
+      if (!record || record.status !== "pending" || (record.transferTx ?? null) !== transferTx) return null;
       record.status = "claimed";
       record.txHash = txHash;
       record.claimedAt = now;
@@ -34,16 +34,17 @@ export function createMemoryDispenserStore(): DispenserStore {
       return copy(record);
     },
 
-    async recordDispenserTransfer({ address, chainId, transferTx }) {
+    async recordDispenserTransfer({ address, chainId, transferTx, previous }) {
       const record = claims.get(slot(address, chainId));
-      if (!record || record.status !== "pending") return false;
+      if (!record || record.status !== "pending" || (record.transferTx ?? null) !== previous) return false;
       record.transferTx = transferTx;
       return true;
     },
 
-    async releaseDispenserClaim({ address, chainId }) {
+    async releaseDispenserClaim({ address, chainId, transferTx }) {
       const key = slot(address, chainId);
-      if (claims.get(key)?.status !== "pending") return false;
+      const record = claims.get(key);
+      if (record?.status !== "pending" || (record.transferTx ?? null) !== transferTx) return false;
       claims.delete(key);
       perChain.set(chainId, (perChain.get(chainId) ?? 1) - 1);
       return true;
