@@ -20,7 +20,15 @@ export const devChainModeSchema = z.string().transform((raw, ctx): DevChainMode 
 export interface DevChainInputs {
   readonly mode: DevChainMode;
   /** The gateway options from `--config` and the flags: a chain there means the operator configured one. */
-  readonly options: { readonly chains?: readonly unknown[] | undefined; readonly x402?: unknown; readonly dispenser?: unknown; readonly settlement?: unknown };
+  readonly options: {
+    readonly chains?: readonly unknown[] | undefined;
+    readonly x402?: unknown;
+    readonly dispenser?: unknown;
+    readonly settlement?: unknown;
+    readonly media?: { readonly providers?: Readonly<Record<string, { readonly type: string }>> | undefined } | undefined;
+  };
+  /** The `--host` the server listens on (undefined: its default, loopback). */
+  readonly host?: string | undefined;
   /** The `--db` value. */
   readonly db: string;
   /** `NODE_ENV`. */
@@ -35,6 +43,9 @@ export interface DevChainInputs {
 export type DevChainDecision =
   { kind: "start"; dir: string | undefined } | { kind: "skip"; reason: string } | { kind: "off" } | { kind: "error"; message: string };
 
+/** Hosts only this machine reaches. */
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
+
 const isPostgres = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
 /** Where a SQLite file's dev chain lives: `<its directory>/dev-chain` (`./data/dev-chain` for PostgreSQL with `on`); undefined for `:memory:`. */
@@ -48,14 +59,20 @@ export function devChainDir(db: string): string | undefined {
  * or `settlement` in the options) or `NODE_ENV=production` turns `auto` off, and makes `on` a
  * usage error (the dev chain never runs in a production configuration). `auto` also stays off on
  * PostgreSQL (a database several instances share, each of which would start its own chain);
- * `on` starts it there anyway.
+ * `on` starts it there anyway. A provider other than `local` turns `auto` off and makes `on` an
+ * error too: the dev chain's x402 and dispenser hand out worthless test USDC, which must never pay
+ * for a real upstream. `auto` also stays off on a host beyond loopback (anyone who can reach the
+ * server could claim that test money).
  */
 export function decideDevChain(inputs: DevChainInputs): DevChainDecision {
   const { mode, options, db, nodeEnv } = inputs;
   if (mode === "off") return { kind: "off" };
   const configured = (options.chains?.length ?? 0) > 0 || options.x402 !== undefined || options.dispenser !== undefined || options.settlement !== undefined;
   const production = nodeEnv === "production";
+  const real = Object.entries(options.media?.providers ?? {}).find(([, p]) => p.type !== "local")?.[0];
   if (mode === "on") {
+    if (real !== undefined)
+      return { kind: "error", message: `--dev-chain on cannot be combined with a real provider (${real} in --config): its test USDC would pay for real upstream calls` };
     if (configured)
       return {
         kind: "error",
@@ -67,5 +84,7 @@ export function decideDevChain(inputs: DevChainInputs): DevChainDecision {
   if (configured) return { kind: "skip", reason: "a chain is configured" };
   if (production) return { kind: "skip", reason: "NODE_ENV=production" };
   if (isPostgres(db)) return { kind: "skip", reason: "the database is PostgreSQL; --dev-chain on starts one anyway" };
+  if (real !== undefined) return { kind: "skip", reason: `a real provider is configured (${real}): test USDC must not pay for its calls` };
+  if (inputs.host !== undefined && !LOOPBACK.test(inputs.host)) return { kind: "skip", reason: `listening on ${inputs.host}, beyond this machine; --dev-chain on starts one anyway` };
   return { kind: "start", dir: devChainDir(db) };
 }

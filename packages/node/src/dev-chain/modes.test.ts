@@ -28,6 +28,17 @@ describe("decideDevChain", () => {
     expect(decide("auto", {}, "postgres://u@db/tollgate")).toMatchObject({ kind: "skip", reason: expect.stringContaining("PostgreSQL") });
   });
 
+  it("a real provider turns auto off and makes on an error (test USDC must not pay real upstream calls); auto stays off beyond loopback", () => {
+    const real = { media: { providers: { local: { type: "local" }, openai: { type: "openai-compatible" } } } };
+    expect(decide("auto", real)).toEqual({ kind: "skip", reason: "a real provider is configured (openai): test USDC must not pay for its calls" });
+    expect(decide("on", real)).toMatchObject({ kind: "error", message: expect.stringContaining("real provider (openai in --config)") });
+    expect(decide("auto", { media: { providers: { local: { type: "local" } } } })).toMatchObject({ kind: "start" });
+    const at = (host: string | undefined) => decideDevChain({ mode: "auto", options: {}, db: ":memory:", nodeEnv: undefined, host });
+    for (const host of [undefined, "127.0.0.1", "localhost", "::1"]) expect(at(host)).toEqual({ kind: "start", dir: undefined });
+    for (const host of ["0.0.0.0", "::", "10.0.0.5", "gateway.example"]) expect(at(host)).toMatchObject({ kind: "skip", reason: expect.stringContaining(`listening on ${host}`) });
+    expect(decideDevChain({ mode: "on", options: {}, db: ":memory:", nodeEnv: undefined, host: "0.0.0.0" })).toEqual({ kind: "start", dir: undefined });
+  });
+
   it("on starts it (also on PostgreSQL) but is a usage error with a configured chain or in production; off never starts it", () => {
     expect(decide("on", {}, "postgres://u@db/tollgate")).toEqual({ kind: "start", dir: devChainDir("postgres://u@db/tollgate") });
     expect(decide("on", { chains: [CHAIN] })).toMatchObject({ kind: "error", message: expect.stringContaining("configured chain") });

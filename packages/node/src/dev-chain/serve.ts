@@ -37,11 +37,11 @@ const none = (options: GatewayOptions, lines: string[] = []): PrepareDevChainRes
  * chain, as it would have without the dev chain).
  */
 export async function prepareDevChain(
-  config: { devChain: DevChainMode; db: string },
+  config: { devChain: DevChainMode; db: string; host?: string | undefined },
   options: GatewayOptions,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<PrepareDevChainResult> {
-  const decision = decideDevChain({ mode: config.devChain, options, db: config.db, nodeEnv: env["NODE_ENV"] });
+  const decision = decideDevChain({ mode: config.devChain, options, db: config.db, nodeEnv: env["NODE_ENV"], host: config.host });
   if (decision.kind === "error") return { ok: false, exitCode: 2, message: decision.message };
   if (decision.kind === "off") return none(options);
   if (decision.kind === "skip") return none(options, [`dev chain: off (${decision.reason})`]);
