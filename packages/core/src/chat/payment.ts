@@ -47,8 +47,12 @@ export interface ChatPayment {
    * left early pays nothing: nothing moved yet).
    */
   settleCut(delivered: Priced, cause: CutCause): Promise<Receipt | undefined>;
-  /** Releases the payment; nothing is charged. */
-  release(cause: CutCause): Promise<void>;
+  /**
+   * Releases the payment; nothing is charged. A key's reservation is freed; an x402 claim only when
+   * `refused` (the upstream answered an error: it did no work), else it is kept unsettled, so the
+   * signature buys no second call.
+   */
+  release(cause: CutCause, refused?: boolean): Promise<void>;
   /** x402 streams: collects the payment before the first event is relayed (throws when it cannot be). */
   readonly commit?: (() => Promise<void>) | undefined;
   /** When the reservation lapses (a key's): a stream still running then must be billed before it. */
@@ -134,11 +138,11 @@ export async function openChatPayment(
         },
         async settleCut(_delivered, cause) {
           if (paid || cause === "client_disconnected") return (await finish()).receipt;
-          if (!tried) await x402.release(payment);
+          // Before the first byte: nothing has moved, but the upstream read the prompt; the claim is kept.
           return undefined;
         },
-        release: async () => {
-          if (!paid && !tried) await x402.release(payment);
+        release: async (_cause, refused) => {
+          if (!paid && !tried && refused === true) await x402.release(payment);
         },
         ...(stream ? { commit: async () => void (await finish()) } : {}),
       },

@@ -12,6 +12,7 @@ import type { GatewayResponse } from "../http/types.js";
 import { chargedCounter, tokenCounter } from "../metering/tokens.js";
 import { limitUnpaidTokenizing } from "../http/limits.js";
 import type { ModelCard } from "../catalog/card.js";
+import { upstreamRefused } from "../media/billing.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { modelFields } from "../media/inputs.js";
 import { receiptHeader } from "../media/receipt.js";
@@ -184,7 +185,7 @@ export function chatRoutes(): AnyRoute[] {
               stream ? upstream.provider.chatStream!.call(upstream.provider, req) : upstream.provider.chat!.call(upstream.provider, req),
             );
           } catch (error) {
-            await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed");
+            await payment.release(request.signal?.aborted ? "client_disconnected" : "upstream_failed", upstreamRefused(error));
             throw error;
           }
           if ("raw" in started) {

@@ -2,8 +2,10 @@
  * The paid-call pipeline of every media route (docs/payments.md "Media billing and x402"): after the
  * fields and the model are checked, pay (service key: reserve the quote; x402: verify the
  * signature and claim its nonce), call upstream, meter the real output, then settle. Any failure
- * between payment and settlement releases the payment: the reservation is aborted, the x402
- * nonce released, so nothing is charged for a failed upstream call (invariant 6).
+ * between payment and settlement charges nothing (invariant 6): the reservation is aborted, and the
+ * x402 nonce is released when the upstream refused the call ({@link upstreamRefused}); after a
+ * timeout, a broken connection or a client that left, the upstream may have done the work, so the
+ * claim is kept unsettled and the signature buys no second call.
  */
 import type { ModelCard } from "../catalog/card.js";
 import { GatewayError, toErrorEnvelope } from "../errors.js";
@@ -88,6 +90,14 @@ export function x402Settlement(response: SettleResponse): Receipt["settlement"] 
     ...(response.network ? { network: response.network } : {}),
     ...(response.payer ? { payer: response.payer } : {}),
   };
+}
+
+/**
+ * Whether a failed upstream call surely did no work: the upstream answered it with an error status
+ * (`details.upstreamStatus`). A timeout, a broken connection or an abort may follow work it bills.
+ */
+export function upstreamRefused(error: unknown): boolean {
+  return error instanceof GatewayError && typeof error.details?.["upstreamStatus"] === "number";
 }
 
 /** Creates the pipeline over the gateway's services; `upstreams` names the provider serving a card (the upstream latency label). */
@@ -185,7 +195,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     try {
       result = await upstream(from, call.card, () => call.run(req.signal));
     } catch (error) {
-      await x402.release(payment);
+      if (upstreamRefused(error)) await x402.release(payment);
       throw error;
     }
     // The exact scheme moves the signed amount: the x402 price is the quote.
