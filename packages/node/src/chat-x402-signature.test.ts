@@ -5,7 +5,6 @@
  * a call that outlives the provider's timeout. Without that, one signature bought any number of
  * upstream calls. A real port, a real anvil, the official x402 client's signatures, the chat stub.
  */
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateway } from "@tollgate/core";
 import { startChatStub, type ChatStub } from "@tollgate/testing";

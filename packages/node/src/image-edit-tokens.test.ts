@@ -15,7 +15,8 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway, NATIVE_CATALOG, parseMultipart, tokenCounter } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
-import { serve, type RunningServer } from "./server.js";
+import type { RunningServer } from "./server.js";
+import { serveWithKey, type KeySpend } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c6";
 const SECRET = "image-edit-tokens-internal-secret-01";
@@ -36,9 +37,7 @@ let mode: "report" | "none" | "over" = "report";
 /** What the stub saw of each edit: the image parts (and mask) it received, what it reported, and the key's reservation meanwhile. */
 const seen: { images: Uint8Array[]; mask: boolean; textTokens: number; imageTokens: number; reserved: bigint }[] = [];
 
-type KeyView = { budgetUsed: string; budgetReserved: string };
-const keyView = async (): Promise<KeyView> =>
-  (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } })).json()) as KeyView;
+let keyView: () => Promise<KeySpend>;
 
 beforeAll(async () => {
   const counter = await tokenCounter();
@@ -73,15 +72,7 @@ beforeAll(async () => {
       providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: "sk-upstream" } },
     },
   });
-  running = await serve(gateway, { port: 0 });
-  const res = await fetch(`${running.url}/api/keys`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
-    body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
-  });
-  expect(res.status).toBe(201);
-  key = (await res.json()) as typeof key;
-  openai = new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0 });
+  ({ running, key, openai, spend: keyView } = await serveWithKey(gateway, SECRET, OWNER));
 });
 
 afterAll(async () => {

@@ -9,14 +9,14 @@ import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateway, createMemoryStore, tokenCounter } from "@tollgate/core";
-import { serve, type RunningServer } from "./server.js";
+import type { RunningServer } from "./server.js";
+import { serveWithKey } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c5";
 const SECRET = "image-tokens-internal-secret-0123456";
 
 let upstream: http.Server;
 let running: RunningServer;
-let key: { keyId: string; token: string };
 let openai: OpenAI;
 let imagePromptTokens = 0;
 
@@ -48,14 +48,7 @@ beforeAll(async () => {
     internalSecret: SECRET,
     media: { providers: { openai: { type: "openai-compatible", baseUrl: upstreamUrl, apiKey: "sk-upstream" } } },
   });
-  running = await serve(gateway, { port: 0 });
-  const res = await fetch(`${running.url}/api/keys`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
-    body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
-  });
-  key = (await res.json()) as typeof key;
-  openai = new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0 });
+  ({ running, openai } = await serveWithKey(gateway, SECRET, OWNER));
 });
 
 afterAll(async () => {

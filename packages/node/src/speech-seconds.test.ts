@@ -14,7 +14,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
-import { serve, type RunningServer } from "./server.js";
+import type { RunningServer } from "./server.js";
+import { serveWithKey, type KeySpend } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c7";
 const SECRET = "speech-seconds-internal-secret-0123";
@@ -40,13 +41,10 @@ const ANSWERS: Record<string, [contentType: string, body: Uint8Array]> = {
 const dir = mkdtempSync(join(tmpdir(), "tollgate-speech-seconds-"));
 let upstream: http.Server;
 let running: RunningServer;
-let key: { keyId: string; token: string };
 let openai: OpenAI;
 const speeds: (number | undefined)[] = [];
 
-type KeyView = { budgetUsed: string; budgetReserved: string };
-const keyView = async (): Promise<KeyView> =>
-  (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } })).json()) as KeyView;
+let keyView: () => Promise<KeySpend>;
 
 beforeAll(async () => {
   upstream = http.createServer((req, res) => {
@@ -69,14 +67,7 @@ beforeAll(async () => {
       providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: "sk-upstream" } },
     },
   });
-  running = await serve(gateway, { port: 0 });
-  const res = await fetch(`${running.url}/api/keys`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
-    body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
-  });
-  key = (await res.json()) as typeof key;
-  openai = new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0 });
+  ({ running, openai, spend: keyView } = await serveWithKey(gateway, SECRET, OWNER));
 });
 
 afterAll(async () => {

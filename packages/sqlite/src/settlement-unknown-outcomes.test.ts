@@ -11,7 +11,7 @@ import { createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createGateway, createManualClock } from "@tollgate/core";
-import { approveUsdc, chainFaultsPerSuite, fundedAccount, withGateway, type Harness } from "@tollgate/testing";
+import { approveUsdc, chainFaultsPerSuite, queueCharges, fundedAccount, withGateway, type Harness } from "@tollgate/testing";
 import { createSqliteStore } from "./store.js";
 import { tempSqliteStores } from "./temp-stores.js";
 
@@ -23,7 +23,7 @@ const PREPARE = { service: "inference", action: "chat", resource: "https://x.tes
 
 describe("settlement transfers whose outcome is unknown", () => {
   const faults = chainFaultsPerSuite();
-  const { anvil, someone, pooled } = faults;
+  const { anvil, someone } = faults;
   /** With automine off for `fn`: sent transactions wait in the pool until `evm_mine`. */
   const manualMining = async <T>(fn: () => Promise<T>): Promise<T> => {
     await anvil("evm_setAutomine", [false]);
@@ -186,17 +186,7 @@ describe("settlement transfers whose outcome is unknown", () => {
     settlement(async (h, { treasury, spender, batch }) => {
       const spedUp = await manualMining(async () => {
         expect((await batch()).results[0].error).toMatch(/outcome is unknown/);
-        const stuck = (await pooled(spender.address))!;
-        const wallet = createWalletClient({ account: privateKeyToAccount(spender.privateKey), transport: http(faults.usdc.node.rpcUrl) });
-        const hash = await wallet.sendTransaction({
-          chain: null,
-          to: stuck.to,
-          data: stuck.input,
-          nonce: Number(BigInt(stuck.nonce)),
-          gas: BigInt(stuck.gas),
-          maxFeePerGas: 100_000_000_000n,
-          maxPriorityFeePerGas: 50_000_000_000n,
-        });
+        const hash = await faults.speedUp(spender.privateKey);
         await anvil("evm_mine");
         return hash;
       });
@@ -268,29 +258,7 @@ describe("settlement transfers whose outcome is unknown", () => {
       settlement: config(2),
     });
     try {
-      const call = async (path: string, headers: Record<string, string>, body: unknown) => {
-        const res = await a.fetch(
-          new Request(`http://gateway.test${path}`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...headers },
-            body: JSON.stringify(body),
-          }),
-        );
-        return { status: res.status, body: (await res.json()) as any };
-      };
-      const key = await call(
-        "/api/keys",
-        { "x-session-user-address": payer.address.toLowerCase(), "x-internal-secret": SECRET },
-        { budgetLimit: "100000", expiresAt: clockA.now() + 86_400_000, networkId: faults.usdc.chain.chainId, purpose: "session" },
-      );
-      for (let i = 0; i < 3; i++) {
-        const p = await call(
-          "/api/payments/prepare",
-          { authorization: `Bearer ${key.body.token}`, "x-network-id": String(faults.usdc.chain.chainId) },
-          { ...PREPARE, maxAmountWei: "500" },
-        );
-        expect((await call("/api/payments/settle", {}, { paymentIntentId: p.body.paymentIntentId, finalAmountWei: "100" })).status).toBe(200);
-      }
+      await queueCharges(a, { secret: SECRET, payer: payer.address, chainId: faults.usdc.chain.chainId, amounts: [100, 100, 100], now: clockA.now() });
       // A claims the three charges (300); while it simulates its transfer its lease lapses, and B
       // (2 a batch) pays the two oldest. A's record of its transfer of 300 then marks nothing.
       clockB.set(clockA.now() + LEASE_MS + 1);

@@ -4,7 +4,9 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Gateway } from "@tollgate/core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { anvilRpc } from "./anvil.js";
 import { startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
@@ -87,6 +89,41 @@ export interface ChainFaults {
   pendingCount(address: string): Promise<bigint>;
   /** The first transaction of `sender` waiting in the pool, if any. */
   pooled(sender: string): Promise<PooledTransaction | undefined>;
+  /** A wallet's "speed up": the pooled transaction of the key's account sent again (same call and nonce) at 100 gwei; its hash. */
+  speedUp(privateKey: Hex): Promise<Hex>;
+}
+
+/**
+ * Queues charges through `gateway.fetch` as a second process would: a session key of `payer` on
+ * `chainId` (made with the internal `secret`, expiring a day after `now`, the gateway's clock),
+ * then one paid call settled at each of `amounts`.
+ */
+export async function queueCharges(
+  gateway: Gateway,
+  { secret, payer, chainId, amounts, now }: { secret: string; payer: string; chainId: number; amounts: readonly number[]; now: number },
+): Promise<void> {
+  const call = async (path: string, headers: Record<string, string>, body: unknown) => {
+    const res = await gateway.fetch(
+      new Request(`http://gateway.test${path}`, {
+        method: "POST",
+        headers: Object.assign({ "content-type": "application/json" }, headers),
+        body: JSON.stringify(body),
+      }),
+    );
+    return { status: res.status, body: (await res.json()) as { token?: string; paymentIntentId?: string } };
+  };
+  const key = await call(
+    "/api/keys",
+    { "x-session-user-address": payer.toLowerCase(), "x-internal-secret": secret },
+    { budgetLimit: "100000", expiresAt: now + 86_400_000, networkId: chainId, purpose: "session" },
+  );
+  if (key.status !== 201) throw new Error(`queueCharges: key creation answered ${key.status}`);
+  for (const amount of amounts) {
+    const intent = { service: "inference", action: "chat", resource: "https://x.test", method: "POST", maxAmountWei: String(amount + 100) };
+    const prepared = await call("/api/payments/prepare", { authorization: `Bearer ${key.body.token}`, "x-network-id": String(chainId) }, intent);
+    const settled = await call("/api/payments/settle", {}, { paymentIntentId: prepared.body.paymentIntentId, finalAmountWei: String(amount) });
+    if (settled.status !== 200) throw new Error(`queueCharges: settle answered ${settled.status}`);
+  }
 }
 
 /** Registers the hooks of a chain-fault suite in the current describe block (see {@link ChainFaults}). */
@@ -107,6 +144,11 @@ export function chainFaultsPerSuite(): ChainFaults {
     await usdc?.node.stop();
   });
   const anvil = (method: string, params: unknown[] = []) => anvilRpc(usdc!.node, method, params);
+  const pooled = async (sender: string): Promise<PooledTransaction | undefined> => {
+    const pool = (await anvil("txpool_content")) as { pending: Record<string, Record<string, PooledTransaction>> };
+    const own = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === sender.toLowerCase())?.[1];
+    return Object.values(own ?? {})[0];
+  };
   return {
     get usdc() {
       if (!usdc) throw new Error("the USDC node is started by beforeAll; read it inside a test");
@@ -119,10 +161,16 @@ export function chainFaultsPerSuite(): ChainFaults {
     anvil,
     someone: () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`,
     pendingCount: async (address) => BigInt((await anvil("eth_getTransactionCount", [address, "pending"])) as string),
-    async pooled(sender) {
-      const pool = (await anvil("txpool_content")) as { pending: Record<string, Record<string, PooledTransaction>> };
-      const own = Object.entries(pool.pending).find(([from]) => from.toLowerCase() === sender.toLowerCase())?.[1];
-      return Object.values(own ?? {})[0];
+    pooled,
+    async speedUp(privateKey) {
+      const account = privateKeyToAccount(privateKey);
+      const stuck = await pooled(account.address);
+      if (!stuck) throw new Error(`speedUp: no transaction of ${account.address} waits in the pool`);
+      const wallet = createWalletClient({ account, transport: http(usdc!.node.rpcUrl) });
+      const fees = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 50_000_000_000n };
+      return wallet.sendTransaction(
+        Object.assign({ chain: null, to: stuck.to, data: stuck.input, nonce: Number(BigInt(stuck.nonce)), gas: BigInt(stuck.gas) }, fees),
+      );
     },
   };
 }

@@ -29,4 +29,4 @@ export { runAttackSuite } from "./attack-suite.js";
 export type { AttackSuiteOptions } from "./attack-harness.js";
 export { runChatUpstreamSuite } from "./chat-upstream-suite.js";
 export { startRpcProxy, type RpcHook, type RpcProxy, type RpcProxyState } from "./rpc-proxy.js";
-export { chainFaultsPerSuite, startOtherRpcNode, type ChainFaults, type PooledTransaction } from "./chain-faults.js";
+export { chainFaultsPerSuite, queueCharges, startOtherRpcNode, type ChainFaults, type PooledTransaction } from "./chain-faults.js";
