@@ -31,8 +31,12 @@ function mp3(frames: number): Uint8Array {
   return out;
 }
 
-/** What the stub answers per `response_format`: 382 MP3 frames (9.98 s), 7.5 s of 24 kHz PCM, or bytes no decoder reads. */
+/** 20 nine-digit numbers: quoted at 146 s (0.8 s a digit); read out, ~5.6 s each. */
+const NUMBERS = "987654321 ".repeat(20);
+
+/** What the stub answers per `response_format`: 382 MP3 frames (9.98 s), 7.5 s of 24 kHz PCM, bytes no decoder reads, and (for NUMBERS) 2,870 frames (74.97 s). */
 const ANSWERS: Record<string, [contentType: string, body: Uint8Array]> = {
+  numbers: ["audio/mpeg", mp3(2_870)],
   mp3: ["audio/mpeg", mp3(382)],
   pcm: ["audio/pcm", new Uint8Array(48_000 * 7.5)],
   opus: ["audio/ogg", new TextEncoder().encode("not an ogg stream at all")],
@@ -52,9 +56,9 @@ beforeAll(async () => {
     req.setEncoding("utf8");
     req.on("data", (c: string) => (text += c));
     req.on("end", () => {
-      const body = JSON.parse(text) as { response_format?: string; speed?: number };
+      const body = JSON.parse(text) as { input: string; response_format?: string; speed?: number };
       speeds.push(body.speed);
-      const [type, audio] = ANSWERS[body.response_format ?? "mp3"]!;
+      const [type, audio] = ANSWERS[body.input === NUMBERS ? "numbers" : (body.response_format ?? "mp3")]!;
       res.writeHead(200, { "content-type": type }).end(audio);
     });
   });
@@ -88,16 +92,16 @@ async function priceOf(seconds: number): Promise<string> {
 }
 
 /** One speech call; what the key paid for it (its receipt says the same, and nothing stays reserved). */
-async function speak(format: "mp3" | "pcm" | "opus", speed?: number): Promise<string> {
+async function speak(format: "mp3" | "pcm" | "opus", speed?: number, input = INPUT): Promise<string> {
   const before = BigInt((await keyView()).budgetUsed);
   const response = await openai.audio.speech.create({
     model: "gpt-4o-mini-tts",
     voice: "alloy",
-    input: INPUT,
+    input,
     response_format: format,
     ...(speed ? { speed } : {}),
   });
-  expect(Buffer.from(await response.arrayBuffer())).toEqual(Buffer.from(ANSWERS[format]![1]));
+  expect(Buffer.from(await response.arrayBuffer())).toEqual(Buffer.from(ANSWERS[input === NUMBERS ? "numbers" : format]![1]));
   const after = await keyView();
   expect(after.budgetReserved).toBe("0");
   const receipt = JSON.parse(Buffer.from(response.headers.get("x-receipt") ?? "", "base64url").toString("utf8")) as { finalAmountWei: string };
@@ -119,6 +123,10 @@ describe("speech on a card priced per audio second is billed the audio's length"
 
   it("raw PCM (24 kHz, 16-bit, mono) pays its length from its size: 7.5 s → 8 s", async () => {
     expect(await speak("pcm")).toBe(await priceOf(8));
+  });
+
+  it("numbers read out (each digit a word or more): the quote covers them, and the call pays its 75 s, not the 16 s of 0.08 s a character", async () => {
+    expect(await speak("mp3", undefined, NUMBERS)).toBe(await priceOf(75));
   });
 
   it("an answer no decoder can measure pays the quote's length (16 s)", async () => {

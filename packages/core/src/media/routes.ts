@@ -190,7 +190,7 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "audio", "speech");
         const speak = method(media.upstreams.inference(card), "speech");
         const characters = [...body.input].length;
-        const quoted = quotedSpeechSeconds(characters, body.speed);
+        const quoted = quotedSpeechSeconds(body.input, body.speed);
         // Only a card priced per audio second needs the answer's length (./speech-length.ts).
         const perSecond = card.pricing.some((line) => line.key === "audio_seconds");
         return servePaid(

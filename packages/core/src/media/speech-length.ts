@@ -2,24 +2,37 @@
  * How long a speech answer is, for cards priced per audio second (gpt-4o-mini-tts): quoted from the
  * input before the call, then measured on the audio the upstream returned.
  *
- * The quote takes ~0.08 s a character, longer for `speed` below 1; a `speed` above 1 does not
- * shorten it, since a model may ignore `speed` (OpenAI's gpt-4o-mini-tts does) and answer at
- * normal pace. The answer is measured in every format OpenAI returns: WAV from its header
+ * The quote bounds the audio from the input's characters, each by what it can take to say at
+ * speed 1: a digit 0.8 s (a digit of a long number is read as "nine hundred eighty-seven…"), a
+ * symbol that is read out (`$ % & @ # + = / * < > ~ ^ | \ _`) 0.6 s, a Chinese, Japanese or Korean
+ * character 0.3 s (a syllable or more each), a letter of another non-Latin script 0.12 s, anything
+ * else (Latin letters, spaces, punctuation) 0.08 s; longer for `speed` below 1. A `speed` above 1
+ * does not shorten it, since a model may ignore `speed` (OpenAI's gpt-4o-mini-tts does) and answer
+ * at normal pace. The quote caps what a call can be billed; the answer's measured length is what
+ * it is billed. The answer is measured in every format OpenAI returns: WAV from its header
  * (../providers/wav.ts), `pcm` from its size (OpenAI's raw PCM: 24 kHz, 16-bit, mono), MP3, Opus,
  * AAC and FLAC with music-metadata (frames scanned where the header gives no duration). An answer
  * that cannot be measured is billed the quote's length.
  */
 import { parseWav } from "../providers/wav.js";
 
-/** Seconds a character is taken to last, at speed 1. */
-const SECONDS_PER_CHARACTER = 0.08;
-
 /** Bytes a second of OpenAI's `pcm` speech: 24,000 samples of 2 bytes, one channel. */
 const PCM_BYTES_PER_SECOND = 48_000;
 
-/** The whole seconds (at least 1) quoted for `characters` of input at `speed` (see the module). */
-export function quotedSpeechSeconds(characters: number, speed = 1): number {
-  return Math.max(1, Math.ceil((characters * SECONDS_PER_CHARACTER) / Math.min(speed, 1)));
+/** The whole seconds (at least 1) quoted for `input` at `speed` (see the module). */
+export function quotedSpeechSeconds(input: string, speed = 1): number {
+  let ms = 0;
+  for (const char of input) ms += characterMs(char);
+  return Math.max(1, Math.ceil(ms / 1000 / Math.min(speed, 1)));
+}
+
+/** What one character can take to say at speed 1, in ms (see the module). */
+function characterMs(char: string): number {
+  if (/\p{Nd}/u.test(char)) return 800;
+  if (/[$%&@#+=/*<>~^|\\_]/.test(char)) return 600;
+  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u.test(char)) return 300;
+  if (/\p{L}/u.test(char) && !/\p{Script=Latin}/u.test(char)) return 120;
+  return 80;
 }
 
 /**
