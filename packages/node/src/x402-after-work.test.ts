@@ -23,7 +23,8 @@ let running: RunningServer;
 let slow: RunningServer;
 /** Requests the stub received in full (the work OpenAI would bill), and how it answers the next ones. */
 let received = 0;
-let refuse = false;
+/** How the stub answers: the images after 1 s, a 400 at once, or a 200 whose body does not decode. */
+let mode: "work" | "refuse" | "garbled" = "work";
 let arrived: (() => void) | undefined;
 
 beforeAll(async () => {
@@ -33,7 +34,8 @@ beforeAll(async () => {
     req.on("end", () => {
       received += 1;
       arrived?.();
-      if (refuse) return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad request"}}');
+      if (mode === "refuse") return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad request"}}');
+      if (mode === "garbled") return void res.writeHead(200, { "content-type": "application/json" }).end('{"created":1,"data":[]}');
       setTimeout(() => {
         if (!res.destroyed)
           res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ created: 1, data: [{ b64_json: "iVBORw0KGgo=" }] }));
@@ -111,14 +113,28 @@ it("a call that outlives the provider's timeout: 504, charged nothing, and a ret
 it("a call the upstream refused (an error answer, no work): the same signature pays for the retry", async () => {
   const paid = await signature(running.url);
   const before = { received, payer: (await env.balances()).payer };
-  refuse = true;
+  mode = "refuse";
   try {
     expect((await post(running.url, { "payment-signature": paid })).status).toBe(502);
   } finally {
-    refuse = false;
+    mode = "work";
   }
   const retry = await post(running.url, { "payment-signature": paid });
   expect(retry.status).toBe(200);
   expect(received - before.received).toBe(2);
   expect(before.payer - (await env.balances()).payer).toBeGreaterThan(0n);
+});
+
+it("an upstream that answered 200 with a body that does not decode did the work: 502, and the signature buys no second call", async () => {
+  const paid = await signature(running.url);
+  const before = { received, payer: (await env.balances()).payer };
+  mode = "garbled";
+  try {
+    expect((await post(running.url, { "payment-signature": paid })).status).toBe(502);
+    expect((await post(running.url, { "payment-signature": paid })).status).not.toBe(502);
+  } finally {
+    mode = "work";
+  }
+  expect(received - before.received).toBe(1);
+  expect((await env.balances()).payer).toBe(before.payer);
 });

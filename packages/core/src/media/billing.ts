@@ -93,11 +93,13 @@ export function x402Settlement(response: SettleResponse): Receipt["settlement"] 
 }
 
 /**
- * Whether a failed upstream call surely did no work: the upstream answered it with an error status
- * (`details.upstreamStatus`). A timeout, a broken connection or an abort may follow work it bills.
+ * Whether a failed upstream call surely did no work: the upstream answered it with a status outside
+ * 2xx (`details.upstreamStatus`). A timeout, a broken connection or an abort may follow work it bills.
  */
 export function upstreamRefused(error: unknown): boolean {
-  return error instanceof GatewayError && typeof error.details?.["upstreamStatus"] === "number";
+  const status = error instanceof GatewayError ? error.details?.["upstreamStatus"] : undefined;
+  // A 2xx whose body did not decode carries its status too: the upstream did that work.
+  return typeof status === "number" && (status < 200 || status >= 300);
 }
 
 /** Creates the pipeline over the gateway's services; `upstreams` names the provider serving a card (the upstream latency label). */

@@ -210,7 +210,7 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.speed === undefined ? {} : { speed: body.speed }),
                 ...(signal ? { signal } : {}),
               });
-              const seconds = perSecond ? await measuredSpeechSeconds(r.audio, r.contentType, body.response_format) : undefined;
+              const seconds = perSecond ? await measuredSpeechSeconds(r.audio, r.contentType, body.response_format, quoted) : undefined;
               return Object.assign(r, { seconds: seconds ?? quoted });
             },
             meter: (r) => priceUsage(card, undefined, { characters: r.characters, seconds: r.seconds }, gateway.services.feeBps),
