@@ -97,11 +97,13 @@ export interface Chain {
   transferFrom(from: Address, to: Address, amount: bigint, options?: { beforeSend?: (tx: SignedTransaction) => Promise<void> }): Promise<Hex>;
   /**
    * Finishes a transaction signed earlier by any wallet (`raw`, as `beforeSend` got it), whose
-   * outcome was unknown: resolves with its hash once it is mined and succeeded, sending the very
-   * same bytes again if the node does not hold it and its nonce is still free (it can land at most
-   * once). Rejects with `nothingMoved` when it was mined and reverted, or when its sender's nonce
-   * was taken by another transaction (it can never land); otherwise (still unmined, the node
-   * unreachable) as a write whose outcome is unknown.
+   * outcome was unknown: resolves with the hash it landed as once mined and succeeded (its own, or
+   * that of a replacement with the same call: a "speed up"), sending the very same bytes again if
+   * the node does not hold it and its nonce is still free (it can land at most once). Rejects with
+   * `nothingMoved` when it was mined and reverted, or when a transaction with another call took its
+   * nonce (it can never land; judged once that nonce is 64 blocks deep, from the node's past
+   * state); otherwise (still unmined, too recent, the node unreachable or without past state) as a
+   * write whose outcome is unknown.
    */
   resume(raw: Hex): Promise<Hex>;
   /** Submits `transferWithAuthorization` (the wallet pays gas; the funds move from `auth.from`). */

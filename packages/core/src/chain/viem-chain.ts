@@ -1,9 +1,11 @@
 /**
  * The viem implementation of the {@link Chain} port.
  *
- * Writes run `simulateContract` (so a revert is reported with its reason and no gas is spent),
- * then `writeContract`, then `waitForTransactionReceipt`. Reverts and node refusals become
- * {@link ChainError} with the revert reason when viem can decode one.
+ * Writes run `simulateContract` (so a revert is reported with its reason and no gas is spent), then
+ * sign the transaction (its hash known before it is sent; a transfer's call tagged with 32 random
+ * bytes, see ./finish.ts), hand it to the caller's `beforeSend` to record, send it, and wait for
+ * its receipt. Reverts and node refusals become {@link ChainError} with the revert reason when viem
+ * can decode one.
  */
 import {
   createPublicClient,
