@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createGateway, createManualClock, createViemChain, randomNonce, signTransferAuthorization } from "@tollgate/core";
-import { approveUsdc, chainFaultsPerSuite, queueCharges, fundedAccount, startOtherRpcNode, withGateway } from "@tollgate/testing";
+import { chainFaultsPerSuite, fundedAccount, queueCharges, startOtherRpcNode, withGateway } from "@tollgate/testing";
 import { createSqliteStore } from "./store.js";
 import { tempSqliteStores } from "./temp-stores.js";
 
@@ -25,10 +25,7 @@ describe("transactions whose nonce another transaction took", () => {
   const { anvil, someone, pendingCount, pooled } = faults;
 
   it("settlement, two processes sharing the spender: B's transfer of other charges (same owner, same sum) takes A's nonce; A's group is not taken for settled", async () => {
-    const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
-    const treasury = someone();
-    await faults.usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    const { spender, payer, treasury } = await faults.settlementParties();
     const nodeB = await startOtherRpcNode(faults.usdc.node.rpcUrl, { hidePending: true, tipFactor: 20n });
     const filename = join(tmpdir(), `chain-replacements-twin-${process.pid}-${Date.now()}.db`);
     const config = {
@@ -139,10 +136,7 @@ describe("transactions whose nonce another transaction took", () => {
     }
   }, 60_000);
   it("settlement on an RPC that caps eth_getLogs at 500 blocks: a transfer whose nonce another transaction took is judged, and its charge collected", async () => {
-    const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
-    const treasury = someone();
-    await faults.usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    const { spender, payer, treasury } = await faults.settlementParties();
     await anvil("anvil_mine", ["0x400"]); // a chain older than the 900-block lookback
     const capped = await startOtherRpcNode(faults.proxy.url, { maxLogRange: 500n });
     const chain = { ...faults.usdc.chain, rpcUrl: capped.url };
@@ -186,10 +180,7 @@ describe("transactions whose nonce another transaction took", () => {
     }
   }, 60_000);
   it("settlement: a speed-up first seen 1,000 blocks later (10 minutes, the default interval, on a 0.6 s-block chain) settles the charge, never pays it again", async () => {
-    const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
-    const treasury = someone();
-    await faults.usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    const { spender, payer, treasury } = await faults.settlementParties();
     const chain = { ...faults.usdc.chain, rpcUrl: faults.proxy.url };
     const config = {
       internalSecret: SECRET,

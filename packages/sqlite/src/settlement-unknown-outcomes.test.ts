@@ -11,7 +11,7 @@ import { createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { createGateway, createManualClock } from "@tollgate/core";
-import { approveUsdc, chainFaultsPerSuite, queueCharges, fundedAccount, withGateway, type Harness } from "@tollgate/testing";
+import { chainFaultsPerSuite, queueCharges, withGateway, type Harness } from "@tollgate/testing";
 import { createSqliteStore } from "./store.js";
 import { tempSqliteStores } from "./temp-stores.js";
 
@@ -23,7 +23,7 @@ const PREPARE = { service: "inference", action: "chat", resource: "https://x.tes
 
 describe("settlement transfers whose outcome is unknown", () => {
   const faults = chainFaultsPerSuite();
-  const { anvil, someone } = faults;
+  const { anvil } = faults;
   /** With automine off for `fn`: sent transactions wait in the pool until `evm_mine`. */
   const manualMining = async <T>(fn: () => Promise<T>): Promise<T> => {
     await anvil("evm_setAutomine", [false]);
@@ -44,11 +44,8 @@ describe("settlement transfers whose outcome is unknown", () => {
       amounts = [400],
     ) =>
     async () => {
-      const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
-      const treasury = someone();
+      const { spender, payer, treasury } = await faults.settlementParties();
       const chain = { ...faults.usdc.chain, rpcUrl: faults.proxy.url };
-      await faults.usdc.mint(payer.address, 10_000_000n);
-      await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
       const config = {
         internalSecret: SECRET,
         treasury,
@@ -226,10 +223,7 @@ describe("settlement transfers whose outcome is unknown", () => {
   );
 
   it("two processes on one database and one spender: a group split while one of them signs is not marked, sends nothing, and every charge is paid once", async () => {
-    const [spender, payer] = [await fundedAccount(faults.usdc.node), await fundedAccount(faults.usdc.node)];
-    const treasury = someone();
-    await faults.usdc.mint(payer.address, 10_000_000n);
-    await approveUsdc(faults.usdc.node, faults.usdc.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+    const { spender, payer, treasury } = await faults.settlementParties();
     const filename = join(tmpdir(), `settlement-split-${process.pid}-${Date.now()}.db`);
     const config = (batchLimit: number) => ({
       internalSecret: SECRET,

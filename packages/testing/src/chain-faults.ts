@@ -8,7 +8,10 @@ import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Gateway } from "@tollgate/core";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { anvilRpc } from "./anvil.js";
+import { anvilRpc, approveUsdc, fundedAccount } from "./anvil.js";
+
+/** An account the node funded with gas. */
+type FundedAccount = Awaited<ReturnType<typeof fundedAccount>>;
 import { startUsdcNode, type UsdcNode } from "./gateway-suite-dispenser.js";
 import { startRpcProxy, type RpcProxy } from "./rpc-proxy.js";
 
@@ -89,6 +92,11 @@ export interface ChainFaults {
   pendingCount(address: string): Promise<bigint>;
   /** The first transaction of `sender` waiting in the pool, if any. */
   pooled(sender: string): Promise<PooledTransaction | undefined>;
+  /**
+   * A settlement's three parties: a fresh spender with gas, a fresh payer holding 10 USDC that
+   * approved the spender for 1 USDC, and a fresh treasury address.
+   */
+  settlementParties(): Promise<{ spender: FundedAccount; payer: FundedAccount; treasury: `0x${string}` }>;
   /** A wallet's "speed up": the pooled transaction of the key's account sent again (same call and nonce) at 100 gwei; its hash. */
   speedUp(privateKey: Hex): Promise<Hex>;
 }
@@ -162,6 +170,12 @@ export function chainFaultsPerSuite(): ChainFaults {
     someone: () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}`,
     pendingCount: async (address) => BigInt((await anvil("eth_getTransactionCount", [address, "pending"])) as string),
     pooled,
+    async settlementParties() {
+      const [spender, payer] = [await fundedAccount(usdc!.node), await fundedAccount(usdc!.node)];
+      await usdc!.mint(payer.address, 10_000_000n);
+      await approveUsdc(usdc!.node, usdc!.chain.usdc as `0x${string}`, payer.privateKey, spender.address, 1_000_000n);
+      return { spender, payer, treasury: privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as `0x${string}` };
+    },
     async speedUp(privateKey) {
       const account = privateKeyToAccount(privateKey);
       const stuck = await pooled(account.address);
