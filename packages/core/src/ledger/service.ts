@@ -11,7 +11,7 @@ import { assertKeyChain, assertUsable, budgetExhausted, modelBudgetExhausted } f
 import { assertModelAllowed, budgetScopeFor, type ModelRef } from "../keys/governance.js";
 import { windowStart } from "../keys/period.js";
 import { remainingOf } from "../keys/view.js";
-import { sha256Hex } from "../keys/token.js";
+import { sha256Hex } from "../sha256.js";
 import { decodeKeysetCursor, encodeKeysetCursor } from "../keyset-cursor.js";
 import { wireLineItems } from "../metering/pricing.js";
 import type { IntentRecord, KeyRecord, Store } from "../store/types.js";

@@ -48,6 +48,12 @@ export interface PaidCall<T> {
   meter(result: T, limit: bigint): Priced;
   /** A row the call leaves behind (a video job), written in the same atomic store step as its charge. */
   persist?(result: T, receipt: Receipt): VideoJobRecord;
+  /**
+   * For x402: called once the signed payment of `paid` atomic units (the quote, or more when the
+   * client signed more) has settled for `result`, before the answer is built. A route whose price
+   * depends on the output (a transcription's seconds) delivers only what `paid` covers.
+   */
+  paidWith?(result: T, paid: bigint): void;
 }
 
 /** The request of a paid call, with its credential resolved before the body was read. */
@@ -206,6 +212,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const persist = call.persist?.bind(call);
     const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
     charged(from, call.card, call.quote.finalAmount, "x402");
+    call.paidWith?.(result, payment.amount);
     const receipt = receiptOf(settled.response);
     const receiptJson = JSON.stringify(receipt);
     return { kind: "paid", result, receipt, receiptJson, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receiptJson) } };

@@ -8,6 +8,8 @@ import type { GatewayResponse } from "../http/types.js";
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import { priceTranscription } from "./transcription.js";
+import { heardFileId } from "./heard-files.js";
+import { subjectOf } from "./billing.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput, type InputFile } from "./inputs.js";
 import { MAX_EDIT_IMAGES, priceImages } from "./image-pricing.js";
@@ -233,6 +235,18 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
         const pricing = priceTranscription(card, file.data, gateway.services.feeBps);
+        // x402: a request whose earlier payment was cut is quoted the rest, and answered the whole transcript (heard-files.ts).
+        let id: string | undefined;
+        const idOf = () =>
+          (id ??= heardFileId({
+            card: subjectOf(card),
+            file: file.data,
+            filename: file.filename,
+            mime: file.contentType,
+            language: body.language,
+            prompt: body.prompt,
+          }));
+        const rest = auth.kind !== "key" && media.heard.size > 0 ? media.heard.get(idOf()) : undefined;
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
@@ -240,10 +254,11 @@ export function mediaRoutes(): AnyRoute[] {
             card,
             action: "audio.transcriptions",
             mimeType: "application/json",
-            quote: pricing.quote,
-            bound: pricing.bound,
-            run: (signal) =>
-              transcribe({
+            quote: rest ? rest.rest : pricing.quote,
+            bound: rest ? undefined : pricing.bound,
+            run: (signal) => {
+              if (rest) return (media.heard.forget(idOf()), Promise.resolve(rest.result));
+              return transcribe({
                 model: card.modelId,
                 file: file.data,
                 ...(file.filename ? { filename: file.filename } : {}),
@@ -251,8 +266,15 @@ export function mediaRoutes(): AnyRoute[] {
                 ...(body.language ? { language: body.language } : {}),
                 ...(body.prompt ? { prompt: body.prompt } : {}),
                 ...(signal ? { signal } : {}),
-              }),
+              });
+            },
             meter: (r, limit) => pricing.meter(r, limit),
+            paidWith: (r, paid) => {
+              if (rest) return;
+              pricing.meter(r, paid);
+              const unpaid = pricing.rest();
+              if (unpaid) media.heard.remember(idOf(), { rest: unpaid.price, result: r });
+            },
           },
           (r, receipt, paidHeaders) => {
             const { text, cutAt } = pricing.deliver(r);

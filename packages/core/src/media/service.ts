@@ -8,11 +8,14 @@ import { invalidRequest } from "../errors.js";
 import type { X402Service } from "../x402/service.js";
 import { createBilling, type Billing } from "./billing.js";
 import { createUpstreams, type Upstreams } from "./upstreams.js";
+import { createHeardFiles, type HeardFiles } from "./heard-files.js";
 
 /** What the media capability offers to routes and application code. */
 export interface MediaService {
   readonly upstreams: Upstreams;
   readonly billing: Billing;
+  /** Transcriptions an x402 payment was short for, kept for the paid retry (heard-files.ts). */
+  readonly heard: HeardFiles;
   /**
    * The card for a media request: 404 `model_not_found` when unknown (before any payment), 400
    * when the model does not serve `modality`/`operation`.
@@ -28,6 +31,7 @@ export function createMediaService(deps: CapabilityDeps, x402: X402Service): Med
   return {
     upstreams,
     billing,
+    heard: createHeardFiles({ clock: deps.clock }),
     cardFor(modelId, provider, modality, operation) {
       const card = deps.catalog.get(modelId, provider);
       if (!card.operations.some((o) => o.modality === modality && o.operation === operation))

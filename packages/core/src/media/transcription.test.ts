@@ -215,23 +215,90 @@ describe("transcription billed on what the upstream hears", () => {
     expect(body.text).toBe("tone 1. tone 2. tone 3.");
   });
 
-  it("x402 (exact) pays the quote and gets the transcript: the residual of a price fixed before anything decodes the file", async () => {
-    const challenge = await gateway.fetch(post({ file: dataUrl(MP3) }));
-    expect(challenge.status).toBe(402);
-    const amount = BigInt(((await challenge.json()) as any).accepts[0].amount);
-    expect(amount).toBe(price(quoteOf(MP3)));
+  /** The official x402 client paying through the gateway. */
+  function payer() {
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(env.payer.privateKey) });
     client.setSpendControls({ allowedAssets: true });
     const pay = wrapFetchWithPayment((input: RequestInfo | URL, init?: RequestInit) => gateway.fetch(new Request(input, init)), client);
+    const transcribe = (file: Uint8Array) =>
+      pay("http://gw.test/v1/audio/transcriptions", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "whisper-1", file: dataUrl(file) }),
+      });
+    return { transcribe };
+  }
+
+  it("x402 (exact) pays the quote and gets the whole transcript when the upstream heard no more than the quote", async () => {
+    const file = new Uint8Array(Buffer.concat([MARK, Buffer.alloc(160_000 - MARK.length, 0x55)])); // quoted 10 s, heard 10 s
+    const challenge = await gateway.fetch(post({ file: dataUrl(file) }));
+    const amount = BigInt(((await challenge.json()) as any).accepts[0].amount);
+    expect(amount).toBe(price(10));
     const before = await env.balances();
-    const res = await pay("http://gw.test/v1/audio/transcriptions", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "whisper-1", file: dataUrl(MP3) }),
-    });
+    const calls = heardCalls;
+    const res = await payer().transcribe(file);
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).text).toBe("tone 1.");
+    expect(heardCalls).toBe(calls + 1);
     expect(before.payer - (await env.balances()).payer).toBe(amount);
+  });
+
+  it("x402: past what the quote pays for, the transcript is cut; the same request sent again is quoted the rest and answered whole, without a second upstream call", async () => {
+    const quote = price(quoteOf(JOINED)); // 3.8 s estimated at 128 kbit/s; the upstream hears 30 s
+    const before = await env.balances();
+    const calls = heardCalls;
+    const { transcribe } = payer();
+    const cut = await transcribe(JOINED);
+    expect(cut.status).toBe(200);
+    const cutBody = (await cut.json()) as any;
+    const cutAt = Number(cut.headers.get("x-transcript-cut-at"));
+    expect(cutAt).toBeCloseTo(quoteOf(JOINED), 1); // the whole ms the quote pays for: 3.83 s
+    expect(cutBody.text).toBe(""); // no segment ends within the 3.8 s paid for
+    expect(BigInt(cutBody.receipt.finalAmountWei)).toBe(quote);
+    expect(heardCalls).toBe(calls + 1);
+    expect(before.payer - (await env.balances()).payer).toBe(quote);
+
+    // Before any payment, the same request is quoted the seconds heard beyond those paid for.
+    const rest = price(30 - cutAt);
+    const probe = await gateway.fetch(post({ file: dataUrl(JOINED) }));
+    expect(BigInt(((await probe.json()) as any).accepts[0].amount)).toBe(rest);
+    const whole = await transcribe(JOINED);
+    expect(whole.status).toBe(200);
+    const body = (await whole.json()) as any;
+    expect(body.text).toBe("tone 1. tone 2. tone 3.");
+    expect(whole.headers.get("x-transcript-cut-at")).toBeNull();
+    expect(BigInt(body.receipt.finalAmountWei)).toBe(rest);
+    expect(heardCalls).toBe(calls + 1); // the upstream was called once for both
+    const paid = before.payer - (await env.balances()).payer;
+    expect(paid).toBe(quote + rest);
+    expect(paid - price(30)).toBeGreaterThanOrEqual(0n); // 30 s in all, rounded up once per payment
+    expect(paid - price(30)).toBeLessThanOrEqual(2n);
+
+    // The rest was taken: the request is a new call again, quoted from its bytes.
+    const again = await gateway.fetch(post({ file: dataUrl(JOINED) }));
+    expect(BigInt(((await again.json()) as any).accepts[0].amount)).toBe(quote);
+  });
+
+  it("x402: a rest is offered only for the same file with the same options, and never to a service key", async () => {
+    const file = new Uint8Array(Buffer.concat([JOINED, Buffer.from("options")]));
+    const calls = heardCalls;
+    expect((await payer().transcribe(file)).headers.get("x-transcript-cut-at")).not.toBeNull();
+    const restOf = async (extra: Record<string, unknown>) =>
+      BigInt(((await (await gateway.fetch(post(Object.assign({ file: dataUrl(file) }, extra)))).json()) as any).accepts[0].amount);
+    const quote = price(quoteOf(file));
+    expect(await restOf({})).toBeLessThan(price(30)); // this request's rest
+    expect(await restOf({})).not.toBe(quote);
+    expect(await restOf({ prompt: "another prompt" })).toBe(quote);
+    expect(await restOf({ language: "en" })).toBe(quote);
+    expect(await restOf({ file: `data:audio/ogg;base64,${bytesToBase64(file)}` })).toBe(quote);
+    // A key pays for its own call as ever: the bound reserved, the 30 s heard settled, the upstream asked again.
+    const key = await keyWith(1_000_000n);
+    const { res, body } = await transcribeWithKey(key.token, file);
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(BigInt(body.receipt.finalAmountWei)).toBe(price(30));
+    expect(body.text).toBe("tone 1. tone 2. tone 3.");
+    expect(heardCalls).toBe(calls + 2);
+    expect(await restOf({})).not.toBe(quote); // and the x402 rest is still there
   });
 });

@@ -5,7 +5,9 @@
  * 128 kbit/s (the quote), and bounds what an ordinary file holds by its byte length at a low codec
  * bitrate (the bound). A key reserves the bound, or what it has left down to the quote, and settles
  * the length the upstream heard, at most what it reserved; the transcript of audio that ran past
- * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote.
+ * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote (or what it signed above
+ * it), and its transcript is cut the same way to the seconds that pays for; the rest is offered to
+ * the same request sent again (heard-files.ts).
  */
 import type { ModelCard } from "../catalog/card.js";
 import type { Priced } from "../metering/pricing.js";
@@ -23,6 +25,9 @@ export function heardSeconds(result: TranscriptionResult): number {
   for (const s of result.segments ?? []) if (Number.isFinite(s.end) && s.end > heard) heard = s.end;
   return heard;
 }
+
+/** Whether a settlement that paid for `paid` seconds of `heard` cuts the transcript. */
+const cuts = ({ heard, paid }: { heard: number; paid: number }) => heard > paid * HEARD_SLACK.ratio + HEARD_SLACK.seconds;
 
 /** The prices of one transcription, and what its answer may hold. */
 export interface TranscriptionPricing {
@@ -43,6 +48,11 @@ export interface TranscriptionPricing {
    * seconds paid for. Without a `meter` call (x402), whole.
    */
   deliver(result: TranscriptionResult): { text: string; cutAt?: number };
+  /**
+   * After {@link meter}: the seconds heard beyond those paid for and their price, when
+   * {@link deliver} cuts the transcript; undefined when it is delivered whole.
+   */
+  rest(): { seconds: number; price: Priced } | undefined;
 }
 
 /** Prices a transcription of `file` on `card`. */
@@ -78,8 +88,13 @@ export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: nu
       }
       return settle(heard, lo / 1000, price(lo / 1000));
     },
+    rest() {
+      if (!metered || !cuts(metered)) return undefined;
+      const seconds = metered.heard - metered.paid;
+      return { seconds, price: price(seconds) };
+    },
     deliver(result) {
-      if (!metered || !(metered.heard > metered.paid * HEARD_SLACK.ratio + HEARD_SLACK.seconds)) return { text: result.text };
+      if (!metered || !cuts(metered)) return { text: result.text };
       const cutAt = metered.paid;
       const kept = (result.segments ?? []).filter((s) => s.end <= cutAt + HEARD_SLACK.seconds);
       return {

@@ -1,0 +1,109 @@
+/**
+ * The rest of x402 transcriptions, remembered briefly (docs/media.md "x402: a file longer than its
+ * quote"). An `exact` payment is fixed before anything decodes the file, from an estimate of its
+ * length; when the upstream heard more than it pays for, the payment settles, the transcript is cut
+ * to the seconds it paid for, and the price of the seconds heard beyond them (the rest) and the
+ * whole transcript are kept here. The same request sent again with x402 is quoted the rest and, once
+ * that is paid, answered the whole transcript without a second upstream call; the entry is then
+ * gone.
+ *
+ * In this process's memory: bounded in entries and in transcript characters, each entry kept for
+ * `ttlMs`. With several instances, a request that reaches another instance is a new call there.
+ */
+import type { Clock } from "../clock.js";
+import type { Priced } from "../metering/pricing.js";
+import type { TranscriptionResult } from "../providers/types.js";
+import { sha256Hex, sha256BytesHex } from "../sha256.js";
+
+/** The unpaid rest of one transcription. */
+export interface HeardFile {
+  /** The price of the seconds heard beyond those paid for. */
+  readonly rest: Priced;
+  /** The upstream's whole answer, served once the rest is paid. */
+  readonly result: TranscriptionResult;
+}
+
+/** The remembered transcriptions. */
+export interface HeardFiles {
+  /** The entry of `id` while it is fresh (see {@link heardFileId}); undefined otherwise. */
+  get(id: string): HeardFile | undefined;
+  /** Keeps `file` under `id` for the cache's TTL, dropping the oldest entries beyond its bounds. */
+  remember(id: string, file: HeardFile): void;
+  /** Drops the entry of `id` (its rest was taken by a call). */
+  forget(id: string): void;
+  /** Entries kept now (fresh or not yet dropped). */
+  readonly size: number;
+}
+
+/** The parts of a transcription request its transcript depends on. */
+export interface HeardRequest {
+  readonly card: string;
+  readonly file: Uint8Array;
+  readonly filename?: string | undefined;
+  readonly mime?: string | undefined;
+  readonly language?: string | undefined;
+  readonly prompt?: string | undefined;
+}
+
+/**
+ * The identity of a transcription request: SHA-256 over the card, the file's name and type as sent
+ * upstream, the language, the prompt and the file's bytes. A request matches only with the same
+ * file and the same options, so a remembered transcript is served only to whoever holds the same
+ * audio.
+ */
+export function heardFileId(request: HeardRequest): string {
+  const head = JSON.stringify([request.card, request.filename ?? null, request.mime ?? null, request.language ?? null, request.prompt ?? null]);
+  return sha256Hex(`${head}\n${sha256BytesHex(request.file)}`);
+}
+
+/** Bounds of {@link createHeardFiles}. */
+export interface HeardFilesOptions {
+  readonly clock: Clock;
+  /** How long an entry is served. @default 600000 (10 minutes) */
+  readonly ttlMs?: number;
+  /** Entries kept at most. @default 256 */
+  readonly maxEntries?: number;
+  /** UTF-16 code units of transcripts (text and segment texts) kept at most. @default 8388608 */
+  readonly maxChars?: number;
+}
+
+/** The size an entry counts against `maxChars`: its text and its segments' texts. */
+const charsOf = (r: TranscriptionResult) => (r.segments ?? []).reduce((n, s) => n + s.text.length + 32, r.text.length);
+
+/** Creates an empty cache with the given bounds. */
+export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
+  const { clock, ttlMs = 600_000, maxEntries = 256, maxChars = 8 * 1024 * 1024 } = options;
+  // Map order is insertion order: the first entry is the oldest.
+  const entries = new Map<string, { file: HeardFile; until: number; chars: number }>();
+  let chars = 0;
+  const drop = (id: string) => {
+    const e = entries.get(id);
+    if (!e) return;
+    chars -= e.chars;
+    entries.delete(id);
+  };
+  return {
+    get(id) {
+      const e = entries.get(id);
+      if (!e) return undefined;
+      if (e.until > clock.now()) return e.file;
+      drop(id);
+      return undefined;
+    },
+    remember(id, file) {
+      drop(id);
+      const size = charsOf(file.result);
+      if (size > maxChars) return;
+      entries.set(id, { file, until: clock.now() + ttlMs, chars: size });
+      chars += size;
+      for (const oldest of entries.keys()) {
+        if (entries.size <= maxEntries && chars <= maxChars) break;
+        drop(oldest);
+      }
+    },
+    forget: drop,
+    get size() {
+      return entries.size;
+    },
+  };
+}
