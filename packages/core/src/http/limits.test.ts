@@ -50,6 +50,16 @@ describe("rate limiter (fixed windows on the gateway clock)", () => {
     limiter.hit("later", 1);
     expect(limiter.size).toBe(1);
   });
+
+  it("a flood of new IPs forgets only IP windows: a key's or a wallet's used-up window stays counted", () => {
+    const limiter = createRateLimiter({ clock: createManualClock(), maxSubjects: 100 });
+    expect(limiter.hit("key:key_1", 1).allowed).toBe(true);
+    expect(limiter.hit("wallet:keys:0xabc", 1).allowed).toBe(true);
+    for (let i = 0; i < 1_000; i++) limiter.hit(`ip:auth:2001:db8:${i.toString(16)}::/64`, 60);
+    expect(limiter.size).toBe(102);
+    expect(limiter.hit("key:key_1", 1).allowed).toBe(false);
+    expect(limiter.hit("wallet:keys:0xabc", 1).allowed).toBe(false);
+  });
 });
 
 describe("client IP", () => {

@@ -30,7 +30,7 @@ export interface RateLimiter {
    * @default windowMs 60000, cost 1, mode "fit"
    */
   hit(subject: string, limit: number, windowMs?: number, cost?: number, mode?: "fit" | "refund"): RateLimitDecision;
-  /** How many subjects are tracked now. */
+  /** How many subjects are tracked now, in all classes. */
   readonly size: number;
 }
 
@@ -41,12 +41,22 @@ interface Window {
 
 /**
  * Creates a limiter. A subject's window starts at its first request and lasts `windowMs`; exactly
- * `limit` requests pass in it. At most `maxSubjects` windows are kept: beyond that, lapsed ones
- * are dropped first, then the oldest (so a flood of new IPs cannot grow memory without bound).
+ * `limit` requests pass in it. Subjects fall in classes by the text before their first `:` (the
+ * gateway's `ip:`, `key:`, `wallet:` and `unpaid-chat:`), and at most `maxSubjects` windows are kept
+ * per class: beyond that, the class's lapsed ones are dropped first, then its oldest. So a flood of
+ * new IPs cannot grow memory without bound, and it forgets only IP windows: never a key's or a
+ * wallet's, which would start their limits over.
  */
 export function createRateLimiter(options: { clock: Clock; maxSubjects: number }): RateLimiter {
-  const windows = new Map<string, Window>();
-  const evict = (now: number) => {
+  const classes = new Map<string, Map<string, Window>>();
+  const classOf = (subject: string) => {
+    const colon = subject.indexOf(":");
+    const name = colon < 0 ? "" : subject.slice(0, colon);
+    let windows = classes.get(name);
+    if (!windows) classes.set(name, (windows = new Map()));
+    return windows;
+  };
+  const evict = (windows: Map<string, Window>, now: number) => {
     for (const [subject, w] of windows) if (w.resetAt <= now) windows.delete(subject);
     for (const subject of windows.keys()) {
       if (windows.size < options.maxSubjects) break;
@@ -55,14 +65,17 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
   };
   return {
     get size() {
-      return windows.size;
+      let n = 0;
+      for (const windows of classes.values()) n += windows.size;
+      return n;
     },
     hit(subject, limit, windowMs = 60_000, cost = 1, mode = "fit") {
       const now = options.clock.now();
+      const windows = classOf(subject);
       let w = windows.get(subject);
       if (!w || w.resetAt <= now) {
         if (w) windows.delete(subject); // re-inserted at the end: Map order is window age
-        else if (windows.size >= options.maxSubjects) evict(now);
+        else if (windows.size >= options.maxSubjects) evict(windows, now);
         w = { count: 0, resetAt: now + windowMs };
         windows.set(subject, w);
       }
