@@ -100,9 +100,11 @@ export function x402Settlement(response: SettleResponse): Receipt["settlement"] 
 
 /**
  * Whether a failed upstream call surely did no work: the upstream answered it with a status outside
- * 2xx (`details.upstreamStatus`). A timeout, a broken connection or an abort may follow work it bills.
+ * 2xx (`details.upstreamStatus`), or the call never reached it (`details.nothingDone`). A timeout, a
+ * broken connection or an abort may follow work it bills.
  */
 export function upstreamRefused(error: unknown): boolean {
+  if (error instanceof GatewayError && error.details?.["nothingDone"] === true) return true;
   const status = error instanceof GatewayError ? error.details?.["upstreamStatus"] : undefined;
   // A 2xx whose body did not decode carries its status too: the upstream did that work.
   return typeof status === "number" && (status < 200 || status >= 300);

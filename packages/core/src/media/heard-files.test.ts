@@ -1,39 +1,57 @@
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../clock.js";
-import { createHeardFiles, heardFileId } from "./heard-files.js";
+import { createHeardFiles, heardFileId, type HeardFile } from "./heard-files.js";
 
-const rest = (finalAmount: bigint) => ({ lineItems: [], providerAmount: finalAmount, platformFee: 0n, finalAmount });
-
-const result = (text: string) => ({ text, durationSeconds: 30, segments: [{ start: 0, end: 30, text }] });
+/** An entry whose cut payment paid `paid`, with a transcript of `text`. */
+const entry = (text: string, paid = 1n): HeardFile => ({
+  rest: { lineItems: [], providerAmount: 10n, platformFee: 0n, finalAmount: 10n },
+  paid,
+  result: { text, durationSeconds: 30, segments: [{ start: 0, end: 30, text }] },
+});
 
 describe("heard files", () => {
   it("serves an entry until its TTL, and nothing after", () => {
     const clock = createManualClock();
     const heard = createHeardFiles({ clock, ttlMs: 1_000 });
-    heard.remember("a", { rest: rest(30n), result: result("tone") });
+    heard.remember("a", entry("tone"));
     clock.advance(999);
-    expect(heard.get("a")).toMatchObject({ rest: { finalAmount: 30n }, result: { text: "tone" } });
+    expect(heard.get("a")).toMatchObject({ paid: 1n, result: { text: "tone" } });
     clock.advance(1);
     expect(heard.get("a")).toBeUndefined();
     expect(heard.size).toBe(0);
-    heard.remember("b", { rest: rest(1n), result: result("taken") });
-    heard.forget("b");
-    expect(heard.get("b")).toBeUndefined();
   });
 
-  it("drops the oldest entries beyond its entry bound and its transcript bound", () => {
+  it("is taken once: only by a call holding the same entry, while it is fresh", () => {
+    const clock = createManualClock();
+    const heard = createHeardFiles({ clock, ttlMs: 1_000 });
+    const first = entry("first");
+    heard.remember("a", first);
+    const seen = heard.get("a")!;
+    expect(heard.take("a", seen)).toBe(true);
+    expect(heard.take("a", seen)).toBe(false); // a concurrent call that read it too
+    expect(heard.get("a")).toBeUndefined();
+    // A newer entry under the same id is not taken by a call that read an older one.
+    heard.remember("a", entry("newer"));
+    expect(heard.take("a", first)).toBe(false);
+    expect(heard.get("a")?.result.text).toBe("newer");
+    clock.advance(1_000);
+    expect(heard.take("a", heard.get("a") ?? first)).toBe(false);
+  });
+
+  it("beyond its bounds drops the entries that paid least, the oldest of equals", () => {
     const clock = createManualClock();
     const byCount = createHeardFiles({ clock, maxEntries: 2 });
-    for (const id of ["a", "b", "c"]) byCount.remember(id, { rest: rest(1n), result: result(id) });
-    expect([byCount.get("a"), byCount.get("b")?.result.text, byCount.get("c")?.result.text]).toEqual([undefined, "b", "c"]);
+    byCount.remember("rich", entry("rich", 100n));
+    for (const id of ["a", "b", "c"]) byCount.remember(id, entry(id));
+    expect([byCount.get("rich")?.paid, byCount.get("a"), byCount.get("b"), byCount.get("c")?.result.text]).toEqual([100n, undefined, undefined, "c"]);
     // Each entry counts its text and its segments' texts (and 32 per segment): 100 + 100 + 32.
     const byChars = createHeardFiles({ clock, maxChars: 500 });
-    byChars.remember("a", { rest: rest(1n), result: result("x".repeat(100)) });
-    byChars.remember("b", { rest: rest(1n), result: result("y".repeat(100)) });
-    byChars.remember("c", { rest: rest(1n), result: result("z".repeat(100)) });
-    expect([byChars.get("a"), byChars.get("b")?.rest.finalAmount, byChars.get("c")?.rest.finalAmount]).toEqual([undefined, 1n, 1n]);
+    byChars.remember("a", entry("x".repeat(100)));
+    byChars.remember("b", entry("y".repeat(100)));
+    byChars.remember("c", entry("z".repeat(100)));
+    expect([byChars.get("a"), byChars.get("b")?.paid, byChars.get("c")?.paid]).toEqual([undefined, 1n, 1n]);
     // One transcript larger than the whole bound is not kept at all.
-    byChars.remember("d", { rest: rest(1n), result: result("w".repeat(400)) });
+    byChars.remember("d", entry("w".repeat(400)));
     expect(byChars.get("d")).toBeUndefined();
     expect(byChars.size).toBe(2);
   });

@@ -7,10 +7,12 @@
  * that is paid, answered the whole transcript without a second upstream call; the entry is then
  * gone.
  *
- * In this process's memory: bounded in entries and in transcript characters, each entry kept for
- * `ttlMs`. With several instances, a request that reaches another instance is a new call there.
+ * In this process's memory: bounded in entries and in transcript characters (the entries whose
+ * payment paid least are dropped first), each kept for `ttlMs`. With several instances, a request
+ * that reaches another instance is a new call there.
  */
 import type { Clock } from "../clock.js";
+import { GatewayError } from "../errors.js";
 import type { Priced } from "../metering/pricing.js";
 import type { TranscriptionResult } from "../providers/types.js";
 import { sha256Hex, sha256BytesHex } from "../sha256.js";
@@ -19,6 +21,8 @@ import { sha256Hex, sha256BytesHex } from "../sha256.js";
 export interface HeardFile {
   /** The price of the seconds heard beyond those paid for. */
   readonly rest: Priced;
+  /** What the payment that was cut paid (atomic units): the entries that paid least are dropped first. */
+  readonly paid: bigint;
   /** The upstream's whole answer, served once the rest is paid. */
   readonly result: TranscriptionResult;
 }
@@ -27,10 +31,18 @@ export interface HeardFile {
 export interface HeardFiles {
   /** The entry of `id` while it is fresh (see {@link heardFileId}); undefined otherwise. */
   get(id: string): HeardFile | undefined;
-  /** Keeps `file` under `id` for the cache's TTL, dropping the oldest entries beyond its bounds. */
+  /**
+   * Keeps `file` under `id` for the cache's TTL. Beyond the bounds the entries whose payment paid
+   * least are dropped first (the oldest of equals), so pushing out a payer's rest takes as many
+   * calls each paying more than that payer did.
+   */
   remember(id: string, file: HeardFile): void;
-  /** Drops the entry of `id` (its rest was taken by a call). */
-  forget(id: string): void;
+  /**
+   * Takes the entry of `id` for a call that pays its rest: removes it and returns true only when it
+   * is still `file` and fresh, so of concurrent calls one takes it. A call that took it and failed
+   * before its payment settled puts it back with {@link remember}.
+   */
+  take(id: string, file: HeardFile): boolean;
   /** Entries kept now (fresh or not yet dropped). */
   readonly size: number;
 }
@@ -54,6 +66,16 @@ export interface HeardRequest {
 export function heardFileId(request: HeardRequest): string {
   const head = JSON.stringify([request.card, request.filename ?? null, request.mime ?? null, request.language ?? null, request.prompt ?? null]);
   return sha256Hex(`${head}\n${sha256BytesHex(request.file)}`);
+}
+
+/**
+ * 409 `invalid_state` for a call whose rest another call took meanwhile. It did no upstream work
+ * (`details.nothingDone`), so an x402 claim made for it is released and nothing moves.
+ */
+export function restTaken(): GatewayError {
+  return new GatewayError("invalid_state", "This transcription's rest was just taken by another request; send the request again to be quoted anew.", {
+    details: { nothingDone: true },
+  });
 }
 
 /** Bounds of {@link createHeardFiles}. */
@@ -82,6 +104,12 @@ export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
     chars -= e.chars;
     entries.delete(id);
   };
+  /** The entry to drop first: the least paid, the oldest of equals (Map order is insertion order). */
+  const cheapest = () => {
+    let found: [string, bigint] | undefined;
+    for (const [id, e] of entries) if (!found || e.file.paid < found[1]) found = [id, e.file.paid];
+    return found?.[0];
+  };
   return {
     get(id) {
       const e = entries.get(id);
@@ -96,12 +124,14 @@ export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
       if (size > maxChars) return;
       entries.set(id, { file, until: clock.now() + ttlMs, chars: size });
       chars += size;
-      for (const oldest of entries.keys()) {
-        if (entries.size <= maxEntries && chars <= maxChars) break;
-        drop(oldest);
-      }
+      while (entries.size > maxEntries || chars > maxChars) drop(cheapest()!);
     },
-    forget: drop,
+    take(id, file) {
+      const e = entries.get(id);
+      if (!e || e.file !== file || e.until <= clock.now()) return false;
+      drop(id);
+      return true;
+    },
     get size() {
       return entries.size;
     },

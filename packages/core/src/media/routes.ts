@@ -8,7 +8,7 @@ import type { GatewayResponse } from "../http/types.js";
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import { priceTranscription } from "./transcription.js";
-import { heardFileId } from "./heard-files.js";
+import { heardFileId, restTaken } from "./heard-files.js";
 import { subjectOf } from "./billing.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput, type InputFile } from "./inputs.js";
@@ -247,7 +247,10 @@ export function mediaRoutes(): AnyRoute[] {
             prompt: body.prompt,
           }));
         const rest = auth.kind !== "key" && media.heard.size > 0 ? media.heard.get(idOf()) : undefined;
-        return servePaid(
+        // Whether this call took the rest, and whether its payment settled (else the rest goes back).
+        let taken = false;
+        let settled = false;
+        const served = servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
           {
@@ -257,7 +260,10 @@ export function mediaRoutes(): AnyRoute[] {
             quote: rest ? rest.rest : pricing.quote,
             bound: rest ? undefined : pricing.bound,
             run: (signal) => {
-              if (rest) return (media.heard.forget(idOf()), Promise.resolve(rest.result));
+              if (rest) {
+                if (!(taken = media.heard.take(idOf(), rest))) throw restTaken();
+                return Promise.resolve(rest.result);
+              }
               return transcribe({
                 model: card.modelId,
                 file: file.data,
@@ -270,10 +276,11 @@ export function mediaRoutes(): AnyRoute[] {
             },
             meter: (r, limit) => pricing.meter(r, limit),
             paidWith: (r, paid) => {
+              settled = true;
               if (rest) return;
               pricing.meter(r, paid);
               const unpaid = pricing.rest();
-              if (unpaid) media.heard.remember(idOf(), { rest: unpaid.price, result: r });
+              if (unpaid) media.heard.remember(idOf(), { rest: unpaid.price, paid, result: r });
             },
           },
           (r, receipt, paidHeaders) => {
@@ -284,6 +291,10 @@ export function mediaRoutes(): AnyRoute[] {
               : withReceipt({ text }, receipt, headers);
           },
         );
+        return served.catch((error: unknown) => {
+          if (taken && !settled) media.heard.remember(idOf(), rest!);
+          throw error;
+        });
       },
     }),
     defineRoute({

@@ -19,7 +19,8 @@ import { audioFixture, thrice } from "../providers/audio-test-fixtures.js";
 import { MIN_AUDIO_BITS_PER_SECOND } from "../providers/audio-length.js";
 import { ESTIMATE_BITS_PER_SECOND } from "../providers/wav.js";
 import type { GatewayServices } from "../services.js";
-import { startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { anvilRpc } from "@tollgate/testing";
+import { officialPaymentHeader, startX402Env, type X402Env } from "../x402/test-fixtures.js";
 
 const INTERNAL_SECRET = "transcription-test-secret";
 const MP3 = audioFixture("tone-10s-16k.mp3");
@@ -97,7 +98,11 @@ beforeAll(async () => {
     internalSecret: INTERNAL_SECRET,
     video: { pollerIntervalMs: 0 },
     chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
-    x402: { payTo: env.payTo, networks: [{ chainId: env.node.chainId, facilitator: { type: "local" as const, privateKey: env.facilitator.privateKey } }] },
+    x402: {
+      payTo: env.payTo,
+      networks: [{ chainId: env.node.chainId, facilitator: { type: "local" as const, privateKey: env.facilitator.privateKey } }],
+      settleCheckSeconds: 1,
+    },
     media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } },
   });
 });
@@ -300,5 +305,40 @@ describe("transcription billed on what the upstream hears", () => {
     expect(body.text).toBe("tone 1. tone 2. tone 3.");
     expect(heardCalls).toBe(calls + 2);
     expect(await restOf({})).not.toBe(quote); // and the x402 rest is still there
+  });
+
+  /** The 402 challenge of `file` (no credential), and its amount. */
+  async function challengeFor(file: Uint8Array) {
+    const res = await gateway.fetch(post({ file: dataUrl(file) }));
+    expect(res.status).toBe(402);
+    const body = (await res.json()) as any;
+    return { body, amount: BigInt(body.accepts[0].amount) };
+  }
+
+  it("x402: a rest whose payment failed to settle is offered again; of two concurrent payments of a rest one is served, the other refused and moves nothing", async () => {
+    const file = new Uint8Array(Buffer.concat([JOINED, Buffer.from("taken once")]));
+    const { transcribe } = payer();
+    expect((await transcribe(file)).headers.get("x-transcript-cut-at")).not.toBeNull();
+    const { body: challenge, amount: rest } = await challengeFor(file);
+    expect(rest).not.toBe(price(quoteOf(file)));
+    const calls = heardCalls;
+
+    // The facilitator's wallet has no gas: the rest's payment does not settle, and the rest stays offered.
+    const before = await env.balances();
+    await anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x0"]);
+    const failed = await transcribe(file).finally(() => anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x8ac7230489e80000"]));
+    expect(failed.status).toBe(502);
+    expect((await env.balances()).payer).toBe(before.payer);
+    expect((await challengeFor(file)).amount).toBe(rest);
+
+    const [h1, h2] = await Promise.all([officialPaymentHeader(challenge, env.payer.privateKey), officialPaymentHeader(challenge, env.payer.privateKey)]);
+    const answers = await Promise.all([h1, h2].map((h) => gateway.fetch(post({ file: dataUrl(file) }, { "payment-signature": h }))));
+    const bodies = (await Promise.all(answers.map((a) => a.json()))) as any[];
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const won = bodies[answers.findIndex((a) => a.status === 200)];
+    expect(won.text).toBe("tone 1. tone 2. tone 3.");
+    expect(bodies[answers.findIndex((a) => a.status === 409)].error.code).toBe("invalid_state");
+    expect(before.payer - (await env.balances()).payer).toBe(rest); // one payment of the rest
+    expect(heardCalls).toBe(calls);
   });
 });

@@ -38,9 +38,9 @@ function setup(opts: Parameters<typeof makeService>[1] = {}) {
   return { ...made, clock, challenge, sign: async (patch?: Record<string, unknown>, key = env.payer.privateKey) => officialPaymentHeader(patch ? patchOffer(await challenge(), patch) : await challenge(), key) };
 }
 
-async function expectRefused(service: X402Service, header: string, reason: string) {
+async function expectRefused(service: X402Service, header: string, reason: string, amount = input.amount) {
   const before = await env.balances();
-  const r = await service.verify({ ...input, header, requestId: req() });
+  const r = await service.verify({ ...input, amount, header, requestId: req() });
   expect(r).toMatchObject({ ok: false, reason });
   expect(await env.balances()).toEqual(before);
   return r;
@@ -162,7 +162,7 @@ describe("x402 service on anvil (local facilitator)", () => {
     const a = await service.verify({ ...input, amount: part, header: first, requestId: req() });
     expect(a.ok).toBe(true);
     // Each alone is covered by the balance (the facilitator accepts it); both together are not.
-    const b = await expectRefused(service, second, "insufficient_balance");
+    const b = await expectRefused(service, second, "insufficient_balance", part);
     expect((b as { message: string }).message).toContain("other payments in flight");
     // What is left of the balance still buys a call.
     const c = await service.verify({ ...input, amount: balance - part, header: small, requestId: req() });

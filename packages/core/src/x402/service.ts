@@ -230,6 +230,9 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       const verifiedAt = deps.clock.now();
       const verdict = await n.facilitator.verify(payload, requirements);
       if (!verdict.isValid) return refuse(refusalOf(verdict.invalidReason), verdict.invalidMessage ?? `the facilitator refused the payment (${verdict.invalidReason ?? "no reason given"})`);
+      // `exact` moves what is signed, and the receipt states the price: one for more would pay more than the receipt says.
+      if (payment.authorization.value !== input.amount)
+        return refuse("invalid_payment", `the authorization is for ${payment.authorization.value} atomic units; this call costs exactly ${input.amount}: sign the price`);
       const { validBefore, nonce, value } = payment.authorization;
       const now = deps.clock.now();
       const key = { network: n.network, payer: payment.payer, nonce };
