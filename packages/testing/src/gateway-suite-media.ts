@@ -208,6 +208,10 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
         ["/v1/images/generations", { prompt: "x" }, "model"],
         ["/v1/images/generations", { ...IMAGE, n: 0 }, "n"],
         ["/v1/images/generations", { ...IMAGE, size: "640x480" }, "size"],
+        // A variant the card does not take: its price covers only what its own params allow (FLUX: width and height up to 1 MP).
+        ["/v1/images/generations", { model: "black-forest-labs/FLUX.1.1-pro", prompt: "x", size: "2048x2048" }, "size"],
+        ["/v1/images/generations", { ...IMAGE, quality: "hd" }, "quality"],
+        ["/v1/images/generations", { model: "dall-e-3", prompt: "x", quality: "ultra" }, "quality"],
         ["/v1/images/edits", { model: "dall-e-2", prompt: "x" }, "image"],
         ["/v1/images/edits", { model: "dall-e-2", image: "AAAA" }, "prompt"],
         ["/v1/images/edits", { ...IMAGE, image: "not base64!" }, "image"],
@@ -225,6 +229,9 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       // A WAV without a sample prices to 0: refused, with a key and without one (no 402 offer of 0 to pay).
       const silent = { model: "whisper-1", file: bytesToBase64(encodeWav(new Int16Array(0), 16_000)) };
       for (const token of [key.token, undefined]) expectError(await send(h, "/v1/audio/transcriptions", { ...(token ? { token } : {}), json: silent }), 400, "invalid_request");
+      // Refused before any payment: no 402 offer for a size the price does not cover.
+      const flux = { model: "black-forest-labs/FLUX.1.1-pro", prompt: "x", size: "2048x2048" };
+      expectError(await send(h, "/v1/images/generations", { json: flux }), 400, "invalid_request", "size");
       await expectUncharged(h, key);
     });
 

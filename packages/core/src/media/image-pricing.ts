@@ -13,6 +13,7 @@
  */
 import type { ModelCard } from "../catalog/card.js";
 import { utf8Length } from "../encoding.js";
+import { invalidRequest } from "../errors.js";
 import { priceQuantities, type Priced } from "../metering/pricing.js";
 import { tokenCounter } from "../metering/tokens.js";
 import { quantitiesFor, usageSelection } from "../metering/usage.js";
@@ -51,6 +52,29 @@ export interface ImagePricing {
   readonly quote: Priced;
   /** The price of the upstream's answer (its images and reported usage). */
   meter(result: ImageResult): Priced;
+}
+
+/**
+ * 400 `invalid_request` when the request sets a variant (`size`, `quality`) that `card` does not
+ * declare among its params, or a value outside the param's options: the card's price covers only
+ * the outputs its own params allow (a FLUX card priced per image of at most 1 MP has no `size`),
+ * and an upstream that honoured another size could bill more than the price. Checked before any
+ * payment.
+ */
+export function checkImageVariant(card: ModelCard, variant: Readonly<Record<string, string>>): void {
+  const subject = `${card.provider}:${card.modelId}`;
+  for (const [name, value] of Object.entries(variant)) {
+    const spec = card.params?.[name];
+    if (!spec) {
+      const takes = Object.keys(card.params ?? {});
+      throw invalidRequest(
+        `${subject} does not take \`${name}\`: its price covers only what its own parameters allow (${takes.length > 0 ? takes.join(", ") : "none"}). Leave \`${name}\` out.`,
+        name,
+      );
+    }
+    if (spec.options && !spec.options.some((o) => String(o) === value))
+      throw invalidRequest(`${subject} takes ${name} ${spec.options.map(String).join(", ")}; got ${JSON.stringify(value)}.`, name);
+  }
 }
 
 /** `reported` when the upstream gave a count above 0, else the gateway's own: an upstream's usage never bills nothing. */

@@ -12,7 +12,7 @@ import { heardFileId, restTaken } from "./heard-files.js";
 import { subjectOf } from "./billing.js";
 import type { ImageResult, InferenceProvider } from "../providers/types.js";
 import { decodeFile, fileInput, intInput, modelFields, numberInput, type InputFile } from "./inputs.js";
-import { MAX_EDIT_IMAGES, priceImages } from "./image-pricing.js";
+import { checkImageVariant, MAX_EDIT_IMAGES, priceImages } from "./image-pricing.js";
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
@@ -113,6 +113,7 @@ async function serveImages(
   const variant: { size?: string; quality?: string } = {};
   if (body.size) variant.size = body.size;
   if (body.quality) variant.quality = body.quality;
+  checkImageVariant(card, variant);
   const pricing = await priceImages(card, { prompt: body.prompt, n, variant, inputImages }, ctx.gateway.services.feeBps);
   return servePaid(
     ctx.gateway,
