@@ -38,7 +38,8 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
   // One statement, counter row first (the lock order of `begin`), then the pending claim.
   const release = `
     WITH c AS MATERIALIZED (SELECT chain_id FROM ${chains} WHERE chain_id = $2::bigint FOR NO KEY UPDATE),
-    d AS (DELETE FROM ${claims} WHERE address = $1::text AND chain_id = (SELECT chain_id FROM c) AND status = 'pending' AND transfer_tx IS NOT DISTINCT FROM $3::text RETURNING chain_id),
+    d AS (DELETE FROM ${claims} WHERE address = $1::text AND chain_id = (SELECT chain_id FROM c) AND status = 'pending' AND created_at = $4::bigint
+      AND transfer_tx IS NOT DISTINCT FROM $3::text RETURNING chain_id),
     u AS (UPDATE ${chains} SET claims = claims - 1 WHERE chain_id = (SELECT chain_id FROM d))
     SELECT count(*)::text AS n FROM d`;
   const count = async (chainId: number) => {
@@ -59,27 +60,29 @@ export function createDispenserOps(db: Queryable, t: TableName): DispenserStore 
     },
 
     /** One conditional UPDATE; the status is re-checked on the row's latest version. */
-    async completeDispenserClaim({ address, chainId, transferTx, txHash, now }) {
+    async completeDispenserClaim({ address, chainId, createdAt, transferTx, txHash, now }) {
       const { rows } = await db.query<ClaimRow>(
         `UPDATE ${claims} SET status = 'claimed', tx_hash = $3::text, claimed_at = $4::bigint, transfer_tx = NULL
-         WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' AND transfer_tx IS NOT DISTINCT FROM $5::text RETURNING ${COLS}`,
-        [address, chainId, txHash, now, transferTx],
+         WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' AND created_at = $6::bigint AND transfer_tx IS NOT DISTINCT FROM $5::text
+         RETURNING ${COLS}`,
+        [address, chainId, txHash, now, transferTx, createdAt],
       );
       return rows[0] ? dispenserClaimFromRow(rows[0]) : null;
     },
 
     /** One conditional UPDATE, as completeDispenserClaim. */
-    async recordDispenserTransfer({ address, chainId, transferTx, previous }) {
+    async recordDispenserTransfer({ address, chainId, createdAt, transferTx, previous }) {
       const { rows } = await db.query(
         `UPDATE ${claims} SET transfer_tx = $3::text
-         WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' AND transfer_tx IS NOT DISTINCT FROM $4::text RETURNING 1`,
-        [address, chainId, transferTx, previous],
+         WHERE address = $1::text AND chain_id = $2::bigint AND status = 'pending' AND created_at = $5::bigint AND transfer_tx IS NOT DISTINCT FROM $4::text
+         RETURNING 1`,
+        [address, chainId, transferTx, previous, createdAt],
       );
       return rows.length > 0;
     },
 
-    async releaseDispenserClaim({ address, chainId, transferTx }) {
-      const { rows } = await db.query<{ n: string }>(release, [address, chainId, transferTx]);
+    async releaseDispenserClaim({ address, chainId, createdAt, transferTx }) {
+      const { rows } = await db.query<{ n: string }>(release, [address, chainId, transferTx, createdAt]);
       return Number(rows[0]?.n ?? 0) > 0;
     },
 

@@ -114,4 +114,21 @@ describe("chain writes whose answer is lost", () => {
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
+
+  it(
+    "a claim left pending with no transfer recorded (its process died before signing): the address's next claim after 3 minutes releases it and is paid once",
+    dispenserGateway(3, async (h) => {
+      const address = someone();
+      const chainId = faults.usdc.chain.chainId;
+      // What a process killed between taking the claim and recording its signed transfer leaves behind.
+      expect((await h.gateway.services.store.beginDispenserClaim({ claim: { address, chainId, amount: 1_000_000n, createdAt: h.clock.now() } })).ok).toBe(true);
+      h.clock.advance(170_000);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } })).status).toBe(409);
+      h.clock.advance(10_000);
+      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } })).status).toBe(409);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
+    }),
+  );
 });

@@ -17,13 +17,15 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
   const insert = db.prepare<{ address: string; chain_id: number; amount: bigint; created_at: number }, ClaimRow>(`
     INSERT INTO dispenser_claims (address, chain_id, status, amount, created_at)
     VALUES (@address, @chain_id, 'pending', @amount, @created_at) RETURNING *`);
-  // A pending claim is this request's only while its recorded transfer is the one the request knows (`IS`: NULL-safe).
-  const mine = "address = @address AND chain_id = @chain_id AND status = 'pending' AND transfer_tx IS @tx";
-  const complete = db.prepare<{ address: string; chain_id: number; tx: string | null; tx_hash: string; now: number }, ClaimRow>(
+  // A pending claim is this request's only while it is the claim the request took (`created_at`) and
+  // its recorded transfer is the one the request knows (`IS`: NULL-safe).
+  const mine = "address = @address AND chain_id = @chain_id AND status = 'pending' AND created_at = @created_at AND transfer_tx IS @tx";
+  type Mine = { address: string; chain_id: number; created_at: number; tx: string | null };
+  const complete = db.prepare<Mine & { tx_hash: string; now: number }, ClaimRow>(
     `UPDATE dispenser_claims SET status = 'claimed', tx_hash = @tx_hash, claimed_at = @now, transfer_tx = NULL WHERE ${mine} RETURNING *`,
   );
-  const record = db.prepare<{ address: string; chain_id: number; tx: string | null; next: string }>(`UPDATE dispenser_claims SET transfer_tx = @next WHERE ${mine}`);
-  const release = db.prepare<{ address: string; chain_id: number; tx: string | null }>(`DELETE FROM dispenser_claims WHERE ${mine}`);
+  const record = db.prepare<Mine & { next: string }>(`UPDATE dispenser_claims SET transfer_tx = @next WHERE ${mine}`);
+  const release = db.prepare<Mine>(`DELETE FROM dispenser_claims WHERE ${mine}`);
   const byAddress = db.prepare<[string], ClaimRow>("SELECT * FROM dispenser_claims WHERE address = ? ORDER BY chain_id");
 
   const begin = db.transaction((claim: { address: string; chainId: number; amount: bigint; createdAt: number }, maxClaims: number | undefined): BeginResult => {
@@ -44,17 +46,17 @@ export function createDispenserOps(db: Database.Database): DispenserStore {
       return begin.immediate(claim, maxClaims);
     },
 
-    async completeDispenserClaim({ address, chainId, transferTx, txHash, now }) {
-      const row = complete.get({ address, chain_id: chainId, tx: transferTx, tx_hash: txHash, now });
+    async completeDispenserClaim({ address, chainId, createdAt, transferTx, txHash, now }) {
+      const row = complete.get({ address, chain_id: chainId, created_at: createdAt, tx: transferTx, tx_hash: txHash, now });
       return row ? dispenserClaimFromRow(row) : null;
     },
 
-    async recordDispenserTransfer({ address, chainId, transferTx, previous }) {
-      return record.run({ address, chain_id: chainId, tx: previous, next: transferTx }).changes > 0;
+    async recordDispenserTransfer({ address, chainId, createdAt, transferTx, previous }) {
+      return record.run({ address, chain_id: chainId, created_at: createdAt, tx: previous, next: transferTx }).changes > 0;
     },
 
-    async releaseDispenserClaim({ address, chainId, transferTx }) {
-      return release.run({ address, chain_id: chainId, tx: transferTx }).changes > 0;
+    async releaseDispenserClaim({ address, chainId, createdAt, transferTx }) {
+      return release.run({ address, chain_id: chainId, created_at: createdAt, tx: transferTx }).changes > 0;
     },
 
     async listDispenserClaims(address) {

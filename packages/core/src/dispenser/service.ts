@@ -167,21 +167,25 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
   }
 
   /**
-   * A claim still pending {@link STALE_CLAIM_MS} after it was taken, with its signed transfer recorded,
-   * is one whose outcome was unknown (its request has long given up): finished here with that very
-   * transaction. Returns the claim as it stands (claimed, or still pending when still unknown), or
-   * "released" when the transfer surely moved nothing. Any other claim is returned as it is.
+   * A claim still pending {@link STALE_CLAIM_MS} after it was taken is one whose request has long
+   * given up (or crashed). With its signed transfer recorded, its outcome was unknown: finished here
+   * with that very transaction. With none recorded, nothing was ever sent (a transfer is recorded
+   * before it is sent): released. Returns the claim as it stands (claimed, or still pending when
+   * still unknown), or "released" when it surely moved nothing. Any other claim is returned as it is.
+   * A request that still held a released claim can no longer record, complete or release it: the
+   * store acts only on the claim taken at its `createdAt`.
    */
   async function finishStale(wallet: WalletChain, claim: DispenserClaimRecord): Promise<DispenserClaimRecord | "released"> {
-    if (claim.status !== "pending" || claim.transferTx === undefined || clock.now() - claim.createdAt < STALE_CLAIM_MS) return claim;
-    const { address, chainId } = claim;
+    if (claim.status !== "pending" || clock.now() - claim.createdAt < STALE_CLAIM_MS) return claim;
+    const { address, chainId, createdAt } = claim;
+    if (claim.transferTx === undefined) return (await store.releaseDispenserClaim({ address, chainId, createdAt, transferTx: null })) ? "released" : claim;
     try {
       const txHash = await wallet.chain.resume(claim.transferTx as Hex);
-      const done = await store.completeDispenserClaim({ address, chainId, transferTx: claim.transferTx, txHash, now: clock.now() });
+      const done = await store.completeDispenserClaim({ address, chainId, createdAt, transferTx: claim.transferTx, txHash, now: clock.now() });
       return done ?? (await store.listDispenserClaims(address)).find((c) => c.chainId === chainId) ?? claim;
     } catch (error) {
       if (outcomeUnknown(error)) return claim;
-      await store.releaseDispenserClaim({ address, chainId, transferTx: claim.transferTx });
+      await store.releaseDispenserClaim({ address, chainId, createdAt, transferTx: claim.transferTx });
       return "released";
     }
   }
@@ -212,11 +216,12 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
           details: { reason: "max_claims_reached", chainId, maxClaims: entry?.maxClaims },
         });
       let txHash: string;
-      // The claim is this request's while its recorded transfer is the last one this request recorded.
+      // The claim is this request's while it is the one it took and its recorded transfer is the last one this request recorded.
+      const { createdAt } = begun.claim;
       let recorded: string | null = null;
       try {
         const beforeSend = async (tx: SignedTransaction) => {
-          if (!(await store.recordDispenserTransfer({ address, chainId, transferTx: tx.raw, previous: recorded })))
+          if (!(await store.recordDispenserTransfer({ address, chainId, createdAt, transferTx: tx.raw, previous: recorded })))
             throw new Error(`the claim of ${address} on chain ${chainId} is no longer this request's`);
           recorded = tx.raw;
         };
@@ -225,14 +230,14 @@ export function createDispenserService(deps: CapabilityDeps): DispenserService {
         // A transfer that surely failed frees the claim so the address can try again; one that
         // was sent without a receipt may still land, so its claim stays pending (invariant 5).
         const unknown = outcomeUnknown(error);
-        if (!unknown) await store.releaseDispenserClaim({ address, chainId, transferTx: recorded });
+        if (!unknown) await store.releaseDispenserClaim({ address, chainId, createdAt, transferTx: recorded });
         const what = unknown ? "has an unknown outcome (the claim stays pending)" : "failed (the address may claim again)";
         throw new GatewayError("upstream_error", `The dispenser transfer on chain ${chainId} ${what}: ${(error as Error).message}`, {
           details: { chainId, outcomeUnknown: unknown },
           cause: error,
         });
       }
-      const done = await store.completeDispenserClaim({ address, chainId, transferTx: recorded, txHash, now: clock.now() });
+      const done = await store.completeDispenserClaim({ address, chainId, createdAt, transferTx: recorded, txHash, now: clock.now() });
       if (!done) throw new GatewayError("internal_error", `The claim of ${address} on chain ${chainId} vanished while its transfer ${txHash} ran.`);
       return { ok: true, chainId, claimAmount, txHash };
     },

@@ -32,7 +32,12 @@ export type BeginDispenserClaimResult =
   /** The chain already holds `maxClaims` claims (pending ones count). */
   | { ok: false; reason: "limit_reached"; count: number };
 
-/** Dispenser claims: the store side of money invariant 5 of docs/architecture.md (one claim per address and chain). */
+/**
+ * Dispenser claims: the store side of money invariant 5 of docs/architecture.md (one claim per
+ * address and chain). `completeDispenserClaim`, `recordDispenserTransfer` and
+ * `releaseDispenserClaim` act only on the claim taken at `createdAt`: a claim of the pair taken
+ * again after a release is another claim, which a request still holding the first never touches.
+ */
 export interface DispenserStore {
   /**
    * Takes the one claim of (address, chainId): inserts it as `pending` (`claimedAt` and `txHash`
@@ -48,7 +53,7 @@ export interface DispenserStore {
    * claimed record, or null when no such pending claim exists (unknown, released, claimed, or a
    * later claim of the pair with another transfer).
    */
-  completeDispenserClaim(input: { address: string; chainId: number; transferTx: string | null; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
+  completeDispenserClaim(input: { address: string; chainId: number; createdAt: number; transferTx: string | null; txHash: string; now: number }): Promise<DispenserClaimRecord | null>;
   /**
    * Records `transferTx` (a signed transaction, 0x hex) on the PENDING claim of (address, chainId)
    * whose recorded transfer is still `previous` (null: none), before it is sent, so a claim whose
@@ -56,14 +61,14 @@ export interface DispenserStore {
    * native atomic operation.
    * @returns whether the claim was marked (false: it is no longer this request's; send nothing).
    */
-  recordDispenserTransfer(input: { address: string; chainId: number; transferTx: string; previous: string | null }): Promise<boolean>;
+  recordDispenserTransfer(input: { address: string; chainId: number; createdAt: number; transferTx: string; previous: string | null }): Promise<boolean>;
   /**
    * Deletes the PENDING claim of (address, chainId) whose recorded transfer is `transferTx` (null:
    * none) so the address can claim again (that transfer surely moved nothing). Single native atomic
    * operation; a claimed claim, or a later claim of the pair with another transfer, is never deleted.
    * @returns whether a pending claim was deleted.
    */
-  releaseDispenserClaim(input: { address: string; chainId: number; transferTx: string | null }): Promise<boolean>;
+  releaseDispenserClaim(input: { address: string; chainId: number; createdAt: number; transferTx: string | null }): Promise<boolean>;
   /** Every claim of `address` (pending and claimed), by chainId ascending. */
   listDispenserClaims(address: string): Promise<DispenserClaimRecord[]>;
   /** How many claims (pending and claimed) the chain holds. */

@@ -4,6 +4,9 @@ import type { DispenserClaimRecord, DispenserStore } from "./dispenser-types.js"
 
 const slot = (address: string, chainId: number) => `${chainId}\u0000${address}`;
 const copy = (c: DispenserClaimRecord): DispenserClaimRecord => ({ ...c });
+/** Whether `record` is the pending claim taken at `createdAt` whose recorded transfer is `transferTx` (null: none). */
+const mine = (record: DispenserClaimRecord | undefined, createdAt: number, transferTx: string | null): record is DispenserClaimRecord =>
+  record?.status === "pending" && record.createdAt === createdAt && (record.transferTx ?? null) === transferTx;
 
 /** In-memory dispenser operations (synchronous inside each method: that is their atomicity). */
 export function createMemoryDispenserStore(): DispenserStore {
@@ -24,9 +27,9 @@ export function createMemoryDispenserStore(): DispenserStore {
       return { ok: true, claim: copy(record) };
     },
 
-    async completeDispenserClaim({ address, chainId, transferTx, txHash, now }) {
+    async completeDispenserClaim({ address, chainId, createdAt, transferTx, txHash, now }) {
       const record = claims.get(slot(address, chainId));
-      if (!record || record.status !== "pending" || (record.transferTx ?? null) !== transferTx) return null;
+      if (!mine(record, createdAt, transferTx)) return null;
       record.status = "claimed";
       record.txHash = txHash;
       record.claimedAt = now;
@@ -34,17 +37,17 @@ export function createMemoryDispenserStore(): DispenserStore {
       return copy(record);
     },
 
-    async recordDispenserTransfer({ address, chainId, transferTx, previous }) {
+    async recordDispenserTransfer({ address, chainId, createdAt, transferTx, previous }) {
       const record = claims.get(slot(address, chainId));
-      if (!record || record.status !== "pending" || (record.transferTx ?? null) !== previous) return false;
+      if (!mine(record, createdAt, previous)) return false;
       record.transferTx = transferTx;
       return true;
     },
 
-    async releaseDispenserClaim({ address, chainId, transferTx }) {
+    async releaseDispenserClaim({ address, chainId, createdAt, transferTx }) {
       const key = slot(address, chainId);
       const record = claims.get(key);
-      if (record?.status !== "pending" || (record.transferTx ?? null) !== transferTx) return false;
+      if (!mine(record, createdAt, transferTx)) return false;
       claims.delete(key);
       perChain.set(chainId, (perChain.get(chainId) ?? 1) - 1);
       return true;
