@@ -78,7 +78,7 @@ export const rateLimitOptionsSchema = z
        * request of any size fits. @default 4194304 (4 MiB)
        */
       unpaidChatBytes: z.union([z.literal(false), z.number().int().min(1_048_576).max(1_000_000_000)]).optional(),
-      /** How many clients of each kind (IPs, keys, wallets, unpaid-chat senders) the limiter tracks at once; beyond it the oldest of that kind is forgotten. @default 100000 */
+      /** How many clients of each kind (IPs, keys, wallets, unpaid-chat IPs and wallets) the limiter tracks at once; beyond it the oldest of that kind is forgotten. @default 100000 */
       maxTrackedClients: z.number().int().min(100).max(10_000_000).optional(),
     }),
   ])

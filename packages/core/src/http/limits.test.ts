@@ -4,6 +4,8 @@ import { createGateway } from "../gateway.js";
 import { createMemoryStore } from "../store/memory.js";
 import { createBodyBudget } from "./body-budget.js";
 import { clientIp } from "./client-ip.js";
+import { limitUnpaidTokenizing } from "./limits.js";
+import type { GatewayContext } from "../context.js";
 import { createRateLimiter, rateLimited } from "./rate-limit.js";
 import type { GatewayRequest } from "./types.js";
 
@@ -59,6 +61,17 @@ describe("rate limiter (fixed windows on the gateway clock)", () => {
     expect(limiter.size).toBe(102);
     expect(limiter.hit("key:key_1", 1).allowed).toBe(false);
     expect(limiter.hit("wallet:keys:0xabc", 1).allowed).toBe(false);
+  });
+
+  it("unpaid chat is counted per wallet apart from per IP: a flood of new IPs does not start a wallet's window over", () => {
+    const clock = createManualClock();
+    const ctx = { clock, rateLimits: { unpaidChatBytes: 1_048_576, trustedProxies: 0, limiter: createRateLimiter({ clock, maxSubjects: 100 }) } } as unknown as GatewayContext;
+    const from = (ip: string) => ({ method: "POST", path: "/v1/chat/completions", headers: {}, remoteAddress: ip }) as unknown as GatewayRequest;
+    limitUnpaidTokenizing(from("198.51.100.1"), ctx, 1_048_576, "fit", "0xowner");
+    expect(() => limitUnpaidTokenizing(from("198.51.100.1"), ctx, 1, "fit", "0xowner")).toThrow(/wallet 0xowner/);
+    for (let i = 0; i < 200; i++) limitUnpaidTokenizing(from(`203.0.113.${i % 250}`), ctx, 1, "fit");
+    for (let i = 0; i < 200; i++) limitUnpaidTokenizing(from(`2001:db8:${i.toString(16)}::1`), ctx, 1, "fit");
+    expect(() => limitUnpaidTokenizing(from("198.51.100.1"), ctx, 1, "fit", "0xowner")).toThrow(/wallet 0xowner/);
   });
 });
 

@@ -59,9 +59,12 @@ export function limitByWallet(route: AnyRoute, auth: unknown, ctx: GatewayContex
 export function limitUnpaidTokenizing(req: GatewayRequest, ctx: GatewayContext, bytes: number, mode: "fit" | "refund", owner?: string): void {
   const perMinute = ctx.rateLimits.unpaidChatBytes;
   if (perMinute === undefined || bytes === 0) return;
-  const who = owner === undefined ? clientIp(req, ctx.rateLimits.trustedProxies) : `wallet ${owner}`;
+  const ip = owner === undefined ? clientIp(req, ctx.rateLimits.trustedProxies) : undefined;
+  const who = owner === undefined ? ip : `wallet ${owner}`;
   if (who === undefined) return;
-  const decision = ctx.rateLimits.limiter.hit(`unpaid-chat:${who}`, perMinute, undefined, bytes, mode);
+  // Per IP and per wallet are two kinds of subject: a flood of new IPs never forgets a wallet's window.
+  const subject = owner === undefined ? `unpaid-chat-ip:${ip}` : `unpaid-chat-wallet:${owner}`;
+  const decision = ctx.rateLimits.limiter.hit(subject, perMinute, undefined, bytes, mode);
   if (!decision.allowed)
     throw rateLimited(
       decision,

@@ -42,7 +42,7 @@ interface Window {
 /**
  * Creates a limiter. A subject's window starts at its first request and lasts `windowMs`; exactly
  * `limit` requests pass in it. Subjects fall in classes by the text before their first `:` (the
- * gateway's `ip:`, `key:`, `wallet:` and `unpaid-chat:`), and at most `maxSubjects` windows are kept
+ * gateway's `ip:`, `key:`, `wallet:`, `unpaid-chat-ip:` and `unpaid-chat-wallet:`), and at most `maxSubjects` windows are kept
  * per class: beyond that, the class's lapsed ones are dropped first, then its oldest. So a flood of
  * new IPs cannot grow memory without bound, and it forgets only IP windows: never a key's or a
  * wallet's, which would start their limits over.

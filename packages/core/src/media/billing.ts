@@ -49,11 +49,13 @@ export interface PaidCall<T> {
   /** A row the call leaves behind (a video job), written in the same atomic store step as its charge. */
   persist?(result: T, receipt: Receipt): VideoJobRecord;
   /**
-   * For x402: called once the signed payment of `paid` atomic units (the quote, or more when the
-   * client signed more) has settled for `result`, before the answer is built. A route whose price
-   * depends on the output (a transcription's seconds) delivers only what `paid` covers.
+   * For x402: called once the signed payment of `paid` atomic units (the quote) has settled for
+   * `result`, before the answer is built. A route whose price depends on the output (a
+   * transcription's seconds) delivers only what `paid` covers.
    */
   paidWith?(result: T, paid: bigint): void;
+  /** `run` answers without calling the upstream (an answer kept from an earlier call): not timed as an upstream call. */
+  readonly untimed?: boolean;
 }
 
 /** The request of a paid call, with its credential resolved before the body was read. */
@@ -117,6 +119,10 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
   /** Runs the upstream call of a paid request, timed for its trace and the upstream latency metric. */
   const upstream = <T>(from: PaidRequest, card: ModelCard, run: () => Promise<T>): Promise<T> => timeUpstream(deps.telemetry, from.trace, upstreams.nameFor(card), run);
 
+  /** Runs a paid call: timed as an upstream call unless it answers without one ({@link PaidCall.untimed}). */
+  const runCall = <T>(from: PaidRequest, call: PaidCall<T>): Promise<T> =>
+    call.untimed ? call.run(from.request.signal) : upstream(from, call.card, () => call.run(from.request.signal));
+
   /** Records what a paid request was charged, for its trace and the charged-amount metric. */
   const charged = (from: PaidRequest, card: ModelCard, amount: bigint, payment: "key" | "x402") => recordCharge(deps.telemetry, from.trace, subjectOf(card), amount, payment);
 
@@ -176,7 +182,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const intentId = reserved.intent.intentId;
     let result: T;
     try {
-      result = await upstream(from, call.card, () => call.run(req.signal));
+      result = await runCall(from, call);
     } catch (error) {
       await deps.ledger.abortOwn({ intent: reserved.intent, reason: req.signal?.aborted ? "client_disconnected" : "upstream_failed" });
       throw error;
@@ -203,7 +209,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const payment = verified.payment;
     let result: T;
     try {
-      result = await upstream(from, call.card, () => call.run(req.signal));
+      result = await runCall(from, call);
     } catch (error) {
       if (upstreamRefused(error)) await x402.release(payment);
       throw error;

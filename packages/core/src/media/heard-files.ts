@@ -34,15 +34,17 @@ export interface HeardFiles {
   /**
    * Keeps `file` under `id` for the cache's TTL. Beyond the bounds the entries whose payment paid
    * least are dropped first (the oldest of equals), so pushing out a payer's rest takes as many
-   * calls each paying more than that payer did.
+   * calls each paying at least as much as that payer did.
    */
   remember(id: string, file: HeardFile): void;
   /**
    * Takes the entry of `id` for a call that pays its rest: removes it and returns true only when it
-   * is still `file` and fresh, so of concurrent calls one takes it. A call that took it and failed
-   * before its payment settled puts it back with {@link remember}.
+   * is still `file` and fresh, so of concurrent calls one takes it. A call that took it and whose
+   * payment surely moved nothing puts it back with {@link putBack}.
    */
   take(id: string, file: HeardFile): boolean;
+  /** Puts a taken entry back under `id` (for the cache's TTL), unless another is there by now. */
+  putBack(id: string, file: HeardFile): void;
   /** Entries kept now (fresh or not yet dropped). */
   readonly size: number;
 }
@@ -125,6 +127,9 @@ export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
       entries.set(id, { file, until: clock.now() + ttlMs, chars: size });
       chars += size;
       while (entries.size > maxEntries || chars > maxChars) drop(cheapest()!);
+    },
+    putBack(id, file) {
+      if (!entries.has(id)) this.remember(id, file);
     },
     take(id, file) {
       const e = entries.get(id);

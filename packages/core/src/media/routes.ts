@@ -260,6 +260,7 @@ export function mediaRoutes(): AnyRoute[] {
             mimeType: "application/json",
             quote: rest ? rest.rest : pricing.quote,
             bound: rest ? undefined : pricing.bound,
+            untimed: rest !== undefined,
             run: (signal) => {
               if (rest) {
                 if (!(taken = media.heard.take(idOf(), rest))) throw restTaken();
@@ -293,7 +294,9 @@ export function mediaRoutes(): AnyRoute[] {
           },
         );
         return served.catch((error: unknown) => {
-          if (taken && !settled) media.heard.remember(idOf(), rest!);
+          // A payment that surely moved nothing gives the rest back; one that may still land does not (it is watched for).
+          const unsure = error instanceof GatewayError && error.details?.["settlementUnsure"] === true;
+          if (taken && !settled && !unsure) media.heard.putBack(idOf(), rest!);
           throw error;
         });
       },

@@ -21,6 +21,7 @@ import { ESTIMATE_BITS_PER_SECOND } from "../providers/wav.js";
 import type { GatewayServices } from "../services.js";
 import { anvilRpc } from "@tollgate/testing";
 import { officialPaymentHeader, startX402Env, type X402Env } from "../x402/test-fixtures.js";
+import { get, sample } from "../observability/test-fixtures.js";
 
 const INTERNAL_SECRET = "transcription-test-secret";
 const MP3 = audioFixture("tone-10s-16k.mp3");
@@ -220,12 +221,12 @@ describe("transcription billed on what the upstream hears", () => {
     expect(body.text).toBe("tone 1. tone 2. tone 3.");
   });
 
-  /** The official x402 client paying through the gateway. */
-  function payer() {
+  /** The official x402 client paying through `gw` (the gateway of this file unless given). */
+  function payer(gw: Gateway = gateway) {
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(env.payer.privateKey) });
     client.setSpendControls({ allowedAssets: true });
-    const pay = wrapFetchWithPayment((input: RequestInfo | URL, init?: RequestInit) => gateway.fetch(new Request(input, init)), client);
+    const pay = wrapFetchWithPayment((input: RequestInfo | URL, init?: RequestInit) => gw.fetch(new Request(input, init)), client);
     const transcribe = (file: Uint8Array) =>
       pay("http://gw.test/v1/audio/transcriptions", {
         method: "POST",
@@ -307,38 +308,99 @@ describe("transcription billed on what the upstream hears", () => {
     expect(await restOf({})).not.toBe(quote); // and the x402 rest is still there
   });
 
-  /** The 402 challenge of `file` (no credential), and its amount. */
-  async function challengeFor(file: Uint8Array) {
-    const res = await gateway.fetch(post({ file: dataUrl(file) }));
+  /** The 402 challenge of `file` (no credential) on `gw`, and its amount. */
+  async function challengeFor(file: Uint8Array, gw: Gateway = gateway) {
+    const res = await gw.fetch(post({ file: dataUrl(file) }));
     expect(res.status).toBe(402);
     const body = (await res.json()) as any;
     return { body, amount: BigInt(body.accepts[0].amount) };
   }
 
-  it("x402: a rest whose payment failed to settle is offered again; of two concurrent payments of a rest one is served, the other refused and moves nothing", async () => {
+  it("x402: of two concurrent payments of a rest one is served, the other refused and moves nothing; a rest whose payment may still land is not sold again", async () => {
     const file = new Uint8Array(Buffer.concat([JOINED, Buffer.from("taken once")]));
     const { transcribe } = payer();
     expect((await transcribe(file)).headers.get("x-transcript-cut-at")).not.toBeNull();
     const { body: challenge, amount: rest } = await challengeFor(file);
     expect(rest).not.toBe(price(quoteOf(file)));
     const calls = heardCalls;
-
-    // The facilitator's wallet has no gas: the rest's payment does not settle, and the rest stays offered.
+    // Upstream calls as the metrics count them: neither answer below is one.
+    const upstreamCalls = async () => {
+      const text = await (await get(gateway, "/metrics")).text();
+      return ["ok", "error"].map((outcome) => sample(text, "tollgate_upstream_duration_seconds_count", { provider: "openai", outcome }) ?? 0);
+    };
+    const counted = await upstreamCalls();
     const before = await env.balances();
-    await anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x0"]);
-    const failed = await transcribe(file).finally(() => anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x8ac7230489e80000"]));
-    expect(failed.status).toBe(502);
-    expect((await env.balances()).payer).toBe(before.payer);
-    expect((await challengeFor(file)).amount).toBe(rest);
-
     const [h1, h2] = await Promise.all([officialPaymentHeader(challenge, env.payer.privateKey), officialPaymentHeader(challenge, env.payer.privateKey)]);
     const answers = await Promise.all([h1, h2].map((h) => gateway.fetch(post({ file: dataUrl(file) }, { "payment-signature": h }))));
     const bodies = (await Promise.all(answers.map((a) => a.json()))) as any[];
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
-    const won = bodies[answers.findIndex((a) => a.status === 200)];
-    expect(won.text).toBe("tone 1. tone 2. tone 3.");
+    expect(bodies[answers.findIndex((a) => a.status === 200)].text).toBe("tone 1. tone 2. tone 3.");
     expect(bodies[answers.findIndex((a) => a.status === 409)].error.code).toBe("invalid_state");
     expect(before.payer - (await env.balances()).payer).toBe(rest); // one payment of the rest
     expect(heardCalls).toBe(calls);
+    expect(await upstreamCalls()).toEqual(counted);
+
+    // The facilitator's wallet has no gas: its send fails after signing, so the transfer may yet
+    // land (it is watched for). The rest is not offered again, or it could be paid twice.
+    const other = new Uint8Array(Buffer.concat([JOINED, Buffer.from("unsure")]));
+    expect((await transcribe(other)).headers.get("x-transcript-cut-at")).not.toBeNull();
+    expect((await challengeFor(other)).amount).not.toBe(price(quoteOf(other)));
+    const beforeUnsure = await env.balances();
+    await anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x0"]);
+    const failed = await transcribe(other).finally(() => anvilRpc(env.node, "anvil_setBalance", [env.facilitator.address, "0x8ac7230489e80000"]));
+    expect(failed.status).toBe(502);
+    expect(((await failed.json()) as any).error.details).toMatchObject({ settlementUnsure: true });
+    expect((await env.balances()).payer).toBe(beforeUnsure.payer);
+    expect((await challengeFor(other)).amount).toBe(price(quoteOf(other)));
+  });
+
+  it("x402: a rest whose payment the facilitator refused (nothing moved) is offered again", async () => {
+    // A remote facilitator that settles, then refuses once (a payer whose funds moved meanwhile).
+    let refuse = false;
+    const facilitator = createServer(async (req, res) => {
+      const request = JSON.parse((await readAll(req)).toString("utf8")) as { paymentPayload: { payload: { authorization: { from: string } } } };
+      const payer = request.paymentPayload.payload.authorization.from;
+      const network = `eip155:${env.node.chainId}`;
+      const answer =
+        req.url === "/verify"
+          ? { isValid: true, payer }
+          : refuse
+            ? { success: false, errorReason: "insufficient_funds", transaction: "", network, payer }
+            : { success: true, transaction: `0x${"cd".repeat(32)}`, network, payer };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((r) => facilitator.listen(0, "127.0.0.1", r));
+    const remote = createGateway({
+      sweepIntervalMs: 0,
+      internalSecret: INTERNAL_SECRET,
+      video: { pollerIntervalMs: 0 },
+      chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
+      x402: {
+        payTo: env.payTo,
+        networks: [{ chainId: env.node.chainId, facilitator: { type: "http", url: `http://127.0.0.1:${(facilitator.address() as AddressInfo).port}` } }],
+      },
+      media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } },
+    });
+    try {
+      const file = new Uint8Array(Buffer.concat([JOINED, Buffer.from("refused")]));
+      const { transcribe } = payer(remote);
+      expect((await transcribe(file)).headers.get("x-transcript-cut-at")).not.toBeNull();
+      const rest = (await challengeFor(file, remote)).amount;
+      expect(rest).not.toBe(price(quoteOf(file)));
+      const calls = heardCalls;
+      refuse = true;
+      const refused = await transcribe(file);
+      expect(refused.status).toBe(502);
+      expect(((await refused.json()) as any).error.details).toMatchObject({ settlementUnsure: false });
+      expect((await challengeFor(file, remote)).amount).toBe(rest);
+      refuse = false;
+      const whole = await transcribe(file);
+      expect(whole.status).toBe(200);
+      expect(((await whole.json()) as any).text).toBe("tone 1. tone 2. tone 3.");
+      expect(heardCalls).toBe(calls);
+    } finally {
+      await remote.close();
+      await new Promise<void>((r) => facilitator.close(() => r()));
+    }
   });
 });

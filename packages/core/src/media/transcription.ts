@@ -5,9 +5,9 @@
  * 128 kbit/s (the quote), and bounds what an ordinary file holds by its byte length at a low codec
  * bitrate (the bound). A key reserves the bound, or what it has left down to the quote, and settles
  * the length the upstream heard, at most what it reserved; the transcript of audio that ran past
- * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote (or what it signed above
- * it), and its transcript is cut the same way to the seconds that pays for; the rest is offered to
- * the same request sent again (heard-files.ts).
+ * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote, and its transcript is
+ * cut the same way to the seconds the quote pays for; the rest is offered to the same request sent
+ * again (heard-files.ts).
  */
 import type { ModelCard } from "../catalog/card.js";
 import type { Priced } from "../metering/pricing.js";

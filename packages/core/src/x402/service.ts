@@ -51,7 +51,7 @@ export interface VerifiedPayment {
   readonly payer: Address;
   /** Lower-case EIP-3009 nonce. */
   readonly nonce: Hex;
-  /** The authorized value in atomic units (at least the price). */
+  /** The authorized value in atomic units (the price: verify refuses any other). */
   readonly amount: bigint;
   /** Unix seconds after which the authorization is void. */
   readonly validBefore: bigint;
@@ -283,7 +283,11 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
         const landed = unsure ? await landedTransfer(n.chain, transfer, settleCheckMs) : null;
         if (!landed) {
           if (unsure) void watchLateTransfer(n.chain, transfer, Number(payment.validBefore) * 1000 + 60_000, closing.signal, (txHash) => lateTransfer(payment, txHash));
-          throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, lost.error === undefined ? undefined : { cause: lost.error });
+          // `settlementUnsure`: the transfer may still land (it is watched for); else it surely moved nothing.
+          throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, {
+            details: { settlementUnsure: unsure },
+            ...(lost.error === undefined ? {} : { cause: lost.error }),
+          });
         }
         deps.logger.warn({ err: lost.error, reason: lost.message, txHash: landed, network: n.network }, "x402: the facilitator's settle failed, but the transfer landed on-chain");
         result = { success: true, transaction: landed, network: n.network, payer: payment.payer };
