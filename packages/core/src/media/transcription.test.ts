@@ -74,6 +74,17 @@ async function transcribeWithKey(token: string, file: Uint8Array, extra: Record<
   return { res, body: (res.headers.get("content-type")?.startsWith("text/plain") ? await res.text() : await res.json()) as any };
 }
 
+/** A gateway on the upstream stub whose x402 payments settle through `facilitator` (an unsure settle is checked for 1 s). */
+const gatewayWith = (facilitator: { type: "local"; privateKey: `0x${string}` } | { type: "http"; url: string }) =>
+  createGateway({
+    sweepIntervalMs: 0,
+    internalSecret: INTERNAL_SECRET,
+    video: { pollerIntervalMs: 0 },
+    chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
+    x402: { payTo: env.payTo, networks: [{ chainId: env.node.chainId, facilitator }], settleCheckSeconds: 1 },
+    media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } },
+  });
+
 beforeAll(async () => {
   env = await startX402Env();
   upstream = createServer(async (req, res) => {
@@ -94,18 +105,7 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
-  gateway = createGateway({
-    sweepIntervalMs: 0,
-    internalSecret: INTERNAL_SECRET,
-    video: { pollerIntervalMs: 0 },
-    chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
-    x402: {
-      payTo: env.payTo,
-      networks: [{ chainId: env.node.chainId, facilitator: { type: "local" as const, privateKey: env.facilitator.privateKey } }],
-      settleCheckSeconds: 1,
-    },
-    media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } },
-  });
+  gateway = gatewayWith({ type: "local", privateKey: env.facilitator.privateKey });
 });
 afterAll(async () => {
   await gateway?.close();
@@ -370,17 +370,7 @@ describe("transcription billed on what the upstream hears", () => {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
     });
     await new Promise<void>((r) => facilitator.listen(0, "127.0.0.1", r));
-    const remote = createGateway({
-      sweepIntervalMs: 0,
-      internalSecret: INTERNAL_SECRET,
-      video: { pollerIntervalMs: 0 },
-      chains: [{ chainId: env.node.chainId, rpcUrl: env.node.rpcUrl, usdc: env.usdc }],
-      x402: {
-        payTo: env.payTo,
-        networks: [{ chainId: env.node.chainId, facilitator: { type: "http", url: `http://127.0.0.1:${(facilitator.address() as AddressInfo).port}` } }],
-      },
-      media: { providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } } },
-    });
+    const remote = gatewayWith({ type: "http", url: `http://127.0.0.1:${(facilitator.address() as AddressInfo).port}` });
     try {
       const file = new Uint8Array(Buffer.concat([JOINED, Buffer.from("refused")]));
       const { transcribe } = payer(remote);
