@@ -7,7 +7,7 @@
  * (Settlement batches: settlement-unknown-outcomes.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { chainFaultsPerSuite, withGateway } from "@tollgate/testing";
+import { chainFaultsPerSuite, withGateway, type Harness } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 const createStore = tempSqliteStores("chain-lost-answers");
@@ -23,6 +23,8 @@ describe("chain writes whose answer is lost", () => {
     await withGateway({ createStore }, fn, { chains: [chain], dispenser: { chains: [{ chainId: chain.chainId, privateKey: wallet.privateKey }] } });
   };
   const { anvil, someone } = faults;
+  /** `POST /api/dispenser/claim` of `address` on the test chain. */
+  const claim = (h: Harness, address: string) => h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
 
   it(
     "a send taken by the node whose answer is lost (and any retry's too): the claim succeeds with that transaction, and pays once",
@@ -30,11 +32,11 @@ describe("chain writes whose answer is lost", () => {
       const address = someone();
       faults.proxy.state.lose = 2;
       const before = faults.proxy.state.forwarded;
-      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const first = await claim(h, address);
       expect(first.status, JSON.stringify(first.body)).toBe(200);
       expect(first.body.txHash).toMatch(/^0x[0-9a-f]{64}$/);
       expect(faults.proxy.state.forwarded - before).toBeGreaterThanOrEqual(1);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const again = await claim(h, address);
       expect(again.status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
@@ -45,11 +47,11 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(6, async (h) => {
       const address = someone();
       faults.proxy.state.drop = 2;
-      const first = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const first = await claim(h, address);
       expect(first.status).toBe(502);
       expect(first.body.error.details).toMatchObject({ outcomeUnknown: true });
       expect(first.body.error.message).toMatch(/sent as 0x[0-9a-f]{64}; it may still land/);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const again = await claim(h, address);
       expect(again.status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(0n);
     }),
@@ -60,8 +62,8 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(9, async (h) => {
       const address = someone();
       Object.assign(faults.proxy.state, { rpcError: 1, lag: 2 });
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(200);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      expect((await claim(h, address)).status).toBe(200);
+      expect((await claim(h, address)).status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
@@ -71,7 +73,7 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(4, async (h) => {
       const address = someone();
       Object.assign(faults.proxy.state, { resend: 1, lag: 2 });
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(200);
+      expect((await claim(h, address)).status).toBe(200);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
@@ -81,14 +83,14 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(7, async (h) => {
       const address = someone();
       faults.proxy.state.drop = 2;
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(502);
+      expect((await claim(h, address)).status).toBe(502);
       faults.proxy.state.drop = 0; // the transport may or may not have retried the send
       // Too soon: its own request may still be waiting for it.
       h.clock.advance(170_000);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      expect((await claim(h, address)).status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(0n);
       h.clock.advance(10_000);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const again = await claim(h, address);
       expect(again.status).toBe(409);
       const check = await h.call("GET", `/api/dispenser/check/${address}`);
       expect(check.body.claims).toEqual([expect.objectContaining({ status: "claimed", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })]);
@@ -101,15 +103,15 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(8, async (h) => {
       const address = someone();
       faults.proxy.state.drop = 2;
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(502);
+      expect((await claim(h, address)).status).toBe(502);
       faults.proxy.state.drop = 0;
       const wallet = faults.usdc.node.accounts[8]!.address;
       await anvil("eth_sendTransaction", [{ from: wallet, to: wallet, value: "0x0" }]);
       h.clock.advance(180_000);
       // Judged only once the nonce is 64 blocks deep (before: a lagging node may not show the transfer yet).
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } })).status).toBe(409);
+      expect((await claim(h, address)).status).toBe(409);
       await anvil("anvil_mine", ["0x40"]);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId: faults.usdc.chain.chainId } });
+      const again = await claim(h, address);
       expect(again.status, JSON.stringify(again.body)).toBe(200);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
@@ -123,11 +125,11 @@ describe("chain writes whose answer is lost", () => {
       // What a process killed between taking the claim and recording its signed transfer leaves behind.
       expect((await h.gateway.services.store.beginDispenserClaim({ claim: { address, chainId, amount: 1_000_000n, createdAt: h.clock.now() } })).ok).toBe(true);
       h.clock.advance(170_000);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } })).status).toBe(409);
+      expect((await claim(h, address)).status).toBe(409);
       h.clock.advance(10_000);
-      const again = await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } });
+      const again = await claim(h, address);
       expect(again.status, JSON.stringify(again.body)).toBe(200);
-      expect((await h.call("POST", "/api/dispenser/claim", { body: { address, chainId } })).status).toBe(409);
+      expect((await claim(h, address)).status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),
   );
