@@ -7,16 +7,14 @@
  * settles exactly what the card prices the stub's reported usage at, the bound when it reports none.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGateway, NATIVE_CATALOG, parseMultipart, tokenCounter } from "@tollgate/core";
+import { NATIVE_CATALOG, parseMultipart, tokenCounter } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
 import type { RunningServer } from "./server.js";
-import { serveWithKey, type KeySpend } from "./testing/served-key.js";
+import { serveOnStub, type KeySpend } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c6";
 const SECRET = "image-edit-tokens-internal-secret-01";
@@ -28,7 +26,6 @@ const PROMPT = "put a small party hat on the cat";
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
 
 const dir = mkdtempSync(join(tmpdir(), "tollgate-image-edit-"));
-let upstream: http.Server;
 let running: RunningServer;
 let key: { keyId: string; token: string };
 let openai: OpenAI;
@@ -38,47 +35,45 @@ let mode: "report" | "none" | "over" = "report";
 const seen: { images: Uint8Array[]; mask: boolean; textTokens: number; imageTokens: number; reserved: bigint }[] = [];
 
 let keyView: () => Promise<KeySpend>;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
   const counter = await tokenCounter();
-  upstream = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", async () => {
-      if (req.url !== "/images/edits") return void res.writeHead(404).end();
-      const form = parseMultipart(new Uint8Array(Buffer.concat(parts)), req.headers["content-type"] ?? "");
-      const images = form.fileLists?.["image[]"] ?? (form.files.image ? [form.files.image] : []);
-      const mask = form.files.mask !== undefined;
-      // OpenAI bills each input image (and, as measured, ~32 more text tokens per image on edits).
-      const textTokens = counter.count(form.fields.prompt ?? "") + 32 * images.length;
-      const imageTokens = mode === "over" ? 1_000_000 : TOKENS_PER_IMAGE * (images.length + (mask ? 1 : 0));
-      seen.push({ images: images.map((f) => f.data), mask, textTokens, imageTokens, reserved: BigInt((await keyView()).budgetReserved) });
-      const usage = {
-        input_tokens: textTokens + imageTokens,
-        output_tokens: 272,
-        total_tokens: textTokens + imageTokens + 272,
-        input_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens },
-      };
-      const body = Object.assign({ created: 1, data: [{ b64_json: "iVBORw0KGgo=" }] }, mode === "none" ? {} : { usage });
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
-  const gateway = createGateway({
-    store: createSqliteStore({ filename: join(dir, "gw.db") }),
-    sweepIntervalMs: 0,
-    internalSecret: SECRET,
-    media: {
-      providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: "sk-upstream" } },
+  ({
+    running,
+    key,
+    openai,
+    spend: keyView,
+    close,
+  } = await serveOnStub(
+    (req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (c: Buffer) => parts.push(c));
+      req.on("end", async () => {
+        if (req.url !== "/images/edits") return void res.writeHead(404).end();
+        const form = parseMultipart(new Uint8Array(Buffer.concat(parts)), req.headers["content-type"] ?? "");
+        const images = form.fileLists?.["image[]"] ?? (form.files.image ? [form.files.image] : []);
+        const mask = form.files.mask !== undefined;
+        // OpenAI bills each input image (and, as measured, ~32 more text tokens per image on edits).
+        const textTokens = counter.count(form.fields.prompt ?? "") + 32 * images.length;
+        const imageTokens = mode === "over" ? 1_000_000 : TOKENS_PER_IMAGE * (images.length + (mask ? 1 : 0));
+        seen.push({ images: images.map((f) => f.data), mask, textTokens, imageTokens, reserved: BigInt((await keyView()).budgetReserved) });
+        const usage = {
+          input_tokens: textTokens + imageTokens,
+          output_tokens: 272,
+          total_tokens: textTokens + imageTokens + 272,
+          input_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens },
+        };
+        const body = Object.assign({ created: 1, data: [{ b64_json: "iVBORw0KGgo=" }] }, mode === "none" ? {} : { usage });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      });
     },
-  });
-  ({ running, key, openai, spend: keyView } = await serveWithKey(gateway, SECRET, OWNER));
+    { store: createSqliteStore({ filename: join(dir, "gw.db") }), secret: SECRET, owner: OWNER },
+  ));
 });
 
 afterAll(async () => {
-  await running?.close({ graceMs: 100 });
-  upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
+  await close?.();
   rmSync(dir, { recursive: true, force: true });
 });
 

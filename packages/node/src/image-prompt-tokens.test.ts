@@ -4,57 +4,47 @@
  * stub standing in for OpenAI that reports them as OpenAI does, the longest prompt the route takes
  * is reserved and billed for at least what the upstream bills.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createGateway, createMemoryStore, tokenCounter } from "@tollgate/core";
-import type { RunningServer } from "./server.js";
-import { serveWithKey } from "./testing/served-key.js";
+import { createMemoryStore, tokenCounter } from "@tollgate/core";
+import { serveOnStub } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c5";
 const SECRET = "image-tokens-internal-secret-0123456";
 
-let upstream: http.Server;
-let running: RunningServer;
 let openai: OpenAI;
+let close: () => Promise<void>;
 let imagePromptTokens = 0;
 
 beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", async () => {
-      const body = JSON.parse(Buffer.concat(parts).toString("utf8") || "{}");
-      if (req.url === "/images/generations") {
-        // What OpenAI reports (and bills) for gpt-image-1: the prompt's text tokens and the image's output tokens.
-        imagePromptTokens = (await tokenCounter()).count(body.prompt);
-        const usage = {
-          input_tokens: imagePromptTokens,
-          output_tokens: 272,
-          total_tokens: imagePromptTokens + 272,
-          input_tokens_details: { text_tokens: imagePromptTokens, image_tokens: 0 },
-        };
-        return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ created: 1, data: [{ b64_json: "iVBORw0KGgo=" }], usage }));
-      }
-      res.writeHead(404).end();
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const gateway = createGateway({
-    store: createMemoryStore(),
-    sweepIntervalMs: 0,
-    internalSecret: SECRET,
-    media: { providers: { openai: { type: "openai-compatible", baseUrl: upstreamUrl, apiKey: "sk-upstream" } } },
-  });
-  ({ running, openai } = await serveWithKey(gateway, SECRET, OWNER));
+  ({ openai, close } = await serveOnStub(
+    (req, res) => {
+      const parts: Buffer[] = [];
+      req.on("data", (c: Buffer) => parts.push(c));
+      req.on("end", async () => {
+        const body = JSON.parse(Buffer.concat(parts).toString("utf8") || "{}");
+        if (req.url === "/images/generations") {
+          // What OpenAI reports (and bills) for gpt-image-1: the prompt's text tokens and the image's output tokens.
+          imagePromptTokens = (await tokenCounter()).count(body.prompt);
+          const usage = {
+            input_tokens: imagePromptTokens,
+            output_tokens: 272,
+            total_tokens: imagePromptTokens + 272,
+            input_tokens_details: { text_tokens: imagePromptTokens, image_tokens: 0 },
+          };
+          return void res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ created: 1, data: [{ b64_json: "iVBORw0KGgo=" }], usage }));
+        }
+        res.writeHead(404).end();
+      });
+    },
+    { store: createMemoryStore(), secret: SECRET, owner: OWNER },
+  ));
 });
 
 afterAll(async () => {
-  await running?.close({ graceMs: 100 });
-  upstream.closeAllConnections();
-  await new Promise((r) => upstream.close(r));
+  await close?.();
 });
 
 const receiptOf = (headers: Headers) =>

@@ -6,16 +6,14 @@
  * is built frame by frame (MPEG-1 Layer III, 128 kbit/s, 44.1 kHz: 1,152 samples a frame).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGateway } from "@tollgate/core";
+
 import { createSqliteStore } from "@tollgate/sqlite";
 import type { RunningServer } from "./server.js";
-import { serveWithKey, type KeySpend } from "./testing/served-key.js";
+import { serveOnStub, type KeySpend } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c7";
 const SECRET = "speech-seconds-internal-secret-0123";
@@ -43,41 +41,37 @@ const ANSWERS: Record<string, [contentType: string, body: Uint8Array]> = {
 };
 
 const dir = mkdtempSync(join(tmpdir(), "tollgate-speech-seconds-"));
-let upstream: http.Server;
 let running: RunningServer;
 let openai: OpenAI;
 const speeds: (number | undefined)[] = [];
 
 let keyView: () => Promise<KeySpend>;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (text += c));
-    req.on("end", () => {
-      const body = JSON.parse(text) as { input: string; response_format?: string; speed?: number };
-      speeds.push(body.speed);
-      const [type, audio] = ANSWERS[body.input === NUMBERS ? "numbers" : (body.response_format ?? "mp3")]!;
-      res.writeHead(200, { "content-type": type }).end(audio);
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
-  const gateway = createGateway({
-    store: createSqliteStore({ filename: join(dir, "gw.db") }),
-    sweepIntervalMs: 0,
-    internalSecret: SECRET,
-    media: {
-      providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: "sk-upstream" } },
+  ({
+    running,
+    openai,
+    spend: keyView,
+    close,
+  } = await serveOnStub(
+    (req, res) => {
+      let text = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (text += c));
+      req.on("end", () => {
+        const body = JSON.parse(text) as { input: string; response_format?: string; speed?: number };
+        speeds.push(body.speed);
+        const [type, audio] = ANSWERS[body.input === NUMBERS ? "numbers" : (body.response_format ?? "mp3")]!;
+        res.writeHead(200, { "content-type": type }).end(audio);
+      });
     },
-  });
-  ({ running, openai, spend: keyView } = await serveWithKey(gateway, SECRET, OWNER));
+    { store: createSqliteStore({ filename: join(dir, "gw.db") }), secret: SECRET, owner: OWNER },
+  ));
 });
 
 afterAll(async () => {
-  await running?.close({ graceMs: 100 });
-  upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
+  await close?.();
   rmSync(dir, { recursive: true, force: true });
 });
 

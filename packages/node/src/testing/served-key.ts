@@ -1,6 +1,8 @@
 /** Tests of paid routes through the OpenAI SDK: a gateway on a real port with one funded key. */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
-import type { Gateway } from "@tollgate/core";
+import { createGateway, type Gateway, type Store } from "@tollgate/core";
 import { serve, type RunningServer } from "../server.js";
 
 /** A key's spend as `GET /api/keys/{id}` shows it (decimal strings). */
@@ -35,4 +37,31 @@ export async function serveWithKey(gateway: Gateway, secret: string, owner: stri
   const spend = async () =>
     (await (await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } })).json()) as KeySpend;
   return { running, key, openai: new OpenAI({ apiKey: key.token, baseURL: `${running.url}/v1`, maxRetries: 0 }), spend };
+}
+
+/**
+ * A gateway on `store` whose `openai` provider is a local node:http stub answering with `stub`,
+ * served with one key as {@link serveWithKey} makes it. `close()` stops the gateway, then the stub.
+ */
+export async function serveOnStub(
+  stub: http.RequestListener,
+  options: { store: Store; secret: string; owner: string },
+): Promise<ServedKey & { close(): Promise<void> }> {
+  const upstream = http.createServer(stub);
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const gateway = createGateway({
+    store: options.store,
+    sweepIntervalMs: 0,
+    internalSecret: options.secret,
+    media: {
+      providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: "sk-upstream" } },
+    },
+  });
+  const served = await serveWithKey(gateway, options.secret, options.owner);
+  const close = async () => {
+    await served.running.close({ graceMs: 100 });
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  };
+  return Object.assign(served, { close });
 }
