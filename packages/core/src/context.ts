@@ -2,6 +2,7 @@ import type { Clock } from "./clock.js";
 import type { IdGenerator } from "./ids.js";
 import type { HttpClient } from "./http/client.js";
 import type { BodyBudget } from "./http/body-budget.js";
+import type { BodyPacer } from "./http/body-pace.js";
 import type { RateLimiter } from "./http/rate-limit.js";
 import type { ResolvedRateLimits } from "./auth/options.js";
 import type { SignInPolicy } from "./auth/domains.js";
@@ -33,8 +34,10 @@ export interface GatewayContext {
   readonly wallets: WalletPolicy;
   /** Request rate limits and their counters. */
   readonly rateLimits: ResolvedRateLimits & { readonly limiter: RateLimiter; readonly trustedProxies: number };
-  /** In-flight request-body bytes of this process. */
+  /** In-flight request-body bytes of this process, in all and per client. */
   readonly bodyBudget: BodyBudget;
+  /** The pace a body read must keep (http/body-pace.ts). */
+  readonly bodyPace: BodyPacer;
   /** The hosts a SIWE message may name (auth/domains.ts). */
   readonly signIn: SignInPolicy;
   /** The session cookie's attributes. */

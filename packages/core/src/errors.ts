@@ -39,6 +39,7 @@ export const ERROR_TABLE = {
   agent_not_found: { status: 404, type: "not_found_error", message: "The agent does not exist." },
   job_not_found: { status: 404, type: "not_found_error", message: "The video job does not exist." },
   method_not_allowed: { status: 405, type: "invalid_request_error", message: "The method is not allowed on this path." },
+  request_timeout: { status: 408, type: "invalid_request_error", message: "The request body arrived too slowly." },
   unsupported_media_type: { status: 415, type: "invalid_request_error", message: "The body must be JSON (Content-Type: application/json)." },
   chain_mismatch: { status: 409, type: "conflict_error", message: "The key's chain differs from the request chain." },
   amount_exceeds_reservation: { status: 409, type: "conflict_error", message: "The amount exceeds the reservation." },

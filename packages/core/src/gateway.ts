@@ -46,6 +46,7 @@ import { describeSignInPolicy, signInPolicy } from "./auth/domains.js";
 import { tokenCounter } from "./metering/tokens.js";
 import { createSignatureVerifier } from "./chain/signatures.js";
 import { createBodyBudget } from "./http/body-budget.js";
+import { createBodyPacer } from "./http/body-pace.js";
 import { createRateLimiter } from "./http/rate-limit.js";
 import { createObservability } from "./observability/service.js";
 import { observabilityRoutes } from "./observability/routes.js";
@@ -171,6 +172,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   // Loaded before the first paid call needs it (an embeddings upstream reporting 0 tokens is counted with it).
   void tokenCounter();
   const signIn = signInPolicy({ domains: o.auth?.domains, corsOrigins: o.cors?.origins, nodeEnv: globalThis.process?.env?.NODE_ENV });
+  const bodyPace = createBodyPacer(o.bodyPace);
+  closers.push(() => bodyPace.close());
   const ctx: GatewayContext = {
     services,
     clock,
@@ -180,7 +183,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
     compat: o.compat,
     wallets: { mode: walletMode, authenticate: o.authenticateWallet, internalSecret, cookieName: o.auth?.cookie?.name ?? "tollgate_session" },
     rateLimits: { ...rateLimits, trustedProxies: o.trustedProxies ?? 0, limiter: createRateLimiter({ clock, maxSubjects: rateLimits.maxTrackedClients }) },
-    bodyBudget: createBodyBudget(o.inFlightBodyBytes),
+    bodyBudget: createBodyBudget(o.inFlightBodyBytes, o.inFlightBodyBytesPerClient),
+    bodyPace,
     signIn,
     sessionCookie: { sameSite: o.auth?.cookie?.sameSite ?? (o.cors?.credentials ? "none" : "lax"), secure: o.auth?.cookie?.secure },
     observability,

@@ -78,6 +78,19 @@ export const gatewayOptionsSchema = z.strictObject({
       /** Cap on request-body bytes being read or held at once by this process; beyond it, 503 `overloaded`. @default 64 MiB */
       inFlightBodyBytes: z.number().int().min(64 * 1024).max(64 * 1024 * MiB).optional(),
       /**
+       * The most of `inFlightBodyBytes` one client (IP, IPv6 /64; see `trustedProxies`) may hold at
+       * once; beyond it, 429 `rate_limited`. A client's only body in flight may be larger. @default a quarter of inFlightBodyBytes
+       */
+      inFlightBodyBytesPerClient: z.number().int().min(1024).max(64 * 1024 * MiB).optional(),
+      /**
+       * The least average rate, in bytes per second, at which a request body must arrive once
+       * `bodyGraceMs` has passed; a slower one is refused with 408 `request_timeout` and its bytes
+       * given back. 0 turns this off. @default 8192
+       */
+      minBodyBytesPerSecond: z.number().int().min(0).max(1024 * MiB).optional(),
+      /** How long a request body may take before `minBodyBytesPerSecond` applies, in ms. @default 10000 */
+      bodyGraceMs: z.number().int().min(100).max(3_600_000).optional(),
+      /**
        * The most authorized (open) payment intents one service key may hold at once; a reserve
        * beyond it gets 429 `too_many_open_intents`. Every paid call holds one while it runs, so
        * this also caps a key's calls in flight. It bounds what one key can make the reads that
@@ -167,6 +180,8 @@ export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSche
   readonly mediaBodyBytes: number;
   readonly unpaidBodyBytes: number;
   readonly inFlightBodyBytes: number;
+  readonly inFlightBodyBytesPerClient: number;
+  readonly bodyPace: { readonly minBytesPerSecond: number; readonly graceMs: number };
   readonly openIntentsPerKey: number;
   readonly liveKeysPerWallet: number;
 }
@@ -201,6 +216,8 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     mediaBodyBytes: o.limits?.mediaBodyBytes ?? 32 * MiB,
     unpaidBodyBytes: o.limits?.unpaidBodyBytes ?? MiB,
     inFlightBodyBytes: o.limits?.inFlightBodyBytes ?? 64 * MiB,
+    inFlightBodyBytesPerClient: o.limits?.inFlightBodyBytesPerClient ?? Math.floor((o.limits?.inFlightBodyBytes ?? 64 * MiB) / 4),
+    bodyPace: { minBytesPerSecond: o.limits?.minBodyBytesPerSecond ?? 8 * 1024, graceMs: o.limits?.bodyGraceMs ?? 10_000 },
     openIntentsPerKey: o.limits?.openIntentsPerKey ?? 1000,
     liveKeysPerWallet: o.limits?.liveKeysPerWallet ?? 1000,
   };

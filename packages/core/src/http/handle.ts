@@ -13,6 +13,7 @@ import { corsHeaders, preflightHeaders } from "./cors.js";
 import { empty, json } from "./respond.js";
 import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
+import { clientIp } from "./client-ip.js";
 import { limitByIp, limitByKey, limitByWallet } from "./limits.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
 import type { RequestTrace } from "../observability/telemetry.js";
@@ -131,14 +132,21 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
   const q = queryObject(req.query);
   const query = route.query ? parseWith(route.query, q, "query") : q;
   let body: unknown;
-  const hold = ctx.bodyBudget.hold();
+  // The client's share of the in-flight body bytes (http/body-budget.ts); only routes with a body take any.
+  const hold = ctx.bodyBudget.hold(route.body ? clientIp(req, ctx.rateLimits.trustedProxies) : undefined);
   try {
     if (route.body) {
       assertJsonBody(req, route.multipart ?? false);
       const limit = bodyLimitOf(route, auth, ctx);
       const declared = declaredLength(req, limit);
       hold.take(declared);
-      let raw = await readJsonBody(req, limit, route.multipart ?? false, declared > 0 ? undefined : (n) => hold.take(n));
+      // A body that falls behind the pace gives its bytes back with a 408 (http/body-pace.ts).
+      const paced = ctx.bodyPace.watch();
+      const onChunk = (n: number) => {
+        paced.received(n);
+        if (declared === 0) hold.take(n);
+      };
+      let raw = await paced.guard(readJsonBody(req, limit, route.multipart ?? false, onChunk));
       if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidRequest("The body must be a JSON object.");
       if (route.bodyFromQuery) raw = { ...q, ...(raw as Record<string, unknown>) };
       body = parseWith(route.body, raw, "body");

@@ -98,7 +98,7 @@ describe("in-flight body budget", () => {
   it("refuses with 503 overloaded and Retry-After once the cap is taken, and frees on release", () => {
     const budget = createBodyBudget(100);
     const a = budget.acquire(60);
-    expect(() => budget.acquire(50)).toThrowError(expect.objectContaining({ code: "overloaded", status: 503, headers: { "retry-after": "1" } }));
+    expect(() => budget.acquire(50)).toThrowError(expect.objectContaining({ code: "overloaded", status: 503, headers: { "retry-after": "1", connection: "close" } }));
     const b = budget.acquire(40);
     expect(budget.inUse).toBe(100);
     a();
@@ -109,6 +109,37 @@ describe("in-flight body budget", () => {
     const big = budget.acquire(500);
     expect(() => budget.acquire(1)).toThrowError(expect.objectContaining({ code: "overloaded" }));
     big();
+  });
+
+  it("a client holds at most its share (429, Retry-After), its only body may be larger, and unknown clients count against the cap alone", () => {
+    const budget = createBodyBudget(100, 30);
+    const a1 = budget.acquire(20, "a");
+    expect(() => budget.acquire(20, "a")).toThrowError(expect.objectContaining({ code: "rate_limited", status: 429, headers: { "retry-after": "1", connection: "close" }, details: { limitBytes: 30 } }));
+    const a2 = budget.acquire(10, "a");
+    expect(budget.heldBy("a")).toBe(30);
+    // Another client is not held back by the first one's share.
+    const b = budget.acquire(40, "b");
+    expect(budget.heldBy("b")).toBe(40);
+    b();
+    // Unknown clients are counted against the process cap only.
+    const unknown = budget.acquire(70);
+    expect(() => budget.acquire(1, "c")).toThrowError(expect.objectContaining({ code: "overloaded" }));
+    unknown();
+    a1();
+    a2();
+    a2();
+    expect(budget.heldBy("a")).toBe(0);
+    expect(budget.inUse).toBe(0);
+    // A hold that takes as chunks arrive is refused once its client's other bodies and its own pass the share.
+    const first = budget.hold("a");
+    first.take(25);
+    const second = budget.hold("a");
+    second.take(5);
+    expect(() => second.take(1)).toThrowError(expect.objectContaining({ code: "rate_limited" }));
+    first.release();
+    second.take(1);
+    second.release();
+    expect(budget.heldBy("a")).toBe(0);
   });
 });
 

@@ -186,12 +186,15 @@ export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
     content: { "application/json": { schema: { anyOf: [ref("PaymentRequired"), ref("Error")] } } },
   },
   NotFound: errorResponse("The path, or an object the request names (key, intent, model, agent, video job), does not exist."),
+  RequestTimeout: errorResponse(
+    "request_timeout: the body arrived slower than limits.minBodyBytesPerSecond (8 KiB/s by default) once limits.bodyGraceMs (10 s) had passed; the connection is closed.",
+  ),
   PayloadTooLarge: errorResponse("payload_too_large: the body is over the route's limit (1 MiB JSON, 32 MiB media by default)."),
   Forbidden: errorResponse("forbidden: the proof belongs to another wallet than the one named (or a service key where the route takes none)."),
   UnsupportedMediaType: errorResponse("unsupported_media_type: a body was sent with a Content-Type other than application/json (or multipart where the route takes files)."),
   RateLimited: {
     description:
-      "rate_limited: the per-key or per-IP request rate was exceeded. too_many_open_intents (routes that reserve on a service key): the key holds the most open payment intents it may (limits.openIntentsPerKey), with Retry-After: 1 and no x-ratelimit headers.",
+      "rate_limited: the per-key or per-IP request rate was exceeded, or (with Retry-After: 1 and no x-ratelimit headers) the client's bodies in flight would pass its share of the process's in-flight body bytes (limits.inFlightBodyBytesPerClient). too_many_open_intents (routes that reserve on a service key): the key holds the most open payment intents it may (limits.openIntentsPerKey), with Retry-After: 1 and no x-ratelimit headers.",
     headers: {
       "Retry-After": { description: "Seconds until the window resets.", schema: { type: "string" } },
       "x-ratelimit-limit": { description: "Requests per window.", schema: { type: "string" } },

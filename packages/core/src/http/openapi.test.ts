@@ -150,9 +150,9 @@ describe("buildOpenApiDocument over the gateway route table", () => {
     expect(new Set(body.properties.type!.enum)).toEqual(new Set(Object.values(ERROR_TABLE).map((s) => s.type)));
     const statuses = (method: string, path: string) => Object.keys(op(method, path).responses);
     expect(statuses("get", "/api/pricing")).toEqual(["200", "404", "500", "default"]);
-    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "402", "403", "404", "413", "415", "429", "500", "503", "default"]);
-    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "403", "404", "413", "415", "429", "500", "default"]);
-    expect(statuses("post", "/api/dispenser/claim")).toEqual(["200", "400", "404", "413", "415", "429", "500", "default"]);
+    expect(statuses("post", "/api/keys")).toEqual(["201", "400", "401", "402", "403", "404", "408", "413", "415", "429", "500", "503", "default"]);
+    expect(statuses("post", "/api/keys/settle")).toEqual(["200", "400", "401", "402", "403", "404", "408", "413", "415", "429", "500", "default"]);
+    expect(statuses("post", "/api/dispenser/claim")).toEqual(["200", "400", "404", "408", "413", "415", "429", "500", "default"]);
     expect(op("post", "/api/keys/settle").responses["402"]).toEqual({ $ref: "#/components/responses/BudgetExhausted" });
     // Key creation and changes need the wallet's funds on a settled chain, read from the chain.
     for (const [method, path] of [["post", "/api/keys"], ["patch", "/api/keys/{keyId}"]] as const) {

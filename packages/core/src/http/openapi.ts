@@ -171,9 +171,11 @@ function responsesOf(route: AnyRoute, doc: (typeof ROUTE_DOCS)[string] | undefin
   out["404"] = responseRef("NotFound");
   // A wallet proof can name another wallet; a key can be of another owner, or barred from a model.
   if (accepts.includes("walletSession") || accepts.includes("serviceKey")) out["403"] = responseRef("Forbidden");
+  if (route.body) out["408"] = responseRef("RequestTimeout");
   if (route.body) out["413"] = responseRef("PayloadTooLarge");
   if (route.body) out["415"] = responseRef("UnsupportedMediaType");
-  if (route.rateLimit || security?.charges) out["429"] = responseRef("RateLimited");
+  // A body counts against its client's share of the in-flight body bytes.
+  if (route.rateLimit || security?.charges || route.body) out["429"] = responseRef("RateLimited");
   for (const [code, name] of Object.entries(doc?.errors ?? {})) out[code] = responseRef(name);
   out["500"] = responseRef("InternalError");
   out.default = responseRef("Error");
