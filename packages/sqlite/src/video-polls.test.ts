@@ -33,6 +33,18 @@ function upstreamStub(limited = false) {
   return { calls, http };
 }
 
+/** A stream's wait between polls, 5 ms of real time whatever it asks (the clock stands), ended early by `signal`. */
+const shortSleep = (signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, 5);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+
 const providers = { openai: { type: "openai-compatible" as const, baseUrl: "https://upstream.test/v1", apiKey: "sk-test" } };
 
 async function submit(h: Harness): Promise<string> {
@@ -92,17 +104,10 @@ describe("video status polls", () => {
   it("20 concurrent streams of one job, polling every 500 ms while the clock stands: one upstream poll", async () => {
     const { calls, http } = upstreamStub();
     let sleeps = 0;
-    const sleep = (_ms: number, signal?: AbortSignal) =>
-      new Promise<void>((resolve) => {
-        sleeps++;
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          resolve();
-        };
-        const timer = setTimeout(done, 5);
-        signal?.addEventListener("abort", done, { once: true });
-      });
+    const sleep = (_ms: number, signal?: AbortSignal) => {
+      sleeps++;
+      return shortSleep(signal);
+    };
     await withGateway(
       { createStore },
       async (h) => {
@@ -140,6 +145,63 @@ describe("video status polls", () => {
         expect(calls.get).toBe(4);
       },
       { http, media: { providers }, video: { pollerIntervalMs: 0, minPollMs: 0 } },
+    );
+  });
+
+  it("one client holds at most video.streamsPerClient open streams (429 past them, room again once one ends); status reads are limited per IP", async () => {
+    const { http } = upstreamStub();
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const id = await submit(h);
+        const open = (ip: string) => {
+          const controller = new AbortController();
+          const res = h.gateway.fetch(
+            new Request(`http://gateway.test/v1/videos/${id}/stream?pollIntervalMs=500`, { headers: { "x-forwarded-for": ip }, signal: controller.signal }),
+          );
+          return { controller, res };
+        };
+        /** Reads a stream's first frame, so that it runs (and counts). */
+        const started = async (s: { res: Promise<Response> }) => {
+          const res = await s.res;
+          expect(res.status).toBe(200);
+          const reader = res.body!.getReader();
+          await reader.read();
+          return reader;
+        };
+        const a1 = open("203.0.113.7");
+        const a2 = open("203.0.113.7");
+        await Promise.all([started(a1), started(a2)]);
+        const refused = await open("203.0.113.7").res;
+        expect(refused.status).toBe(429);
+        expect((await refused.json()).error).toMatchObject({ code: "rate_limited", details: { streamsPerClient: 2 } });
+        // Another client is not held back.
+        const b = open("198.51.100.2");
+        await started(b);
+        // Once one of A's streams ends, A may open another.
+        a1.controller.abort();
+        let again: Response | undefined;
+        for (let i = 0; i < 100 && again?.status !== 200; i++) {
+          await new Promise((r) => setTimeout(r, 10));
+          again = await open("203.0.113.7").res;
+          if (again.status === 200) await again.body!.cancel();
+        }
+        expect(again?.status).toBe(200);
+        a2.controller.abort();
+        b.controller.abort();
+        // Status reads: 20 a minute per IP here.
+        const reads = [];
+        for (let i = 0; i < 21; i++)
+          reads.push((await h.gateway.fetch(new Request(`http://gateway.test/v1/videos/${id}`, { headers: { "x-forwarded-for": "192.0.2.9" } }))).status);
+        expect(reads).toEqual([...Array<number>(20).fill(200), 429]);
+      },
+      {
+        http,
+        trustedProxies: 1,
+        rateLimits: { perIp: { videos: 20 } },
+        media: { providers },
+        video: { pollerIntervalMs: 0, streamsPerClient: 2, sleep: (_ms, signal) => shortSleep(signal) },
+      },
     );
   });
 });

@@ -54,6 +54,8 @@ export const rateLimitOptionsSchema = z
           dispenser: perMinute.optional(),
           /** `GET /agents`, `/agents/search` and `/api/directory/agents` (each a scan of the cards, or a call to the directory with your key). @default 120 */
           agents: perMinute.optional(),
+          /** `GET /v1/videos/{id}` and `/v1/videos/{id}/stream` (each a store read; see also `video.streamsPerClient`). @default 300 */
+          videos: perMinute.optional(),
         })
         .optional(),
       /**
@@ -85,7 +87,7 @@ export const rateLimitOptionsSchema = z
   .optional();
 
 /** A group of credential-free routes limited per client IP. */
-export type IpLimitGroup = "auth" | "feedback" | "dispenser" | "agents";
+export type IpLimitGroup = "auth" | "feedback" | "dispenser" | "agents" | "videos";
 
 /** A group of wallet-proven routes limited per owner wallet. */
 export type WalletLimitGroup = "keys";
@@ -104,11 +106,11 @@ export interface ResolvedRateLimits {
 export function resolveRateLimits(options: z.output<typeof rateLimitOptionsSchema>): ResolvedRateLimits {
   const off = (v: number | false | undefined, def: number | undefined) => (v === false ? undefined : (v ?? def));
   if (options === false)
-    return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined, agents: undefined }, perWallet: { keys: undefined }, unpaidChatBytes: undefined, maxTrackedClients: 100 };
+    return { keyDefault: undefined, perIp: { auth: undefined, feedback: undefined, dispenser: undefined, agents: undefined, videos: undefined }, perWallet: { keys: undefined }, unpaidChatBytes: undefined, maxTrackedClients: 100 };
   const ip = options?.perIp;
   return {
     keyDefault: off(options?.keyDefault, undefined),
-    perIp: { auth: off(ip?.auth, 60), feedback: off(ip?.feedback, 60), dispenser: off(ip?.dispenser, 10), agents: off(ip?.agents, 120) },
+    perIp: { auth: off(ip?.auth, 60), feedback: off(ip?.feedback, 60), dispenser: off(ip?.dispenser, 10), agents: off(ip?.agents, 120), videos: off(ip?.videos, 300) },
     perWallet: { keys: off(options?.perWallet?.keys, 60) },
     unpaidChatBytes: off(options?.unpaidChatBytes, 4 * 1024 * 1024),
     maxTrackedClients: options?.maxTrackedClients ?? 100_000,

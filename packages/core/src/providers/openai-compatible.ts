@@ -144,7 +144,8 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
     const status = VIDEO_STATUS[r.status.toLowerCase()];
     if (!status) throw fail(`${host} answered an unknown video status ${JSON.stringify(r.status.slice(0, 40))}`);
     const out: VideoJobState & { id: string } = { id: r.id, status };
-    if (typeof r.progress === "number") out.progress = Math.min(100, Math.max(0, r.progress));
+    // A whole percent, as the store keeps it: an upstream may report 12.5.
+    if (typeof r.progress === "number") out.progress = Math.round(Math.min(100, Math.max(0, r.progress)));
     if (status === "completed") out.url = `${base}/videos/${encodeURIComponent(r.id)}/content`;
     if (status === "failed") {
       const msg = typeof r.error === "string" ? r.error : (r.error?.message ?? r.error?.code);

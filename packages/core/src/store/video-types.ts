@@ -15,6 +15,7 @@ export interface VideoJobRecord {
   /** The upstream's job id. */
   upstreamId: string;
   status: VideoJobStatus;
+  /** Whole percent, 0..100 (providers round an upstream's fraction). */
   progress?: number;
   url?: string;
   error?: string;

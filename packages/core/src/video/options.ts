@@ -16,6 +16,11 @@ export const videoOptionsSchema = z
     minPollMs: z.number().int().min(0).max(600_000).optional(),
     /** Background refresh of pending jobs, in ms; 0 turns it off (GET and the stream still poll). @default 5000 */
     pollerIntervalMs: z.number().int().min(0).max(600_000).optional(),
+    /**
+     * Status streams one client (IP, IPv6 /64; see `trustedProxies`) may hold open at once; one more
+     * gets 429 `rate_limited`. Each open stream reads the store every `pollIntervalMs`. @default 16
+     */
+    streamsPerClient: z.number().int().min(1).max(1_000_000).optional(),
     /** The wait between stream polls (tests pass one that moves a manual clock). */
     sleep: z.custom<Sleep>((v) => typeof v === "function", "must be a function (ms, signal) => Promise<void>").optional(),
   })

@@ -6,6 +6,7 @@ import { json } from "../http/respond.js";
 import { invalidRequest } from "../errors.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { servePaid } from "../media/serve.js";
+import { clientIp } from "../http/client-ip.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseFrame, sseResponse } from "../http/sse.js";
 import type { SseFrame } from "../http/types.js";
@@ -101,7 +102,9 @@ export function videoRoutes(): AnyRoute[] {
             action: "videos.generations",
             mimeType: "application/json",
             quote: price,
-            run: (signal) =>
+            // Not cancelled when the client goes away: an upstream that has the job renders it anyway, so
+            // the submission completes and is billed (with its job row) whether or not anyone reads the 202.
+            run: () =>
               upstream.provider.createVideo({
                 model: card.modelId,
                 prompt: body.prompt,
@@ -110,7 +113,6 @@ export function videoRoutes(): AnyRoute[] {
                 // Every param the price depends on goes upstream, defaults included: the clip rendered is the one billed.
                 priced: Object.assign(pricedSelection(card, variant), clip.param),
                 ...(image ? { image: image.data } : {}),
-                ...(signal ? { signal } : {}),
               }),
             meter: () => price,
             // The job row lands in the same store step as the charge: never a charge without its job.
@@ -138,6 +140,7 @@ export function videoRoutes(): AnyRoute[] {
       tag: "media",
       summary: "Poll a video job (not billed).",
       params: idParams,
+      rateLimit: { ip: "videos" },
       handle: async ({ params, gateway }) => json(jobView(await gateway.services.video.get(params.id))),
     }),
     defineRoute({
@@ -147,10 +150,14 @@ export function videoRoutes(): AnyRoute[] {
       summary: "Stream video.status events until a terminal state (pollIntervalMs 500..30000, timeoutMs 5000..3600000), then [DONE].",
       params: idParams,
       query: z.object({ pollIntervalMs: streamNumber(STREAM_LIMITS.pollIntervalMs), timeoutMs: streamNumber(STREAM_LIMITS.timeoutMs) }),
+      rateLimit: { ip: "videos" },
       handle: async ({ request, params, query, gateway }) => {
         const video = gateway.services.video;
+        const client = clientIp(request, gateway.rateLimits.trustedProxies);
+        video.assertStreamRoom(client); // 429 before the stream starts
         await video.get(params.id); // 404 before the stream starts
-        return sseResponse(sseFrames(video.stream(params.id, Object.assign({}, query, request.signal ? { signal: request.signal } : undefined)), request.signal));
+        const options = Object.assign({}, query, request.signal ? { signal: request.signal } : undefined, client === undefined ? undefined : { client });
+        return sseResponse(sseFrames(video.stream(params.id, options), request.signal));
       },
     }),
   ];

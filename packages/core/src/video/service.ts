@@ -42,8 +42,14 @@ export interface VideoService {
   get(id: string): Promise<VideoJobRecord>;
   /** Stores a submitted job. */
   insert(job: VideoJobRecord): Promise<void>;
-  /** Status events on each change until a terminal state or the timeout (an error event), or `signal` (client gone: polling stops). */
-  stream(id: string, options: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal }): AsyncIterable<VideoStreamEvent>;
+  /**
+   * Status events on each change until a terminal state or the timeout (an error event), or `signal`
+   * (client gone: polling stops). With `client`, the stream counts as one of that client's
+   * `video.streamsPerClient` while it runs; one started past them is a `too_many_streams` error event.
+   */
+  stream(id: string, options: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal; client?: string }): AsyncIterable<VideoStreamEvent>;
+  /** Throws 429 `rate_limited` when `client` already holds its `video.streamsPerClient` open streams; an unknown client passes. */
+  assertStreamRoom(client: string | undefined): void;
   /** Refreshes up to `limit` pending jobs once (the background poller's tick). */
   pollPending(limit?: number): Promise<number>;
 }
@@ -67,6 +73,9 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
   const leaseMs = options.leaseMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
+  const streamsPerClient = options.streamsPerClient ?? 16;
+  /** Open status streams per client. */
+  const streams = new Map<string, number>();
   const events = deps.compat === "compose" ? { status: "compose.video.status", error: "compose.error" } : { status: "video.status", error: "svc.error" };
 
   /** The refresh of each job under way in this process: concurrent readers share it. */
@@ -112,16 +121,58 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       if (!(error instanceof GatewayError)) deps.logger.error({ err: error, jobId: job.id }, "video poll failed");
       return job;
     }
-    const updated = await deps.store.updateVideoJob({
-      id: job.id,
-      owner,
-      now: deps.clock.now(),
-      status: state.status,
-      ...(state.progress === undefined ? {} : { progress: state.progress }),
-      ...(state.url === undefined ? {} : { url: state.url }),
-      ...(state.error === undefined ? {} : { error: state.error }),
-    });
-    return updated ?? ((await deps.store.getVideoJob(job.id)) as VideoJobRecord);
+    try {
+      const updated = await deps.store.updateVideoJob({
+        id: job.id,
+        owner,
+        now: deps.clock.now(),
+        status: state.status,
+        ...(state.progress === undefined ? {} : { progress: state.progress }),
+        ...(state.url === undefined ? {} : { url: state.url }),
+        ...(state.error === undefined ? {} : { error: state.error }),
+      });
+      return updated ?? ((await deps.store.getVideoJob(job.id)) as VideoJobRecord);
+    } catch (error) {
+      // A store that cannot take the answer leaves the job as it was, for this reader and the poller.
+      deps.logger.error({ err: error, jobId: job.id }, "video poll: the job's new state could not be stored");
+      return job;
+    }
+  }
+
+  /** A job's status events until a terminal state, the timeout or `signal` (see {@link VideoService.stream}). */
+  async function* watch(id: string, pollIntervalMs: number, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<VideoStreamEvent> {
+    const deadline = deps.clock.now() + timeoutMs;
+    let last = "";
+    for (;;) {
+      if (signal?.aborted) return;
+      let job: VideoJobRecord;
+      try {
+        job = await service.get(id);
+      } catch (error) {
+        if (signal?.aborted) return;
+        // The stream ends with an error event (then [DONE]) instead of being cut.
+        deps.logger.error({ err: error, jobId: id }, "video stream: the job could not be read");
+        yield { event: events.error, data: { code: "stream_failed", message: `The job's status could not be read; poll GET /v1/videos/${id}.` } };
+        break;
+      }
+      const { id: jobId, object: _object, ...state } = jobView(job);
+      const text = JSON.stringify({ jobId, ...state });
+      if (text !== last) {
+        last = text;
+        yield { event: events.status, data: text };
+      }
+      if (job.status === "failed") {
+        yield { event: events.error, data: { code: "video_failed", message: job.error ?? "The video job failed." } };
+        break;
+      }
+      if (job.status === "completed") break;
+      const left = deadline - deps.clock.now();
+      if (left <= 0) {
+        yield { event: events.error, data: { code: "stream_timeout", message: `The job was not finished within ${timeoutMs} ms; poll GET /v1/videos/${id}.` } };
+        break;
+      }
+      await sleep(Math.min(pollIntervalMs, left), signal);
+    }
   }
 
   const service: VideoService = {
@@ -131,34 +182,36 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       return refresh(job);
     },
     insert: (job) => deps.store.insertVideoJob(job),
-    async *stream(id, { pollIntervalMs, timeoutMs, signal }) {
-      const deadline = deps.clock.now() + timeoutMs;
-      let last = "";
-      for (;;) {
-        if (signal?.aborted) return;
-        const job = await service.get(id);
-        const { id: jobId, object: _object, ...state } = jobView(job);
-        const text = JSON.stringify({ jobId, ...state });
-        if (text !== last) {
-          last = text;
-          yield { event: events.status, data: text };
-        }
-        if (job.status === "failed") {
-          yield { event: events.error, data: { code: "video_failed", message: job.error ?? "The video job failed." } };
-          break;
-        }
-        if (job.status === "completed") break;
-        const left = deadline - deps.clock.now();
-        if (left <= 0) {
-          yield { event: events.error, data: { code: "stream_timeout", message: `The job was not finished within ${timeoutMs} ms; poll GET /v1/videos/${id}.` } };
-          break;
-        }
-        await sleep(Math.min(pollIntervalMs, left), signal);
+    assertStreamRoom(client) {
+      if (client !== undefined && (streams.get(client) ?? 0) >= streamsPerClient)
+        throw new GatewayError("rate_limited", `${client} already holds ${streamsPerClient} video status streams open; close one, or poll GET /v1/videos/{id}.`, {
+          headers: { "retry-after": "1" },
+          details: { streamsPerClient },
+        });
+    },
+    async *stream(id, { pollIntervalMs, timeoutMs, signal, client }) {
+      if (client === undefined) return yield* watch(id, pollIntervalMs, timeoutMs, signal);
+      const open = streams.get(client) ?? 0;
+      // Streams that passed the route's check together may start past the cap: the later ones end at once.
+      if (open >= streamsPerClient) {
+        yield { event: events.error, data: { code: "too_many_streams", message: `${client} already holds ${streamsPerClient} video status streams open.` } };
+        return;
+      }
+      streams.set(client, open + 1);
+      try {
+        yield* watch(id, pollIntervalMs, timeoutMs, signal);
+      } finally {
+        const left = (streams.get(client) ?? 1) - 1;
+        if (left > 0) streams.set(client, left);
+        else streams.delete(client);
       }
     },
     async pollPending(limit = 50) {
       const jobs = await deps.store.listPendingVideoJobs({ now: deps.clock.now(), limit });
-      for (const job of jobs) await refresh(job);
+      for (const job of jobs) {
+        // One job that cannot be polled does not hold back the others.
+        await refresh(job).catch((err: unknown) => deps.logger.error({ err, jobId: job.id }, "video poll failed"));
+      }
       return jobs.length;
     },
   };
