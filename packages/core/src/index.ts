@@ -58,7 +58,7 @@ export { formatUsdc } from "./dispenser/format.js";
 export { EXPIRY_SLACK_MS, type FundingChange, type FundingGuard, type WalletFunding } from "./settlement/funding.js";
 export * from "./providers/index.js";
 export { BUDGET_PERIODS, rolled, windowEnd, windowLapsed, windowStart, windowStarts } from "./keys/period.js";
-export { countPrompt, promptBound, tokenCounter, IMAGE_PART_TOKENS, type PromptParts, type TokenCounter } from "./metering/tokens.js";
+export { countOutput, countPrompt, promptBound, tokenCounter, IMAGE_PART_TOKENS, type PromptParts, type TokenCounter } from "./metering/tokens.js";
 export { affordableCap, cardMaxOutput, DEFAULT_MAX_OUTPUT_TOKENS, priceChat, quoteChat, type CapReason, type ChatQuote, type ChatQuoteInput } from "./chat/quote.js";
 export { createX402Service, DEFAULT_MAX_TIMEOUT_SECONDS, type X402Service, type VerifiedPayment, type PaymentRefusal, type PriceInput } from "./x402/service.js";
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./x402/types.js";

@@ -2,14 +2,14 @@
  * A streamed chat call whose client leaves after the last content chunk, on a card without
  * `tokenizer` (Mistral here; Llama, Command, Nova, Gemini 2.0… alike), through the OpenAI SDK on a
  * real port: it pays the usage the upstream already reported (what the upstream bills), and when
- * none came, the prompt at the quote's bound (that vendor may count several times o200k), not the
- * gateway's own o200k count.
+ * none came, the prompt and the output at their bounds (that vendor may count several times o200k),
+ * not the gateway's own o200k count.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createGateway, createMemoryStore, countPrompt, quoteChat, tokenCounter } from "@tollgate/core";
+import { createGateway, createMemoryStore, countOutput, countPrompt, quoteChat, tokenCounter } from "@tollgate/core";
 import { serve, type RunningServer } from "./server.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c4";
@@ -121,7 +121,7 @@ it("the same stream read to its end pays the reported usage (control)", async ()
   expect(used).toBe(await meter(REPORTED_PROMPT, 5));
 });
 
-it("with no usage from the upstream, the same client pays the prompt at the quote's bound (the vendor's count may be several times o200k's)", async () => {
+it("with no usage from the upstream, the same client pays the prompt and the output at their bounds (the vendor's count may be several times o200k's)", async () => {
   silent = true;
   try {
     const before = BigInt((await keyView()).budgetUsed);
@@ -129,7 +129,7 @@ it("with no usage from the upstream, the same client pays the prompt at the quot
     const counted = countPrompt(await tokenCounter(), { messages: MESSAGES });
     expect(bound).toBeGreaterThan(counted);
     const used = BigInt((await keyView()).budgetUsed) - before;
-    expect(used).toBe(await meter(bound, (await tokenCounter()).count(WORDS.join(""))));
+    expect(used).toBe(await meter(bound, countOutput(await tokenCounter(), WORDS.join(""), true)));
   } finally {
     silent = false;
   }

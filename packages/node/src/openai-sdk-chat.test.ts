@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countPrompt, createGateway, quoteChat, tokenCounter, type Gateway, type GatewayServices } from "@tollgate/core";
+import { countOutput, countPrompt, createGateway, quoteChat, tokenCounter, type Gateway, type GatewayServices } from "@tollgate/core";
 import { startChatStub, STUB_USAGE, STUB_WORDS, type ChatStub } from "@tollgate/testing";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { serve, type RunningServer } from "./server.js";
@@ -128,7 +128,7 @@ describe("the OpenAI SDK: chat completions", () => {
     const meter = await fetch(`${running.url}/api/payments/meter/model`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ modelId: "gemini-2.5-pro", provider: "google", modality: "text", usage: { promptTokens: quoteChat(gateway.services.catalog.get("gemini-2.5-pro")!, counter, { messages, extras: [] }, 0).promptBound, completionTokens: counter.count(STUB_WORDS.slice(0, 3).join("")) } }),
+      body: JSON.stringify({ modelId: "gemini-2.5-pro", provider: "google", modality: "text", usage: { promptTokens: quoteChat(gateway.services.catalog.get("gemini-2.5-pro")!, counter, { messages, extras: [] }, 0).promptBound, completionTokens: countOutput(counter, STUB_WORDS.slice(0, 3).join(""), true) } }),
     });
     const expected = ((await meter.json()) as { finalAmountWei: string }).finalAmountWei;
     for (let i = 0; i < 200; i++) {

@@ -21,7 +21,7 @@ import type { Priced } from "../metering/pricing.js";
 import { capped, ledgerSettlement, subjectOf, x402Settlement, type Billing, type Offer, type PaidRequest } from "../media/billing.js";
 import { makeReceipt, type Receipt } from "../media/receipt.js";
 import type { X402Service } from "../x402/service.js";
-import { affordableCap, priceChat, type CapReason, type ChatQuote } from "./quote.js";
+import { affordableCap, priceWithCap, type CapReason, type ChatQuote } from "./quote.js";
 
 /** Lifetime of a streamed call's reservation (at least the ledger's `intentTtlMs`). */
 export const STREAM_INTENT_TTL_MS = 3_600_000;
@@ -84,7 +84,7 @@ export async function openChatPayment(
     const outputCap = lowered ? affordableCap(card, quote, limit, deps.feeBps) : quote.outputCap;
     const capReason: CapReason = lowered ? "budget" : quote.capReason;
     // The most this call may cost: the prompt bound and the (maybe lowered) cap, which fits the reservation.
-    const most = lowered ? priceChat(card, { promptTokens: quote.promptBound, completionTokens: outputCap * quote.choices }, deps.feeBps) : quote.quote;
+    const most = lowered ? priceWithCap(card, quote, outputCap, deps.feeBps) : quote.quote;
     const finish = async (metered: Priced) => {
       const priced = capped(metered, most);
       const settled = await deps.ledger.settleOwn({ intent, finalAmount: priced.finalAmount });

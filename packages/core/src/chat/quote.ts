@@ -10,7 +10,7 @@
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
 import type { Priced } from "../metering/pricing.js";
-import { countPromptParts, IMAGE_PART_TOKENS, promptBound, type TokenCounter } from "../metering/tokens.js";
+import { countOutput, countPromptParts, IMAGE_PART_TOKENS, promptBound, type TokenCounter } from "../metering/tokens.js";
 import { foreignPromptBound } from "../metering/foreign-bound.js";
 import type { ChatUsage } from "../providers/types.js";
 
@@ -28,6 +28,8 @@ export interface ChatQuoteInput {
   readonly n?: number | undefined;
   /** tools, functions, response_format…: counted as prompt. */
   readonly extras: readonly unknown[];
+  /** A `prediction` (Predicted Outputs): its rejected tokens are billed as output, so it is reserved as output. */
+  readonly prediction?: unknown;
 }
 
 /** A chat quote. */
@@ -49,10 +51,12 @@ export interface ChatQuote {
   readonly choices: number;
   /** Output cap per choice. */
   readonly outputCap: number;
+  /** Output tokens reserved beyond the cap: a prediction's, per choice (0 without one). */
+  readonly predictedTokens: number;
   readonly capReason: Exclude<CapReason, "budget">;
-  /** The price of the prompt bound and the whole cap. */
+  /** The price of the prompt bound, the whole cap and the prediction. */
   readonly quote: Priced;
-  /** The price of the prompt bound and one output token per choice. */
+  /** The price of the prompt bound, one output token per choice and the prediction. */
   readonly floor: Priced;
 }
 
@@ -78,7 +82,7 @@ export function priceChat(
 
 /** Quotes a chat request on a card. */
 export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuoteInput, feeBps: number): ChatQuote {
-  const foreign = card.tokenizer !== "o200k_base";
+  const foreign = foreignTokenizer(card);
   const { tokens: textTokens, images, allowance } = countPromptParts(counter, { messages: input.messages, extras: input.extras }, foreign);
   const imageTokens = images * (card.imageInputTokens ?? IMAGE_PART_TOKENS);
   const promptTokens = textTokens + imageTokens;
@@ -90,6 +94,7 @@ export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuo
   // Without a requested cap, the context window bounds the output too.
   if (requested === undefined && card.contextWindow !== undefined) outputCap = Math.max(1, Math.min(outputCap, card.contextWindow - promptTokens));
   const choices = input.n ?? 1;
+  const predictedTokens = countOutput(counter, predictionText(input.prediction), foreign) * choices;
   return {
     promptTokens,
     billedPromptTokens: foreign ? bound : promptTokens,
@@ -98,10 +103,29 @@ export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuo
     promptBound: bound,
     choices,
     outputCap,
+    predictedTokens,
     capReason: requested === undefined ? "model" : "request",
-    quote: priceChat(card, { promptTokens: bound, completionTokens: outputCap * choices }, feeBps),
-    floor: priceChat(card, { promptTokens: bound, completionTokens: choices }, feeBps),
+    quote: priceChat(card, { promptTokens: bound, completionTokens: outputCap * choices + predictedTokens }, feeBps),
+    floor: priceChat(card, { promptTokens: bound, completionTokens: choices + predictedTokens }, feeBps),
   };
+}
+
+/** The price of `quote`'s prompt bound and prediction with an output cap of `cap` per choice. */
+export function priceWithCap(card: ModelCard, quote: ChatQuote, cap: number, feeBps: number): Priced {
+  return priceChat(card, { promptTokens: quote.promptBound, completionTokens: cap * quote.choices + quote.predictedTokens }, feeBps);
+}
+
+/** Whether `card`'s vendor tokenizes otherwise than the gateway's o200k_base (metering/foreign-bound.ts). */
+export const foreignTokenizer = (card: ModelCard): boolean => card.tokenizer !== "o200k_base";
+
+/** The text of a `prediction`: its `content`, a string or text parts. */
+function predictionText(prediction: unknown): string {
+  const content = typeof prediction === "object" && prediction !== null ? (prediction as { content?: unknown }).content : undefined;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : ""))
+    .join("");
 }
 
 /**
@@ -111,7 +135,7 @@ export function quoteChat(card: ModelCard, counter: TokenCounter, input: ChatQuo
  */
 export function affordableCap(card: ModelCard, quote: ChatQuote, reserved: bigint, feeBps: number): number {
   if (reserved >= quote.quote.finalAmount) return quote.outputCap;
-  const fits = (cap: number) => priceChat(card, { promptTokens: quote.promptBound, completionTokens: cap * quote.choices }, feeBps).finalAmount <= reserved;
+  const fits = (cap: number) => priceWithCap(card, quote, cap, feeBps).finalAmount <= reserved;
   let low = 1;
   let high = quote.outputCap;
   while (low < high) {

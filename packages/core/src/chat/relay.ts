@@ -35,7 +35,10 @@ import { billedUsage } from "./quote.js";
 export interface RelayInput {
   readonly chunks: AsyncIterable<ChatStreamChunk>;
   readonly payment: ChatPayment;
+  /** Counts output as it streams, to stop reading past {@link outputLimit}. */
   readonly counter: TokenCounter;
+  /** The output tokens billed when the upstream reports none (metering/tokens.ts `countOutput`). */
+  readonly outputTokens: (text: string) => number;
   /** Prices a usage on the card. */
   readonly price: (usage: ChatUsage) => Priced;
   /** The prompt billed when the upstream reports no usage (the quote's `billedPromptTokens`). */
@@ -97,9 +100,9 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   let failure: unknown;
   let ended = false;
   const deadline = payment.expiresAt === undefined ? undefined : payment.expiresAt - DEADLINE_MARGIN_MS;
-  const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: counter.count(output) });
+  const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: input.outputTokens(output) });
   /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
-  const reported = () => input.price(billedUsage(usage, input.promptTokens, () => counter.count(output)));
+  const reported = () => input.price(billedUsage(usage, input.promptTokens, () => input.outputTokens(output)));
   /**
    * A reasoning model's call cut before its usage arrived (at the deadline): its hidden tokens are
    * unknown, so it pays the most it reserved for, the cap (capped at the reservation by the payment).

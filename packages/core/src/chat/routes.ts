@@ -9,7 +9,7 @@ import { bytes } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { sseResponse } from "../http/sse.js";
 import type { GatewayResponse } from "../http/types.js";
-import { chargedCounter, tokenCounter } from "../metering/tokens.js";
+import { chargedCounter, countOutput, tokenCounter } from "../metering/tokens.js";
 import { limitUnpaidTokenizing } from "../http/limits.js";
 import type { ModelCard } from "../catalog/card.js";
 import { upstreamRefused } from "../media/billing.js";
@@ -19,7 +19,7 @@ import { receiptHeader } from "../media/receipt.js";
 import { appendMember } from "../providers/pass-through.js";
 import { openChatPayment, type ChatPayment, type CutCause } from "./payment.js";
 import type { Priced } from "../metering/pricing.js";
-import { billedUsage, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
+import { billedUsage, foreignTokenizer, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
 import { linkedAbort, relayChat } from "./relay.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
@@ -149,8 +149,7 @@ export function chatRoutes(): AnyRoute[] {
         const call = stream ? upstream.provider.chatStream : upstream.provider.chat;
         if (!call) throw new GatewayError("not_configured", `Provider "${upstream.name}" does not serve chat${stream ? " streaming" : ""}; route the model to one that does in options.media.`);
         const counter = await tokenCounter();
-        // A predicted output is read as input, and its rejected tokens are billed as output: both fit within its count.
-        const extras = [body.tools, body.functions, body.response_format, body.tool_choice, body.prediction];
+        const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
         // Tokenizing is the costly step before payment: its bytes count against the client IP (no
         // key) or the key's owner wallet until the call is billed (a call released or refused stays counted).
         const owner = auth.kind === "key" ? auth.key.owner : undefined;
@@ -159,7 +158,7 @@ export function chatRoutes(): AnyRoute[] {
           limitUnpaidTokenizing(request, gateway, bytes, "fit", owner);
           tokenized += bytes;
         });
-        const quote = quoteChat(card, quoting, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras }, fee);
+        const quote = quoteChat(card, quoting, { messages: body.messages, max_completion_tokens: body.max_completion_tokens ?? undefined, max_tokens: body.max_tokens ?? undefined, n: body.n ?? undefined, extras, prediction: body.prediction }, fee);
         refuseOverContext(card, quote);
         const paid = { request, requestId, credential: auth, trace };
         const opened = await openChatPayment({ ledger: gateway.services.ledger, ids: gateway.ids, feeBps: fee }, media.billing, gateway.services.x402, paid, card, quote, stream);
@@ -175,6 +174,8 @@ export function chatRoutes(): AnyRoute[] {
         const signal = link ? link.signal : client;
         const req = { body: upstreamBody(body, card.modelId, payment.outputCap), ...(signal ? { signal } : {}) };
         const price = (usage: { promptTokens: number; completionTokens: number; cachedInputTokens?: number | undefined }) => priceChat(card, usage, fee);
+        const foreign = foreignTokenizer(card);
+        const outputTokens = (text: string) => countOutput(counter, text, foreign);
 
         // Tracked until it is billed (or its stream takes over the tracking): a call whose client left
         // may still be running when the gateway closes, and must keep the store until it settles.
@@ -189,7 +190,7 @@ export function chatRoutes(): AnyRoute[] {
             throw error;
           }
           if ("raw" in started) {
-            const usage = billedUsage(started.usage, quote.billedPromptTokens, () => counter.count(started.outputText));
+            const usage = billedUsage(started.usage, quote.billedPromptTokens, () => outputTokens(started.outputText));
             const { receipt, headers } = await payment.settle(price(usage));
             const receiptJson = JSON.stringify(receipt);
             return bytes(appendMember(started.raw, "receipt", receiptJson), "application/json", {
@@ -200,6 +201,7 @@ export function chatRoutes(): AnyRoute[] {
             chunks: started,
             payment,
             counter,
+            outputTokens,
             price,
             promptTokens: quote.billedPromptTokens,
             outputLimit: payment.outputCap * quote.choices,

@@ -10,7 +10,7 @@
  */
 
 import { invalidRequest } from "../errors.js";
-import { foreignAllowance } from "./foreign-bound.js";
+import { foreignAllowance, foreignPromptBound } from "./foreign-bound.js";
 
 /** Counts the tokens of a text. */
 export interface TokenCounter {
@@ -193,6 +193,26 @@ export function countPromptParts(
   // A text counted as its bytes needs only what normalization (NFKC) may add: no byte-level tokenizer counts more.
   const allowance = (s: string) => (foreign ? foreignAllowance(s, byteCounted(s)) : 0);
   return { tokens, images, allowance: allowance(text) + allowance(extras) };
+}
+
+/**
+ * The tokens of model output the gateway counts itself (a stream cut before its usage, an upstream
+ * that reports none, a predicted output's reservation). Tokenized in slices of at most
+ * {@link MAX_TOKENIZED_CHARS} characters, so that a long answer is never counted as its UTF-8 bytes
+ * (a slice boundary may split one token: at most one more per slice); with `foreign` (a card whose
+ * vendor tokenizes otherwise), at the bound a prompt of the same text gets, since that vendor bills
+ * what its own tokenizer counts (metering/foreign-bound.ts).
+ */
+export function countOutput(counter: TokenCounter, text: string, foreign: boolean): number {
+  let tokens = 0;
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(text.length, at + MAX_TOKENIZED_CHARS);
+    // Never between the two halves of a surrogate pair.
+    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    tokens += counter.count(text.slice(at, end));
+    at = end;
+  }
+  return foreign && tokens > 0 ? foreignPromptBound(tokens, foreignAllowance(text, false)) : tokens;
 }
 
 /** The prompt count the quote reserves for: the count plus 10 % and 16 tokens, for vendors whose tokenizers count more. */

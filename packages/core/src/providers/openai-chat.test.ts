@@ -27,7 +27,7 @@ describe("chat answer readers", () => {
     }
   });
 
-  it("concatenates content, text and refusal parts, refusals and function names/arguments across choices", () => {
+  it("concatenates content parts of every text kind, refusals, and function and custom tool calls across choices", () => {
     const choices = [
       {
         message: {
@@ -35,16 +35,21 @@ describe("chat answer readers", () => {
             { type: "text", text: "a" },
             { type: "refusal", refusal: "b" },
             { type: "image_url", image_url: { url: "x" } },
+            { type: "thinking", thinking: [{ type: "text", text: "t" }] },
           ],
           refusal: "c",
         },
       },
       { message: { content: null, function_call: { name: "f", arguments: "{}" } } },
-      { message: { tool_calls: [{ function: { name: "g", arguments: '{"x":1}' } }, { type: "custom" }, null] } },
+      {
+        message: {
+          tool_calls: [{ function: { name: "g", arguments: '{"x":1}' } }, { type: "custom", custom: { name: "h", input: "diff" } }, { type: "custom" }, null],
+        },
+      },
       { delta: { content: "ignored: not a message" } },
       "junk",
     ];
-    expect(outputTextOf(choices, "message")).toBe('abcf{}g{"x":1}');
+    expect(outputTextOf(choices, "message")).toBe('abtcf{}g{"x":1}hdiff');
     expect(outputTextOf(choices, "delta")).toBe("ignored: not a message");
     expect(outputTextOf(undefined, "delta")).toBe("");
   });

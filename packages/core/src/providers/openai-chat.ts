@@ -199,8 +199,11 @@ export function chatUsageOf(usage: unknown): ChatUsage | undefined {
 
 /**
  * The output text of a chat answer's `choices` (`key` `"message"`) or of a stream chunk's
- * (`"delta"`): content (a string or its `text`/`refusal` parts), refusal, and the name and
- * arguments of each tool call and of a legacy `function_call`, concatenated in choice order.
+ * (`"delta"`): content (a string, or every string of each part but its `type` tag: `text`,
+ * `refusal`, Mistral's `thinking` parts with their nested text; media parts are left out), refusal, reasoning, the name and
+ * arguments of each `function` tool call and the name and input of each `custom` one, and a legacy
+ * `function_call`, concatenated in choice order. What this misses is served unbilled whenever the
+ * upstream reports no usage (a stream cut before it), so it reads every kind a model may emit.
  */
 export function outputTextOf(choices: unknown, key: "message" | "delta"): string {
   if (!Array.isArray(choices)) return "";
@@ -209,16 +212,34 @@ export function outputTextOf(choices: unknown, key: "message" | "delta"): string
     const m = isObject(choice) ? choice[key] : undefined;
     if (!isObject(m)) continue;
     if (Array.isArray(m.content)) {
-      for (const part of m.content) if (isObject(part)) out += str(part.text) + str(part.refusal);
+      for (const part of m.content) if (isObject(part) && !MEDIA_PARTS.has(str(part.type))) out += stringsOf(part, 0);
     } else {
       out += str(m.content);
     }
     // Reasoning some servers stream beside the content (DeepSeek's `reasoning_content`, OpenRouter's `reasoning`).
     out += str(m.refusal) + str(m.reasoning_content) + str(m.reasoning);
-    if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls) out += functionText(isObject(call) ? call.function : undefined);
-    out += functionText(m.function_call);
+    if (Array.isArray(m.tool_calls))
+      for (const call of m.tool_calls) if (isObject(call)) out += callText(call.function, "arguments") + callText(call.custom, "input");
+    out += callText(m.function_call, "arguments");
   }
   return out;
 }
 
-const functionText = (f: unknown): string => (isObject(f) ? str(f.name) + str(f.arguments) : "");
+/** A tool call's name and its `arguments` (a function) or `input` (a custom tool). */
+const callText = (f: unknown, payload: "arguments" | "input"): string => (isObject(f) ? str(f.name) + str(f[payload]) : "");
+
+/** Content parts that carry media (a URL or base64 data), not text: not counted as tokens. */
+const MEDIA_PARTS = new Set(["image_url", "input_image", "image", "audio", "input_audio", "file"]);
+
+/** The deepest content part nesting read; an upstream's parts nest two or three levels. */
+const MAX_PART_DEPTH = 8;
+
+/** Every string in `value` but `type` tags, depth first. */
+function stringsOf(value: unknown, depth: number): string {
+  if (typeof value === "string") return value;
+  if (depth > MAX_PART_DEPTH || typeof value !== "object" || value === null) return "";
+  let out = "";
+  if (Array.isArray(value)) for (const v of value) out += stringsOf(v, depth + 1);
+  else for (const [k, v] of Object.entries(value)) if (k !== "type") out += stringsOf(v, depth + 1);
+  return out;
+}

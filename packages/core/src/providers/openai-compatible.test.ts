@@ -37,6 +37,8 @@ function stub(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse)
   const model = String(s.json?.model ?? s.form?.fields.model ?? "");
   // The key straddles the 500-character cut of the relayed message.
   if (model === "key-at-cut") return void send(401, { error: { message: `${"q".repeat(480)} key used: ${API_KEY}` } });
+  // An upstream (or a proxy before it) that echoes the credentials it refused.
+  if (model === "echo-credentials") return void send(401, { error: { message: `Invalid api-key '${s.headers["api-key"]}' (proxy auth: ${s.headers["x-proxy-auth"]})` } });
   if (model === "bad-model") return void send(400, { error: { message: `bad model; your key ${API_KEY} is fine`, type: "invalid_request_error" } });
   if (model === "boom") return void res.writeHead(500, { "content-type": "text/html" }).end("<h1>oops</h1>");
   if (model === "garbage") return void res.writeHead(200, { "content-type": "application/json" }).end("{not json");
@@ -163,6 +165,14 @@ describe("OpenAI-compatible provider", () => {
     expect([e.status, e.code]).toEqual([502, "upstream_error"]);
     expect(e.message).toContain("127.0.0.1");
     expect(e.details).toEqual({ upstreamStatus: 400, upstreamMessage: "bad model; your key [redacted] is fine" });
+    // Credentials configured as headers (Azure's api-key, a proxy's bearer token) are redacted too.
+    const echoed = await failure(
+      createOpenAICompatibleProvider({ baseUrl: `${base}/`, http: createFetchHttpClient(), headers: { "api-key": "azure-secret-0123456789", "X-Proxy-Auth": "Bearer proxy-token-abcdef" } }).embeddings!({
+        model: "echo-credentials",
+        input: "x",
+      }),
+    );
+    expect((echoed.details as { upstreamMessage: string }).upstreamMessage).toBe("Invalid api-key '[redacted]' (proxy auth: [redacted])");
     // A key across the cut leaves no prefix of itself behind.
     const atCut = await failure(provider().embeddings!({ model: "key-at-cut", input: "x" }));
     expect((atCut.details as { upstreamMessage: string }).upstreamMessage).toBe(`${"q".repeat(480)} key used: [redacted`);

@@ -55,7 +55,7 @@ export interface OpenAITransport {
   fail(message: string, details?: Record<string, unknown>, cause?: unknown): GatewayError;
   /** A failure as the contract wants it: the signal's reason when it aborted, a GatewayError as is, else 502 "could not be reached". */
   rethrow(error: unknown, signal: AbortSignal | undefined): unknown;
-  /** Upstream text cut to 500 characters with the API key replaced by `[redacted]`. */
+  /** Upstream text cut to 500 characters with the API key and the configured header values replaced by `[redacted]`. */
   scrub(text: string): string;
 }
 
@@ -93,8 +93,19 @@ export function createOpenAITransport(options: OpenAICompatibleProviderOptions):
     if (error instanceof GatewayError) return error;
     return fail(`${host} could not be reached`, undefined, error);
   };
+  // The API key and every configured header value (Azure's `api-key`, a proxy's token; each word of 8
+  // characters or more, so `Bearer <token>` loses its token), longest first: upstreams echo what they refuse.
+  const secrets = [
+    ...Object.values(options.headers ?? {})
+      .flatMap((v) => [v, ...v.split(/\s+/)])
+      .filter((v) => v.length >= 8),
+    ...(options.apiKey ? [options.apiKey] : []),
+  ].sort((a, b) => b.length - a.length);
   // Redacted before the cut: a key straddling the cut would otherwise survive as its first characters.
-  const scrub = (text: string) => (options.apiKey ? text.split(options.apiKey).join("[redacted]") : text).slice(0, MAX_UPSTREAM_MESSAGE);
+  const scrub = (text: string) => {
+    for (const secret of secrets) if (text.includes(secret)) text = text.split(secret).join("[redacted]");
+    return text.slice(0, MAX_UPSTREAM_MESSAGE);
+  };
 
   async function read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     try {
