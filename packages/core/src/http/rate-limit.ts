@@ -43,7 +43,8 @@ interface Window {
  * Creates a limiter. A subject's window starts at its first request and lasts `windowMs`; exactly
  * `limit` requests pass in it. Subjects fall in classes by the text before their first `:` (the
  * gateway's `ip:`, `key:`, `wallet:`, `unpaid-chat-ip:` and `unpaid-chat-wallet:`), and at most `maxSubjects` windows are kept
- * per class: beyond that, the class's lapsed ones are dropped first, then its oldest. So a flood of
+ * per class: beyond that, the class's lapsed ones are dropped first, then its oldest (in O(1) a
+ * request, however many it keeps). So a flood of
  * new IPs cannot grow memory without bound, and it forgets only IP windows: never a key's or a
  * wallet's, which would start their limits over.
  */
@@ -56,10 +57,13 @@ export function createRateLimiter(options: { clock: Clock; maxSubjects: number }
     if (!windows) classes.set(name, (windows = new Map()));
     return windows;
   };
+  // A class's Map is in window order (a renewed window is re-inserted at the end), so its lapsed
+  // windows lead: drop from the front while they have lapsed or the class is full, and stop at the
+  // first live one once there is room. Each insert pays for what it drops, so a class kept full by a
+  // flood of new subjects costs O(1) a request, not a scan of every window.
   const evict = (windows: Map<string, Window>, now: number) => {
-    for (const [subject, w] of windows) if (w.resetAt <= now) windows.delete(subject);
-    for (const subject of windows.keys()) {
-      if (windows.size < options.maxSubjects) break;
+    for (const [subject, w] of windows) {
+      if (w.resetAt > now && windows.size < options.maxSubjects) break;
       windows.delete(subject);
     }
   };
