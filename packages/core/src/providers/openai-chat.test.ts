@@ -13,6 +13,14 @@ describe("chat answer readers", () => {
       promptTokens: 5,
       completionTokens: 2,
     });
+    // Reasoning an adapter left out of completion_tokens (Gemini's thoughts), but reported apart or in the total, is output.
+    expect(chatUsageOf({ prompt_tokens: 21, completion_tokens: 0, total_tokens: 81, completion_tokens_details: { reasoning_tokens: 60 } })).toEqual({
+      promptTokens: 21,
+      completionTokens: 60,
+      reasoningTokens: 60,
+    });
+    expect(chatUsageOf({ prompt_tokens: 20, completion_tokens: 198, total_tokens: 623 })).toEqual({ promptTokens: 20, completionTokens: 603 });
+    expect(chatUsageOf({ prompt_tokens: 20, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 9 } })).toMatchObject({ completionTokens: 9 });
     for (const bad of [
       null,
       undefined,

@@ -189,9 +189,13 @@ export function chatUsageOf(usage: unknown): ChatUsage | undefined {
   if (promptTokens === undefined || completionTokens === undefined) return undefined;
   const cached = isObject(usage.prompt_tokens_details) ? countOf(usage.prompt_tokens_details, "cached_tokens") : undefined;
   const reasoning = isObject(usage.completion_tokens_details) ? countOf(usage.completion_tokens_details, "reasoning_tokens") : undefined;
+  const total = countOf(usage, "total_tokens");
   return {
     promptTokens,
-    completionTokens,
+    // OpenAI's completion tokens include the reasoning ones. Gemini reports its thoughts apart, and
+    // adapters that map them only to `reasoning_tokens` (or leave them out but in `total_tokens`)
+    // under-report what the vendor bills as output: the larger reading wins.
+    completionTokens: Math.max(completionTokens, reasoning ?? 0, total === undefined ? 0 : total - promptTokens),
     ...(cached === undefined ? {} : { cachedInputTokens: cached }),
     ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
   };
