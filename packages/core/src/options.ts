@@ -79,17 +79,20 @@ export const gatewayOptionsSchema = z.strictObject({
       inFlightBodyBytes: z.number().int().min(64 * 1024).max(64 * 1024 * MiB).optional(),
       /**
        * The most of `inFlightBodyBytes` one client (IP, IPv6 /64; see `trustedProxies`) may hold at
-       * once; beyond it, 429 `rate_limited`. A client's only body in flight may be larger. @default a quarter of inFlightBodyBytes
+       * once (bytes held are bytes received); beyond it, 429 `rate_limited`. A client's only body in
+       * flight may be larger. @default a quarter of inFlightBodyBytes
        */
       inFlightBodyBytesPerClient: z.number().int().min(1024).max(64 * 1024 * MiB).optional(),
       /**
        * The least average rate, in bytes per second, at which a request body must arrive once
        * `bodyGraceMs` has passed; a slower one is refused with 408 `request_timeout` and its bytes
-       * given back. 0 turns this off. @default 8192
+       * given back. 0: any rate (`bodyTimeoutMs` still applies). @default 8192
        */
       minBodyBytesPerSecond: z.number().int().min(0).max(1024 * MiB).optional(),
       /** How long a request body may take before `minBodyBytesPerSecond` applies, in ms. @default 10000 */
       bodyGraceMs: z.number().int().min(100).max(3_600_000).optional(),
+      /** The longest a request body may take to arrive, in ms, whatever its rate (408 `request_timeout` after). @default 300000 */
+      bodyTimeoutMs: z.number().int().min(1000).max(86_400_000).optional(),
       /**
        * The most authorized (open) payment intents one service key may hold at once; a reserve
        * beyond it gets 429 `too_many_open_intents`. Every paid call holds one while it runs, so
@@ -181,7 +184,7 @@ export interface ResolvedOptions extends Omit<z.output<typeof gatewayOptionsSche
   readonly unpaidBodyBytes: number;
   readonly inFlightBodyBytes: number;
   readonly inFlightBodyBytesPerClient: number;
-  readonly bodyPace: { readonly minBytesPerSecond: number; readonly graceMs: number };
+  readonly bodyPace: { readonly minBytesPerSecond: number; readonly graceMs: number; readonly maxMs: number };
   readonly openIntentsPerKey: number;
   readonly liveKeysPerWallet: number;
 }
@@ -217,7 +220,7 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     unpaidBodyBytes: o.limits?.unpaidBodyBytes ?? MiB,
     inFlightBodyBytes: o.limits?.inFlightBodyBytes ?? 64 * MiB,
     inFlightBodyBytesPerClient: o.limits?.inFlightBodyBytesPerClient ?? Math.floor((o.limits?.inFlightBodyBytes ?? 64 * MiB) / 4),
-    bodyPace: { minBytesPerSecond: o.limits?.minBodyBytesPerSecond ?? 8 * 1024, graceMs: o.limits?.bodyGraceMs ?? 10_000 },
+    bodyPace: { minBytesPerSecond: o.limits?.minBodyBytesPerSecond ?? 8 * 1024, graceMs: o.limits?.bodyGraceMs ?? 10_000, maxMs: o.limits?.bodyTimeoutMs ?? 300_000 },
     openIntentsPerKey: o.limits?.openIntentsPerKey ?? 1000,
     liveKeysPerWallet: o.limits?.liveKeysPerWallet ?? 1000,
   };

@@ -35,6 +35,8 @@ export interface BodyBudget {
   readonly inUse: number;
   /** Bytes `client` currently holds. */
   heldBy(client: string): number;
+  /** How many clients hold bytes now. */
+  readonly clients: number;
 }
 
 /** A refused body is never read, so its connection closes after the answer. */
@@ -52,7 +54,8 @@ export function createBodyBudget(capBytes: number, perClientBytes: number = capB
     let released = false;
     return {
       take(bytes) {
-        if (released) return;
+        // Nothing taken, nothing kept: a client whose request holds no bytes gets no entry.
+        if (released || bytes === 0) return;
         if (inUse - held > 0 && inUse + bytes > capBytes)
           throw new GatewayError("overloaded", "The gateway is reading too many request bodies at once; retry shortly.", { headers: RETRY });
         if (client !== undefined) {
@@ -87,6 +90,9 @@ export function createBodyBudget(capBytes: number, perClientBytes: number = capB
       return inUse;
     },
     heldBy: (client) => clients.get(client) ?? 0,
+    get clients() {
+      return clients.size;
+    },
     hold,
     acquire(bytes, client) {
       const h = hold(client);

@@ -110,13 +110,6 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
   }
 }
 
-/** A declared body length within `limit` (taken from the byte cap before reading), else 0 (taken chunk by chunk). */
-function declaredLength(req: GatewayRequest, limit: number): number {
-  if (req.body?.kind !== "stream") return 0;
-  const declared = Number(req.headers["content-length"]);
-  return Number.isFinite(declared) && declared >= 0 && declared <= limit ? declared : 0;
-}
-
 function bodyLimitOf(route: AnyRoute, auth: unknown, ctx: GatewayContext): number {
   const kind = typeof route.bodyLimit === "function" ? route.bodyLimit(auth) : (route.bodyLimit ?? "json");
   return kind === "media" ? ctx.limits.mediaBodyBytes : kind === "unpaid" ? Math.min(ctx.limits.unpaidBodyBytes, ctx.limits.mediaBodyBytes) : ctx.limits.jsonBodyBytes;
@@ -138,13 +131,13 @@ async function runRoute(route: AnyRoute, rawParams: Record<string, string>, req:
     if (route.body) {
       assertJsonBody(req, route.multipart ?? false);
       const limit = bodyLimitOf(route, auth, ctx);
-      const declared = declaredLength(req, limit);
-      hold.take(declared);
-      // A body that falls behind the pace gives its bytes back with a 408 (http/body-pace.ts).
+      // Bytes are taken from the cap as they arrive, never on a declared length: a client that
+      // announces a body and sends nothing holds nothing. One that falls behind the pace, or
+      // outlasts limits.bodyTimeoutMs, gives its bytes back with a 408 (http/body-pace.ts).
       const paced = ctx.bodyPace.watch();
       const onChunk = (n: number) => {
         paced.received(n);
-        if (declared === 0) hold.take(n);
+        hold.take(n);
       };
       let raw = await paced.guard(readJsonBody(req, limit, route.multipart ?? false, onChunk));
       if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalidRequest("The body must be a JSON object.");

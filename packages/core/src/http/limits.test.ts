@@ -140,6 +140,11 @@ describe("in-flight body budget", () => {
     second.take(1);
     second.release();
     expect(budget.heldBy("a")).toBe(0);
+    // A request that holds no bytes (an empty body) leaves no entry behind.
+    const empty = budget.hold("b");
+    empty.take(0);
+    empty.release();
+    expect(budget.clients).toBe(0);
   });
 });
 
@@ -199,7 +204,7 @@ describe("per-key rate limit on the wire (manual clock)", () => {
 });
 
 describe("paid routes and the body", () => {
-  const streamRequest = (headers: Record<string, string>, read: (limit: number) => Promise<Uint8Array>): GatewayRequest => ({
+  const streamRequest = (headers: Record<string, string>, read: (limit: number, onChunk?: (bytes: number) => void) => Promise<Uint8Array>): GatewayRequest => ({
     method: "POST",
     path: "/v1/embeddings",
     query: new URLSearchParams(),
@@ -240,12 +245,14 @@ describe("paid routes and the body", () => {
     const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, limits: { inFlightBodyBytes: 64 * 1024 } });
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const slow = async () => {
+    // 40 KiB arrive at once, the rest later: bytes count against the cap as they arrive.
+    const slow = async (_limit: number, onChunk?: (bytes: number) => void) => {
+      onChunk?.(40 * 1024);
       await held;
       return new TextEncoder().encode("{}");
     };
-    const first = gateway.handle({ ...streamRequest({ "content-length": String(40 * 1024) }, slow), path: "/v1/feedback" });
-    const second = await gateway.handle({ ...streamRequest({ "content-length": String(40 * 1024) }, slow), path: "/v1/feedback" });
+    const first = gateway.handle({ ...streamRequest({ "content-length": String(80 * 1024) }, slow), path: "/v1/feedback" });
+    const second = await gateway.handle({ ...streamRequest({ "content-length": String(80 * 1024) }, slow), path: "/v1/feedback" });
     expect(second.status).toBe(503);
     expect(second.headers["retry-after"]).toBe("1");
     expect((second.body as { kind: "json"; value: any }).value.error.code).toBe("overloaded");

@@ -187,7 +187,7 @@ export const ERROR_RESPONSES: Readonly<Record<string, JsonObject>> = {
   },
   NotFound: errorResponse("The path, or an object the request names (key, intent, model, agent, video job), does not exist."),
   RequestTimeout: errorResponse(
-    "request_timeout: the body arrived slower than limits.minBodyBytesPerSecond (8 KiB/s by default) once limits.bodyGraceMs (10 s) had passed; the connection is closed.",
+    "request_timeout: the body arrived slower than limits.minBodyBytesPerSecond (8 KiB/s by default) once limits.bodyGraceMs (10 s) had passed, or not within limits.bodyTimeoutMs (5 min); the connection is closed.",
   ),
   PayloadTooLarge: errorResponse("payload_too_large: the body is over the route's limit (1 MiB JSON, 32 MiB media by default)."),
   Forbidden: errorResponse("forbidden: the proof belongs to another wallet than the one named (or a service key where the route takes none)."),
