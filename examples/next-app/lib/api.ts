@@ -23,7 +23,7 @@ const MAX_KEY_PAGES = 50;
 
 /**
  * A client of the gateway served beside this page. It holds no credential: the browser sends
- * the `tollgate_session` cookie (HttpOnly, same origin) that proves the signed-in wallet, so the
+ * the `tollgate_session` cookie (`__Host-tollgate_session` over https; HttpOnly, same origin) that proves the signed-in wallet, so the
  * session token never sits in page memory. Browser only (reads `window.location`). One retry
  * for a transient failure of the GETs.
  */

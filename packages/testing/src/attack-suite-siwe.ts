@@ -1,7 +1,7 @@
 /** The Sign-In with Ethereum part of the attack suite: every forged, stale or replayed sign-in is refused. */
 import { describe, expect, type it } from "vitest";
 import type { GatewayOptions } from "@tollgate/core";
-import { attacker, bearer, CHAIN, DAY, refused, victim, type AttackHarness } from "./attack-harness.js";
+import { attacker, bearer, CHAIN, DAY, HOST, refused, victim, type AttackHarness } from "./attack-harness.js";
 
 type Test = (title: string, fn: (h: AttackHarness) => Promise<void>, extra?: Partial<GatewayOptions>) => ReturnType<typeof it>;
 
@@ -73,6 +73,21 @@ export function runSignInAttacks(test: Test): void {
       refused(await h.call("GET", "/api/keys", { headers: bearer(again) }), 401, "wallet_unverified");
       refused(await h.call("GET", "/api/auth/session", { headers: bearer(again) }), 401, "wallet_unverified");
     });
+
+    test(
+      "a Secure session cookie is __Host- prefixed: a same-named cookie planted by a sibling subdomain proves nothing",
+      async (h) => {
+        const { token, reply } = await h.signIn(victim);
+        expect(reply.headers.get("set-cookie")).toMatch(/^__Host-tollgate_session=sess_[A-Za-z0-9_-]{43}; Max-Age=86400; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+        expect((await h.call("GET", "/api/auth/session", { headers: { cookie: `__Host-tollgate_session=${token}` } })).status).toBe(200);
+        // A page on evil.gateway.test can set `tollgate_session` for the parent domain, never a __Host- cookie.
+        const attackerSession = (await h.signIn(attacker)).token;
+        refused(await h.call("GET", "/api/auth/session", { headers: { cookie: `tollgate_session=${attackerSession}` } }), 401, "authentication_required");
+        const out = await h.call("DELETE", "/api/auth/session", { headers: { cookie: `__Host-tollgate_session=${token}` } });
+        expect(out.headers.get("set-cookie")).toMatch(/^__Host-tollgate_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+      },
+      { auth: { domains: [HOST], cookie: { secure: true } } },
+    );
 
     test("a forged or malformed session token, a garbage message or signature → 401 / 400", async (h) => {
       refused(await h.call("GET", "/api/keys", { headers: bearer(`sess_${"A".repeat(43)}`) }), 401, "wallet_unverified");

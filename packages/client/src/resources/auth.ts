@@ -1,7 +1,7 @@
 /**
  * `client.auth`: Sign-In with Ethereum (EIP-4361) wallet sessions (docs/security.md "Signing in with the wallet").
  * A session proves the wallet on the wallet routes (key create and list, intents list, settlement
- * status); browsers also get it as the HttpOnly cookie `tollgate_session`.
+ * status); browsers also get it as the HttpOnly cookie `tollgate_session` (`__Host-tollgate_session` over https).
  */
 import { APIPromise } from "../api-promise.js";
 import type { Caller } from "../http/caller.js";
@@ -91,8 +91,8 @@ export interface AuthResource {
   /** Asks a sign-in nonce for `address` on `chainId` (single use, about 10 minutes). */
   nonce(params: { address: string; chainId: number }, options?: RequestOptions): APIPromise<AuthNonce>;
   /**
-   * Trades a signed SIWE message for a session (and, in a browser, the `tollgate_session`
-   * cookie). 401 `wallet_unverified` for a bad signature, a used or unknown nonce, another domain
+   * Trades a signed SIWE message for a session (and, in a browser, the `tollgate_session` cookie,
+   * `__Host-tollgate_session` over https). 401 `wallet_unverified` for a bad signature, a used or unknown nonce, another domain
    * or an expired message; 400 when the message does not parse. Never retried (the nonce is spent).
    */
   verify(params: { message: string; signature: string }, options?: RequestOptions): APIPromise<SignedIn>;

@@ -7,7 +7,7 @@ import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { addressSchema, chainIdInput } from "../http/schemas.js";
 import type { GatewayRequest } from "../http/types.js";
-import { sessionTokenOf } from "../http/wallet-proof.js";
+import { secureSessionCookie, sessionCookieName, sessionTokenOf } from "../http/wallet-proof.js";
 import { signInDomains } from "./domains.js";
 import { requestHost } from "../http/headers.js";
 import type { SessionRecord } from "../store/auth-types.js";
@@ -15,13 +15,13 @@ import type { SessionRecord } from "../store/auth-types.js";
 
 /** The `Set-Cookie` value of a session token (an empty token with max age 0 clears the cookie). */
 function sessionCookie(gateway: GatewayContext, request: GatewayRequest, token: string, maxAgeSeconds: number): string {
-  const { sameSite, secure } = gateway.sessionCookie;
-  return serialize(gateway.wallets.cookieName, token, {
+  // Path=/ and no Domain, as the __Host- prefix of a Secure cookie requires.
+  return serialize(sessionCookieName(request, gateway), token, {
     httpOnly: true,
     path: "/",
-    sameSite,
+    sameSite: gateway.sessionCookie.sameSite,
     // Browsers drop SameSite=None cookies that are not Secure (and treat http://localhost as secure).
-    secure: secure ?? (sameSite === "none" || request.origin?.startsWith("https:") === true),
+    secure: secureSessionCookie(request, gateway),
     maxAge: maxAgeSeconds,
   });
 }
@@ -65,7 +65,7 @@ export function authRoutes(): AnyRoute[] {
       summary: "The wallet session of the request (Bearer sess_ or the session cookie).",
       security: { accepts: ["walletSession"] },
       handle: async ({ request, gateway }) => {
-        const token = sessionTokenOf(request, gateway.wallets.cookieName);
+        const token = sessionTokenOf(request, sessionCookieName(request, gateway));
         if (token === undefined) throw new GatewayError("authentication_required", "Send a wallet session as Authorization: Bearer sess_… or its cookie.");
         const session = await gateway.services.auth.sessionFor(token);
         if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
@@ -79,7 +79,7 @@ export function authRoutes(): AnyRoute[] {
       summary: "Sign out: the session stops proving its wallet and the cookie is cleared (idempotent).",
       security: { accepts: ["walletSession"], optional: true },
       handle: async ({ request, gateway }) => {
-        const token = sessionTokenOf(request, gateway.wallets.cookieName);
+        const token = sessionTokenOf(request, sessionCookieName(request, gateway));
         const signedOut = token === undefined ? false : await gateway.services.auth.signOut(token);
         return json({ success: true, signedOut }, { headers: { "set-cookie": sessionCookie(gateway, request, "", 0) } });
       },

@@ -34,7 +34,7 @@ export const SECURITY_SCHEMES: Readonly<Record<RouteCredential, JsonObject>> = {
     type: "http",
     scheme: "bearer",
     bearerFormat: "sess_<base64url>",
-    description: "A wallet session from POST /api/auth/verify (Sign-In with Ethereum), as `Authorization: Bearer sess_…` or the tollgate_session HttpOnly cookie.",
+    description: "A wallet session from POST /api/auth/verify (Sign-In with Ethereum), as `Authorization: Bearer sess_…` or the tollgate_session HttpOnly cookie (__Host-tollgate_session when Secure, over https).",
   },
   x402: {
     type: "apiKey",

@@ -80,6 +80,23 @@ export const WALLET_PROOF: RouteSecurity = { accepts: ["walletSession", "service
 /** The same for key creation, where a service key does not prove the wallet. */
 export const WALLET_PROOF_NO_KEY: RouteSecurity = { accepts: ["walletSession", ["internalSecret", "session"]] };
 
+/** Whether the session cookie of `request` is `Secure`: `auth.cookie.secure`, else SameSite=None or a request over https. */
+export function secureSessionCookie(request: GatewayRequest, gateway: Pick<GatewayContext, "sessionCookie">): boolean {
+  const { sameSite, secure } = gateway.sessionCookie;
+  return secure ?? (sameSite === "none" || request.origin?.startsWith("https:") === true);
+}
+
+/**
+ * The name of the session cookie on `request`: `__Host-<name>` when the cookie is `Secure`, so a
+ * sibling subdomain (or a plain-http page of the same host) cannot plant its own session in the
+ * browser for the gateway to read (cookie tossing: the victim would act as the attacker's wallet);
+ * the plain name on plain http, where browsers refuse the prefix.
+ */
+export function sessionCookieName(request: GatewayRequest, gateway: Pick<GatewayContext, "sessionCookie" | "wallets">): string {
+  const name = gateway.wallets.cookieName;
+  return secureSessionCookie(request, gateway) && !name.startsWith("__Host-") ? `__Host-${name}` : name;
+}
+
 /** The session token of a request: a `sess_…` bearer, else the session cookie (only when no Authorization is sent). */
 export function sessionTokenOf(request: GatewayRequest, cookieName: string): string | undefined {
   const bearer = bearerToken(request.headers.authorization);
@@ -157,7 +174,7 @@ function assertSameSiteCookie(request: GatewayRequest, gateway: GatewayContext):
 
 async function resolveProof(request: GatewayRequest, gateway: GatewayContext, claimed: string | undefined, options: ProveWalletOptions): Promise<ProvenWallet> {
   const policy = gateway.wallets;
-  const sessionToken = sessionTokenOf(request, policy.cookieName);
+  const sessionToken = sessionTokenOf(request, sessionCookieName(request, gateway));
   const secret = request.headers["x-internal-secret"];
   // The host app's secret first: a server acting for its user may forward the user's cookie too.
   if (secret !== undefined && policy.internalSecret !== undefined && (sessionToken === undefined || bearerToken(request.headers.authorization) === undefined)) {
