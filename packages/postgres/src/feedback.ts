@@ -1,18 +1,22 @@
 /** {@link FeedbackStore} on PostgreSQL. */
 import { feedbackFromRow, type FeedbackStore, type SqlFeedbackRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
-import type { Queryable } from "./queryable.js";
+import { inTransaction, retryOnConflict, type Queryable } from "./queryable.js";
 import { dec, enc, selectList, type TableName } from "./rows.js";
 
 type FeedbackRecord = Parameters<FeedbackStore["insertFeedback"]>[0];
 type Summary = Awaited<ReturnType<FeedbackStore["summarizeFeedback"]>>;
 type FeedbackRow = SqlFeedbackRow<string>;
 
-const COLS = selectList("feedback_id target_type target_id category comment verification reviewer key_id", "rating labels chain_id created_at context metadata");
+const COLS = selectList(
+  "feedback_id target_type target_id category comment verification reviewer key_id",
+  "rating labels chain_id created_at context metadata",
+);
 
 const toRecord = (r: FeedbackRow) => feedbackFromRow(r, dec);
 
-export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
+/** `db` runs the statements; `txDb` (the pool itself, not a wrapper that names statements) runs the transaction of a rating. */
+export function createFeedbackOps(db: Queryable, t: TableName, txDb: Queryable = db): FeedbackStore {
   const feedback = t("feedback");
   const ofTarget = `FROM ${feedback} x WHERE target_type = $1::text AND target_id = $2::text`;
   // `seq` (an identity column) breaks createdAt ties by insert order.
@@ -23,32 +27,50 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
   const summary = `
     SELECT
       (SELECT json_agg(json_build_array(category, verification, rating::text, n::text))::text
-       FROM (SELECT category, verification, rating, count(*) AS n ${ofTarget} GROUP BY category, verification, rating) g) AS groups,
+       FROM (SELECT category, verification, CASE WHEN rating_counted THEN rating END AS rating, count(*) AS n ${ofTarget} GROUP BY category, verification, rating, rating_counted) g) AS groups,
       (SELECT json_agg(row_to_json(r) ORDER BY r.sort_created DESC, r.sort_seq DESC)::text
        FROM (SELECT ${COLS}, created_at AS sort_created, seq AS sort_seq ${ofTarget} ORDER BY x.created_at DESC, x.seq DESC LIMIT $3::int) r) AS recent`;
 
+  const insertSql = `INSERT INTO ${feedback} (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at, context, metadata)
+         VALUES ($1::text, $2::text, $3::text, $4::text, $5::smallint, $6::text, $7::json, $8::text, $9::text, $10::text, $11::bigint, $12::bigint, $13::json, $14::json)`;
+  // A proven reviewer's earlier rating of the target stops counting (feedback_counted_rating: at most one row).
+  const supersede = `UPDATE ${feedback} SET rating_counted = false
+    WHERE target_type = $1::text AND target_id = $2::text AND reviewer = $3::text AND rating IS NOT NULL AND rating_counted`;
+
   return {
-    /** One INSERT; the unique feedback_id rejects a duplicate. */
+    /**
+     * One INSERT; the unique feedback_id rejects a duplicate. A proven reviewer's rating first
+     * un-counts its earlier one, in one transaction: when a concurrent rating of the same reviewer
+     * commits first, the unique index feedback_counted_rating refuses this one and it runs again
+     * (its new snapshot sees the winner, which it then replaces).
+     */
     async insertFeedback(r) {
-      await db.query(
-        `INSERT INTO ${feedback} (feedback_id, target_type, target_id, category, rating, comment, labels, verification, reviewer, key_id, chain_id, created_at, context, metadata)
-         VALUES ($1::text, $2::text, $3::text, $4::text, $5::smallint, $6::text, $7::json, $8::text, $9::text, $10::text, $11::bigint, $12::bigint, $13::json, $14::json)`,
-        [
-          r.feedbackId,
-          enc(r.targetType),
-          enc(r.targetId),
-          enc(r.category),
-          r.rating ?? null,
-          enc(r.comment),
-          JSON.stringify(r.labels),
-          r.verification,
-          r.reviewer ?? null,
-          r.keyId ?? null,
-          r.chainId ?? null,
-          r.createdAt,
-          r.context === undefined ? null : JSON.stringify(r.context),
-          r.metadata === undefined ? null : JSON.stringify(r.metadata),
-        ],
+      const params = [
+        r.feedbackId,
+        enc(r.targetType),
+        enc(r.targetId),
+        enc(r.category),
+        r.rating ?? null,
+        enc(r.comment),
+        JSON.stringify(r.labels),
+        r.verification,
+        r.reviewer ?? null,
+        r.keyId ?? null,
+        r.chainId ?? null,
+        r.createdAt,
+        r.context === undefined ? null : JSON.stringify(r.context),
+        r.metadata === undefined ? null : JSON.stringify(r.metadata),
+      ];
+      if (r.rating === undefined || r.reviewer === undefined) {
+        await db.query(insertSql, params);
+        return;
+      }
+      const reviewer = r.reviewer;
+      await retryOnConflict(["feedback_counted_rating"], () =>
+        inTransaction(txDb, async (tx) => {
+          await tx.query(supersede, [enc(r.targetType), enc(r.targetId), reviewer]);
+          await tx.query(insertSql, params);
+        }),
       );
     },
 
@@ -60,7 +82,11 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
     },
 
     async summarizeFeedback(target, { recentLimit }) {
-      const { rows } = await db.query<{ groups: string | null; recent: string | null }>(summary, [enc(target.type), enc(target.id), Math.max(0, Math.floor(recentLimit))]);
+      const { rows } = await db.query<{ groups: string | null; recent: string | null }>(summary, [
+        enc(target.type),
+        enc(target.id),
+        Math.max(0, Math.floor(recentLimit)),
+      ]);
       const out: Summary = { count: 0, ratingCount: 0, ratingSum: 0, ratings: [0, 0, 0, 0, 0], categories: {}, verification: {}, recent: [] };
       const groups = JSON.parse(rows[0]?.groups ?? "[]") as [string, string, string | null, string][];
       for (const [rawCategory, verification, rating, count] of groups) {
@@ -83,7 +109,7 @@ export function createFeedbackOps(db: Queryable, t: TableName): FeedbackStore {
   };
 }
 
-/** Schema of this capability (migration versions 3 and 10; add later changes as new versions). */
+/** Schema of this capability (migration versions 3, 10 and 21; add later changes as new versions). */
 export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
@@ -116,5 +142,25 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
     name: "feedback: context and metadata",
     // JSON objects (json keeps the text as given, like labels); NULL = none given. Bounds are the service's.
     sql: `ALTER TABLE feedback ADD COLUMN context json, ADD COLUMN metadata json;`,
+  },
+  {
+    version: 21,
+    name: "feedback: one counted rating per reviewer and target",
+    // Of a proven reviewer's ratings of a target only the latest counts in the summary; rows of
+    // earlier versions are marked so. The unique partial index holds that to one row (and makes a
+    // concurrent second rating retry), and finds the one a new rating replaces; feedback_summary
+    // stays covering with the flag.
+    sql: `
+      ALTER TABLE feedback ADD COLUMN rating_counted boolean NOT NULL DEFAULT true;
+      UPDATE feedback f SET rating_counted = false
+      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND EXISTS (
+        SELECT 1 FROM feedback later
+        WHERE later.target_type = f.target_type AND later.target_id = f.target_id
+          AND later.reviewer = f.reviewer AND later.rating IS NOT NULL AND later.seq > f.seq);
+      CREATE UNIQUE INDEX feedback_counted_rating ON feedback (target_type, target_id, reviewer)
+        WHERE rating_counted AND rating IS NOT NULL AND reviewer IS NOT NULL;
+      DROP INDEX feedback_summary;
+      CREATE INDEX feedback_summary ON feedback (target_type, target_id, category, verification, rating, rating_counted);
+    `,
   },
 ];

@@ -125,7 +125,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createKeyOps(ops, t, db),
     ...createLedgerOps(ops, t, group),
     ...createChargeOps(ops, t),
-    ...createFeedbackOps(ops, t),
+    ...createFeedbackOps(ops, t, db),
     ...createAgentOps(ops, t),
     ...createDispenserOps(ops, t),
     ...createVideoOps(ops, t),

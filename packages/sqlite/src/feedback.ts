@@ -17,10 +17,14 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
     ORDER BY created_at DESC, seq DESC LIMIT ?`);
   // One pass over the covering index feedback_summary, already in GROUP BY order: no table
   // lookups and no sort, at most 10 × 3 × 6 groups whatever the number of records.
-  const groups = db.prepare<[string, string], { category: string; verification: string; rating: bigint | null; n: bigint }>(`
-    SELECT category, verification, rating, COUNT(*) AS n FROM feedback
+  const groups = db.prepare<[string, string], { category: string; verification: string; rating: bigint | null; counted: bigint; n: bigint }>(`
+    SELECT category, verification, rating, rating_counted AS counted, COUNT(*) AS n FROM feedback
     WHERE target_type = ? AND target_id = ?
-    GROUP BY category, verification, rating`);
+    GROUP BY category, verification, rating, rating_counted`);
+  // A proven reviewer's earlier rating of the target stops counting (feedback_counted_rating: at most one row).
+  const supersede = db.prepare<[string, string, string]>(`
+    UPDATE feedback SET rating_counted = 0
+    WHERE target_type = ? AND target_id = ? AND reviewer = ? AND rating IS NOT NULL AND rating_counted = 1`);
 
   // A deferred transaction: both reads see one snapshot (WAL), so `recent` agrees with the counts.
   const summarize = db.transaction((type: string, id: string, recentLimit: number): Summary => {
@@ -31,7 +35,7 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
       summary.categories[g.category] = (summary.categories[g.category] ?? 0) + n;
       const v = g.verification as FeedbackRecord["verification"];
       summary.verification[v] = (summary.verification[v] ?? 0) + n;
-      if (g.rating !== null) {
+      if (g.rating !== null && g.counted === 1n) {
         const rating = Number(g.rating);
         summary.ratingCount += n;
         summary.ratingSum += rating * n;
@@ -42,24 +46,29 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
     return summary;
   });
 
+  const insertRecord = db.transaction((r: FeedbackRecord) => {
+    if (r.rating !== undefined && r.reviewer !== undefined) supersede.run(r.targetType, r.targetId, r.reviewer);
+    insert.run({
+      feedback_id: r.feedbackId,
+      target_type: r.targetType,
+      target_id: r.targetId,
+      category: r.category,
+      rating: r.rating ?? null,
+      comment: r.comment ?? null,
+      labels: JSON.stringify(r.labels),
+      verification: r.verification,
+      reviewer: r.reviewer ?? null,
+      key_id: r.keyId ?? null,
+      chain_id: r.chainId ?? null,
+      created_at: r.createdAt,
+      context: r.context === undefined ? null : JSON.stringify(r.context),
+      metadata: r.metadata === undefined ? null : JSON.stringify(r.metadata),
+    });
+  });
+
   return {
     async insertFeedback(r) {
-      insert.run({
-        feedback_id: r.feedbackId,
-        target_type: r.targetType,
-        target_id: r.targetId,
-        category: r.category,
-        rating: r.rating ?? null,
-        comment: r.comment ?? null,
-        labels: JSON.stringify(r.labels),
-        verification: r.verification,
-        reviewer: r.reviewer ?? null,
-        key_id: r.keyId ?? null,
-        chain_id: r.chainId ?? null,
-        created_at: r.createdAt,
-        context: r.context === undefined ? null : JSON.stringify(r.context),
-        metadata: r.metadata === undefined ? null : JSON.stringify(r.metadata),
-      });
+      insertRecord.immediate(r);
     },
 
     async listFeedback(target, { limit }) {
@@ -73,7 +82,7 @@ export function createFeedbackOps(db: Database.Database): FeedbackStore {
   };
 }
 
-/** Schema of this capability (migration versions 3 and 10; add later changes as new versions). */
+/** Schema of this capability (migration versions 3, 10 and 21; add later changes as new versions). */
 export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
@@ -109,6 +118,25 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE feedback ADD COLUMN context TEXT CHECK (context IS NULL OR json_valid(context));
       ALTER TABLE feedback ADD COLUMN metadata TEXT CHECK (metadata IS NULL OR json_valid(metadata));
+    `,
+  },
+  {
+    version: 21,
+    name: "feedback: one counted rating per reviewer and target",
+    // Of a proven reviewer's ratings of a target only the latest counts in the summary; rows of
+    // earlier versions are marked so. The unique partial index holds that to one row, and finds
+    // the one a new rating replaces; feedback_summary stays covering with the flag.
+    sql: `
+      ALTER TABLE feedback ADD COLUMN rating_counted INTEGER NOT NULL DEFAULT 1 CHECK (rating_counted IN (0, 1));
+      UPDATE feedback SET rating_counted = 0
+      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND EXISTS (
+        SELECT 1 FROM feedback later
+        WHERE later.target_type = feedback.target_type AND later.target_id = feedback.target_id
+          AND later.reviewer = feedback.reviewer AND later.rating IS NOT NULL AND later.seq > feedback.seq);
+      CREATE UNIQUE INDEX feedback_counted_rating ON feedback (target_type, target_id, reviewer)
+        WHERE rating_counted = 1 AND rating IS NOT NULL AND reviewer IS NOT NULL;
+      DROP INDEX feedback_summary;
+      CREATE INDEX feedback_summary ON feedback (target_type, target_id, category, verification, rating, rating_counted);
     `,
   },
 ];

@@ -101,7 +101,8 @@ export const feedbackTests = {
         ...(rating === undefined ? { comment: `only text ${i}` } : { rating }),
         category: categories[i]!,
         verification: modes[i]!,
-        ...(modes[i] === "anonymous" ? {} : { reviewer: OWNER, chainId: 1 }),
+        // A reviewer each: one reviewer's later rating would replace its earlier one.
+        ...(modes[i] === "anonymous" ? {} : { reviewer: `0x${String(i).padStart(40, "0")}`, chainId: 1 }),
         createdAt: T0 + i * 10,
       }),
     );
@@ -120,6 +121,58 @@ export const feedbackTests = {
     const all = await store.summarizeFeedback(TARGET, { recentLimit: 100 });
     expect(all.recent.map((r) => r.feedbackId)).toEqual([...records].reverse().map((r) => r.feedbackId));
     expect((await store.summarizeFeedback(TARGET, { recentLimit: 0 })).recent).toEqual([]);
+  },
+
+  "a proven reviewer's latest rating of a target replaces its earlier ones in the aggregates; anonymous ones all count; every record stays": async ({
+    store,
+  }) => {
+    const other = "0x00000000000000000000000000000000000000cc";
+    const byOwner = (rating: number | undefined, at: number) =>
+      makeFeedback({
+        ...(rating === undefined ? { comment: "text only" } : { rating }),
+        verification: "service_key",
+        reviewer: OWNER,
+        chainId: 1,
+        createdAt: T0 + at,
+      });
+    const records = [
+      byOwner(5, 0),
+      makeFeedback({ rating: 2, createdAt: T0 + 1 }),
+      byOwner(1, 2),
+      makeFeedback({ rating: 4, verification: "wallet_header", reviewer: other, chainId: 1, createdAt: T0 + 3 }),
+      byOwner(undefined, 4),
+      makeFeedback({ rating: 2, createdAt: T0 + 5 }),
+      // The owner's rating of another target counts there, and does not touch this one.
+      makeFeedback({ targetType: "endpoint", rating: 3, verification: "service_key", reviewer: OWNER, chainId: 1, createdAt: T0 + 6 }),
+    ];
+    for (const r of records) await store.insertFeedback(r);
+    const summary = await store.summarizeFeedback(TARGET, { recentLimit: 10 });
+    expect({ count: summary.count, ratingCount: summary.ratingCount, ratingSum: summary.ratingSum, ratings: summary.ratings }).toEqual({
+      count: 6,
+      ratingCount: 4,
+      ratingSum: 9,
+      ratings: [1, 2, 0, 1, 0],
+    });
+    expect(summary.verification).toEqual({ service_key: 3, anonymous: 2, wallet_header: 1 });
+    expect((await store.listFeedback(TARGET, { limit: 10 })).map((r) => r.rating)).toEqual([2, undefined, 4, 1, 2, 5]);
+    expect((await store.summarizeFeedback({ type: "endpoint", id: TARGET.id }, { recentLimit: 1 })).ratingSum).toBe(3);
+    // Rating again: the newest replaces the one that counted.
+    await store.insertFeedback(byOwner(4, 7));
+    const again = await store.summarizeFeedback(TARGET, { recentLimit: 1 });
+    expect([again.ratingCount, again.ratingSum, again.ratings]).toEqual([4, 12, [0, 2, 0, 2, 0]]);
+  },
+
+  "concurrent ratings of one target by one reviewer: exactly one counts": async ({ store }) => {
+    const ratings = Array.from({ length: 20 }, (_, i) =>
+      makeFeedback({ rating: (i % 5) + 1, verification: "service_key", reviewer: OWNER, chainId: 1, createdAt: T0 + i }),
+    );
+    await Promise.all(ratings.map((r) => store.insertFeedback(r)));
+    const summary = await store.summarizeFeedback(TARGET, { recentLimit: 100 });
+    expect(summary.count).toBe(20);
+    expect(summary.ratingCount).toBe(1);
+    expect(summary.ratings.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(summary.ratingSum).toBeGreaterThanOrEqual(1);
+    expect(summary.ratingSum).toBeLessThanOrEqual(5);
   },
 
   "summarizeFeedback of a target without records is all zeros": async ({ store }) => {

@@ -48,11 +48,14 @@ export interface FeedbackTarget {
 export interface FeedbackAggregates {
   /** Records of the target. */
   count: number;
-  /** Records with a rating. */
+  /**
+   * Ratings counted: every anonymous one, and of each proven reviewer (a `reviewer` address) only
+   * the latest rating of the target, so one wallet is one voice however often it rates.
+   */
   ratingCount: number;
-  /** Sum of the ratings (an exact integer; the caller derives the average). */
+  /** Sum of the ratings counted (an exact integer; the caller derives the average). */
   ratingSum: number;
-  /** Records per rating: index 0 counts rating 1, …, index 4 rating 5. */
+  /** Ratings counted per value: index 0 counts rating 1, …, index 4 rating 5. */
   ratings: [number, number, number, number, number];
   /** Records per category; only categories that occur. */
   categories: Record<string, number>;
@@ -62,7 +65,11 @@ export interface FeedbackAggregates {
 
 /** Feedback persistence: append-only records with newest-first reads and per-target aggregates. */
 export interface FeedbackStore {
-  /** Inserts one record. Single native atomic operation; rejects on a duplicate `feedbackId`. */
+  /**
+   * Inserts one record; rejects on a duplicate `feedbackId`. A rated record of a proven reviewer
+   * replaces that reviewer's earlier rating of the target in the aggregates (the records stay, and
+   * are listed as they were). Atomic: of concurrent ratings by one reviewer, exactly one counts.
+   */
   insertFeedback(record: FeedbackRecord): Promise<void>;
   /**
    * Up to `limit` records of `target`, newest first: `createdAt` descending, and among equal

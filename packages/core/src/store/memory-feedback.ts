@@ -1,10 +1,11 @@
 /** The feedback part of the memory store. */
 import type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget } from "./feedback-types.js";
 
-/** One target's records (oldest first, by createdAt then insert order) and its running totals. */
+/** One target's records (oldest first, by createdAt then insert order), its running totals, and each proven reviewer's counted rating. */
 interface Bucket {
   readonly records: { record: FeedbackRecord; seq: number }[];
   readonly totals: FeedbackAggregates;
+  readonly counted: Map<string, number>;
 }
 
 /** A deep copy: the JSON objects `context` and `metadata` are cloned through JSON, as a database would. */
@@ -43,7 +44,7 @@ export function createMemoryFeedbackStore(): FeedbackStore {
       ids.add(record.feedbackId);
       const key = slot({ type: record.targetType, id: record.targetId });
       let bucket = buckets.get(key);
-      if (!bucket) buckets.set(key, (bucket = { records: [], totals: emptyTotals() }));
+      if (!bucket) buckets.set(key, (bucket = { records: [], totals: emptyTotals(), counted: new Map() }));
       // Records usually arrive in time order (append); a late createdAt is placed by binary search.
       const { records } = bucket;
       let lo = 0;
@@ -59,6 +60,14 @@ export function createMemoryFeedbackStore(): FeedbackStore {
       const t = bucket.totals;
       t.count += 1;
       if (record.rating !== undefined) {
+        // A proven reviewer's new rating replaces its earlier one in the totals.
+        const earlier = record.reviewer === undefined ? undefined : bucket.counted.get(record.reviewer);
+        if (earlier !== undefined) {
+          t.ratingCount -= 1;
+          t.ratingSum -= earlier;
+          t.ratings[earlier - 1] = (t.ratings[earlier - 1] ?? 1) - 1;
+        }
+        if (record.reviewer !== undefined) bucket.counted.set(record.reviewer, record.rating);
         t.ratingCount += 1;
         t.ratingSum += record.rating;
         t.ratings[record.rating - 1] = (t.ratings[record.rating - 1] ?? 0) + 1;
