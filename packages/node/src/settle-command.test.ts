@@ -62,14 +62,15 @@ describe("tollgate settle", () => {
   it("exits 1 when a group fails (the charges stay queued)", async () => {
     const db = join(dir, "fail.db");
     const owner = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
-    await queueCharge(db, owner, 8453, 5n);
+    // A wallet that never approved the spender: its transfer reverts.
+    await queueCharge(db, owner, usdc.chain.chainId, 5n);
     const config = writeConfig("fail.json", {
       chains: [usdc.chain],
       settlement: { internalSecret: SECRET, treasury: owner, chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: usdc.node.accounts[1]!.privateKey }] },
     });
     const run = await cli(["settle", "--db", db, "--config", config]);
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.out)).toMatchObject({ failCount: 1, results: [{ wallet: owner, chainId: 8453, amountWei: "5", error: expect.stringContaining("No settlement spender") }] });
+    expect(JSON.parse(run.out)).toMatchObject({ failCount: 1, results: [{ wallet: owner, chainId: usdc.chain.chainId, amountWei: "5", error: expect.stringContaining("transferFrom") }] });
   });
 
   it("exits 2 on an unusable configuration", async () => {

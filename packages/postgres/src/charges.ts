@@ -22,7 +22,8 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
     WITH free AS MATERIALIZED (
       SELECT charge_id FROM ${charges}
       WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= $2::bigint)
-      ORDER BY created_at, charge_id LIMIT $4::int FOR NO KEY UPDATE SKIP LOCKED
+        AND ($5::bigint[] IS NULL OR chain_id = ANY ($5::bigint[]))
+      ORDER BY transfer_tx IS NULL, error IS NOT NULL, created_at, charge_id LIMIT $4::int FOR NO KEY UPDATE SKIP LOCKED
     ),
     claimed AS (
       UPDATE ${charges} c SET batch_id = $1::text, lease_until = $3::bigint
@@ -44,7 +45,7 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
     WHERE charge_id IN (SELECT charge_id FROM h)
       AND (SELECT count(*) FROM h) = (SELECT count(DISTINCT v) FROM json_array_elements_text($1::json) v)
     RETURNING 1`;
-  const fail = `UPDATE ${charges} SET batch_id = NULL, lease_until = NULL, error = $3::text, transfer_tx = CASE WHEN $4::boolean THEN NULL ELSE transfer_tx END WHERE ${held} RETURNING 1`;
+  const fail = `UPDATE ${charges} SET batch_id = NULL, lease_until = $5::bigint, error = $3::text, transfer_tx = CASE WHEN $4::boolean THEN NULL ELSE transfer_tx END WHERE ${held} RETURNING 1`;
 
   return {
     async listQueuedCharges({ limit }) {
@@ -60,8 +61,8 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
     },
 
     /** One statement: `FOR NO KEY UPDATE SKIP LOCKED` in a CTE, then the lease UPDATE. */
-    async claimCharges({ batchId, now, leaseMs, limit }) {
-      const { rows } = await db.query<ChargeRow>(claim, [batchId, now, now + leaseMs, Math.max(0, Math.floor(limit))]);
+    async claimCharges({ batchId, now, leaseMs, limit, chainIds }) {
+      const { rows } = await db.query<ChargeRow>(claim, [batchId, now, now + leaseMs, Math.max(0, Math.floor(limit)), chainIds === undefined ? null : chainIds.map(String)]);
       return rows.map(toCharge);
     },
 
@@ -76,8 +77,8 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
     },
 
     /** One conditional UPDATE, as completeCharges. */
-    async failCharges({ chargeIds, batchId, error, dropTransfer }) {
-      return (await db.query(fail, [JSON.stringify(chargeIds), batchId, enc(error), dropTransfer === true])).rows.length;
+    async failCharges({ chargeIds, batchId, error, dropTransfer, retryAt }) {
+      return (await db.query(fail, [JSON.stringify(chargeIds), batchId, enc(error), dropTransfer === true, retryAt ?? null])).rows.length;
     },
 
     async pendingChargeTotals(owner, chainId) {

@@ -20,12 +20,13 @@ export function createChargeOps(db: Database.Database): ChargeStore {
   const byId = db.prepare<[string], ChargeRow>("SELECT * FROM charges WHERE charge_id = ?");
   // One UPDATE picks and leases: a write statement holds the write lock from its first read, so
   // two claims (connections or processes) can never select the same free charge.
-  const claim = db.prepare<{ batch_id: string; now: number; until: number; limit: number }, ChargeRow>(`
+  const claim = db.prepare<{ batch_id: string; now: number; until: number; limit: number; chains: string | null }, ChargeRow>(`
     UPDATE charges SET batch_id = @batch_id, lease_until = @until
     WHERE charge_id IN (
       SELECT charge_id FROM charges
       WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= @now)
-      ORDER BY created_at, charge_id LIMIT @limit)
+        AND (@chains IS NULL OR chain_id IN (SELECT value FROM json_each(@chains)))
+      ORDER BY transfer_tx IS NULL, error IS NOT NULL, created_at, charge_id LIMIT @limit)
     RETURNING *`);
   const held = "charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'";
   // All or none: a transfer for a group's sum must never sit on a part of the group.
@@ -35,8 +36,8 @@ export function createChargeOps(db: Database.Database): ChargeStore {
   const complete = db.prepare<{ ids: string; batch_id: string; tx_hash: string; now: number }>(
     `UPDATE charges SET status = 'settled', tx_hash = @tx_hash, settled_at = @now, lease_until = NULL, transfer_tx = NULL WHERE ${held}`,
   );
-  const fail = db.prepare<{ ids: string; batch_id: string; error: string; drop: number }>(
-    `UPDATE charges SET batch_id = NULL, lease_until = NULL, error = @error, transfer_tx = CASE WHEN @drop = 1 THEN NULL ELSE transfer_tx END WHERE ${held}`,
+  const fail = db.prepare<{ ids: string; batch_id: string; error: string; drop: number; retry_at: number | null }>(
+    `UPDATE charges SET batch_id = NULL, lease_until = @retry_at, error = @error, transfer_tx = CASE WHEN @drop = 1 THEN NULL ELSE transfer_tx END WHERE ${held}`,
   );
   const pending = db.prepare<[string, number], { amount: bigint }>("SELECT amount FROM charges WHERE owner = ? AND chain_id = ? AND status = 'queued'");
 
@@ -50,8 +51,9 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       return row ? chargeFromRow(row) : null;
     },
 
-    async claimCharges({ batchId, now, leaseMs, limit }) {
-      return claim.all({ batch_id: batchId, now, until: now + leaseMs, limit: Math.max(0, Math.floor(limit)) }).sort(byAge).map((r) => chargeFromRow(r));
+    async claimCharges({ batchId, now, leaseMs, limit, chainIds }) {
+      const chains = chainIds === undefined ? null : JSON.stringify(chainIds);
+      return claim.all({ batch_id: batchId, now, until: now + leaseMs, limit: Math.max(0, Math.floor(limit)), chains }).sort(byAge).map((r) => chargeFromRow(r));
     },
 
     async recordChargeTransfer({ chargeIds, batchId, transferTx }) {
@@ -62,8 +64,8 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       return complete.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, tx_hash: txHash, now }).changes;
     },
 
-    async failCharges({ chargeIds, batchId, error, dropTransfer }) {
-      return fail.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, error, drop: dropTransfer ? 1 : 0 }).changes;
+    async failCharges({ chargeIds, batchId, error, dropTransfer, retryAt }) {
+      return fail.run({ ids: JSON.stringify(chargeIds), batch_id: batchId, error, drop: dropTransfer ? 1 : 0, retry_at: retryAt ?? null }).changes;
     },
 
     async pendingChargeTotals(owner, chainId) {

@@ -75,6 +75,39 @@ export const chargeTests = {
     expect(again[0]).toMatchObject({ batchId: "run_b", error: "insufficient allowance" });
   },
 
+  "failCharges with retryAt: no claim takes the charges before it, and other charges go first": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 10_000n });
+    const queued = await queueCharges(store, key, 4);
+    await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 60_000, limit: 2 });
+    expect(await store.failCharges({ chargeIds: ids(queued).slice(0, 2), batchId: "run_a", error: "reverted", retryAt: T0 + 5_000 })).toBe(2);
+    // The two oldest wait: a batch before retryAt takes the younger ones.
+    expect(ids(await store.claimCharges({ batchId: "run_b", now: T0 + 20, leaseMs: 60_000, limit: 10 }))).toEqual(ids(queued).slice(2));
+    expect(await store.claimCharges({ batchId: "run_c", now: T0 + 4_999, leaseMs: 1_000, limit: 10 })).toEqual([]);
+    const later = await store.claimCharges({ batchId: "run_d", now: T0 + 5_000, leaseMs: 1_000, limit: 10 });
+    expect(ids(later)).toEqual(ids(queued).slice(0, 2));
+    expect(later[0]).toMatchObject({ batchId: "run_d", error: "reverted" });
+    expect(await store.pendingChargeTotals(key.owner, key.chainId)).toEqual({ amount: 10n, count: 4 });
+  },
+
+  "a claim takes charges that never failed before those a batch failed, each oldest first": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 10_000n });
+    const queued = await queueCharges(store, key, 5);
+    await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 60_000, limit: 2 });
+    expect(await store.failCharges({ chargeIds: ids(queued).slice(0, 2), batchId: "run_a", error: "reverted" })).toBe(2);
+    const next = await store.claimCharges({ batchId: "run_b", now: T0 + 20, leaseMs: 60_000, limit: 4 });
+    expect(new Set(ids(next))).toEqual(new Set([...ids(queued).slice(2), ids(queued)[0]]));
+  },
+
+  "claimCharges with chainIds takes only charges on those chains": async ({ store }) => {
+    const onBase = await addKey(store, { budgetLimit: 10_000n, chainId: 8453 });
+    const onOther = await addKey(store, { budgetLimit: 10_000n, chainId: 31337, owner: OTHER_OWNER });
+    const other = await queueCharges(store, onOther, 3);
+    const base = await queueCharges(store, onBase, 2);
+    expect(ids(await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 60_000, limit: 10, chainIds: [8453] }))).toEqual(ids(base));
+    expect(await store.claimCharges({ batchId: "run_b", now: T0 + 10, leaseMs: 60_000, limit: 10, chainIds: [1] })).toEqual([]);
+    expect(ids(await store.claimCharges({ batchId: "run_c", now: T0 + 10, leaseMs: 60_000, limit: 10 }))).toEqual(ids(other));
+  },
+
   "a lapsed lease can be claimed by another batch; the old batch can no longer complete": async ({ store }) => {
     const key = await addKey(store, { budgetLimit: 10_000n });
     const queued = await queueCharges(store, key, 2);

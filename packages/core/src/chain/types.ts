@@ -51,12 +51,19 @@ export class ChainError extends Error {
   readonly nothingMoved: boolean;
   /** The hash of the transaction signed for the write, when one was (sent or maybe sent). */
   readonly txHash: Hex | undefined;
-  constructor(message: string, reason?: string, options?: { cause?: unknown; nothingMoved?: boolean; txHash?: Hex }) {
+  /**
+   * True when the contract itself refused the call: its simulation reverted with a reason, or the
+   * transaction was mined and reverted (for a `transferFrom`: the wallet's allowance or balance did
+   * not cover it when it ran). False for a node's refusal, a lost answer or an unreadable RPC.
+   */
+  readonly reverted: boolean;
+  constructor(message: string, reason?: string, options?: { cause?: unknown; nothingMoved?: boolean; txHash?: Hex; reverted?: boolean }) {
     super(message, options);
     this.name = "ChainError";
     this.reason = reason;
     this.nothingMoved = options?.nothingMoved ?? false;
     this.txHash = options?.txHash;
+    this.reverted = options?.reverted ?? false;
   }
 }
 

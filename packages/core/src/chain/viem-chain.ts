@@ -156,7 +156,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
       await beforeSend?.({ raw: serialized, hash: keccak256(serialized), from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number });
     } catch (error) {
       const failed = toChainError(label, error);
-      throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true });
+      throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true, reverted: failed.reason !== undefined });
     }
     const hash = keccak256(serialized);
     try {

@@ -28,6 +28,12 @@ export const settlementOptionsSchema = z
     /** Most charges one batch claims. @default 500 */
     batchLimit: z.number().int().min(1).max(10_000).optional(),
     /**
+     * How long the charges of a group whose transfer failed wait before a batch takes them again, in
+     * ms. Batches take charges that never failed before those that did, so a wallet that cannot pay
+     * never keeps the others out; this spares the chain its retries too. @default 0 (the next batch)
+     */
+    retryAfterMs: z.number().int().min(0).max(7 * 86_400_000).optional(),
+    /**
      * Run a batch every `intervalMs` ms in the background (one at a time), so what a key spends is
      * collected, and a wallet that moved its funds away is found and frozen, within this long.
      * `false`: only on request (`POST /api/settlement/batch`, `tollgate settle` from a cron job).

@@ -118,26 +118,48 @@ describe("settlement schedule (settlement.intervalMs)", () => {
       chains: [DEAD_CHAIN],
       settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }], intervalMs: 5000 },
     });
-    // A key from before settlement covered its chain (a new one there is refused): its charge cannot be collected.
+    // A key from before settlement covered its chain (a new one there is refused): batches leave its charge out.
     const key = makeKey({ owner: OWNER, chainId: 8453, budgetLimit: 100n, expiresAt: Date.UTC(2027, 0, 1) });
     await store.insertKey(key);
     await gateway.services.keys.chargeDirect(key, 9n);
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     await vi.advanceTimersByTimeAsync(4999);
     expect(claim).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
     expect(claim).toHaveBeenCalledTimes(1);
+    expect(claim.mock.calls[0]![0]).toMatchObject({ chainIds: [7] });
     const [charge] = await store.listQueuedCharges({ limit: 5 });
-    expect(charge?.error).toMatch(/No settlement spender is configured for chain 8453/);
-    // No logger given: the gateway's warning goes to the console, with its fields.
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/1 of 1 groups failed/), expect.objectContaining({ failCount: 1, totalGroups: 1 }));
+    expect(charge).toMatchObject({ chainId: 8453, status: "queued" });
+    expect(charge?.error).toBeUndefined();
     await vi.advanceTimersByTimeAsync(5000);
     expect(claim).toHaveBeenCalledTimes(2);
     await gateway.close();
     await vi.advanceTimersByTimeAsync(20_000);
     expect(claim).toHaveBeenCalledTimes(2);
-    warn.mockRestore();
   });
+
+  it("a scheduled batch whose groups fail warns, on the console when no logger is given, with its fields", async () => {
+    const store = createMemoryStore();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const gateway = createGateway({
+      store,
+      sweepIntervalMs: 0,
+      chains: [DEAD_CHAIN],
+      settlement: { internalSecret: SECRET, treasury: TREASURY, chains: [{ chainId: 7, spenderPrivateKey: OTHER_KEY }], intervalMs: 1000 },
+    });
+    try {
+      // A key on the dead chain (its RPC answers nothing): its charge cannot be collected.
+      const key = makeKey({ owner: OWNER, chainId: 7, budgetLimit: 100n, expiresAt: Date.UTC(2027, 0, 1) });
+      await store.insertKey(key);
+      await gateway.services.keys.chargeDirect(key, 9n);
+      for (let i = 0; i < 200 && warn.mock.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/1 of 1 groups failed/), expect.objectContaining({ failCount: 1, totalGroups: 1 }));
+      const [charge] = await store.listQueuedCharges({ limit: 5 });
+      expect(charge?.error).toMatch(/transferFrom failed/);
+    } finally {
+      await gateway.close();
+      warn.mockRestore();
+    }
+  }, 20_000);
 
   it("runs every 10 minutes when no interval is given, and never with intervalMs: false", async () => {
     vi.useFakeTimers();

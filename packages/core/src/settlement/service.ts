@@ -2,14 +2,16 @@
  * Deferred settlement: charges queued by settled payment intents are moved on-chain in batches,
  * one USDC `transferFrom(wallet, treasury, sum)` per (wallet, chain) with the chain's spender
  * wallet, against the allowance the wallet granted to it. A batch leases its charges in the store
- * (`claimCharges`), so two batches at once never settle one charge twice; a failed group goes
- * back to the queue with its error. Each transfer is signed and recorded on its charges before it
+ * (`claimCharges`, only on the chains it has a spender for), so two batches at once never settle
+ * one charge twice; a failed group goes back to the queue with its error (after
+ * `settlement.retryAfterMs`), behind the charges that never failed, so a wallet that cannot pay
+ * never fills every batch ahead of the others. Each transfer is signed and recorded on its charges before it
  * is sent, so a transfer whose outcome is unknown (an answer lost, a crash) is finished later as
  * that same transaction, never paid a second time.
  */
 import { secretsEqual } from "../secrets.js";
 import type { CapabilityDeps } from "../capability.js";
-import type { Address, Hex, SignedTransaction } from "../chain/types.js";
+import { ChainError, type Address, type Hex, type SignedTransaction } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { GatewayError } from "../errors.js";
 import { GatewayOptionsError } from "../options.js";
@@ -81,6 +83,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   const intervalMs = config?.intervalMs === false ? undefined : (config?.intervalMs ?? DEFAULT_SETTLEMENT_INTERVAL_MS);
   const leaseMs = config?.leaseMs ?? 120_000;
   const batchLimit = config?.batchLimit ?? 500;
+  const retryAfterMs = config?.retryAfterMs ?? 0;
   const entries = (config?.chains ?? []).map((c) => ({ chainId: c.chainId, privateKey: c.spenderPrivateKey }));
   // A transfer starts only in the first half of its batch's lease and gives up waiting for its
   // receipt after a quarter of it, so it ends (settled, failed or unknown) while the lease holds.
@@ -115,9 +118,10 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const chargeIds = charges.map((c) => c.chargeId);
     const pending = first.transferTx as Hex | undefined;
     const result: SettlementGroupResult = { wallet: first.owner, chainId: first.chainId, amountWei: amount.toString(), intentCount: charges.length };
-    // `dropTransfer` only once the recorded transaction surely moved nothing and never can.
-    const fail = async (error: string, dropTransfer = false) => {
-      await store.failCharges({ chargeIds, batchId: runId, error, dropTransfer });
+    // `dropTransfer` only once the recorded transaction surely moved nothing and never can; `retry`
+    // false for a failure that is not the group's own (the batch ran out of time before it).
+    const fail = async (error: string, dropTransfer = false, retry = true) => {
+      await store.failCharges({ chargeIds, batchId: runId, error, dropTransfer, ...(retry ? { retryAt: clock.now() + retryAfterMs } : {}) });
       return { ...result, error };
     };
     const record = async (tx: SignedTransaction) => {
@@ -127,7 +131,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const wallet = wallets.get(first.chainId);
     if (!wallet) return fail(`No settlement spender is configured for chain ${first.chainId} (add it to settlement.chains); the charges stay queued.`);
     // A transfer must finish well inside the lease, or another batch could take the same charges.
-    if (clock.now() >= leaseUntil - leaseMs / 2) return fail("The batch ran out of lease time before this group; the charges stay queued for the next batch.");
+    if (clock.now() >= leaseUntil - leaseMs / 2) return fail("The batch ran out of lease time before this group; the charges stay queued for the next batch.", false, false);
     let txHash: string;
     try {
       txHash = pending ? await wallet.chain.resume(pending) : await wallet.chain.transferFrom(first.owner as Address, config!.treasury, amount, { beforeSend: record });
@@ -138,28 +142,32 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
           ...result,
           error: `The transfer's outcome is unknown (${message}); the charges keep its signed transaction and stay leased until ${new Date(leaseUntil).toISOString()}; a batch after that finishes this same transaction, which can land only once.`,
         };
-      return fail(await freezeIfUnderfunded(first, amount, runId, message), true);
+      return fail(await freezeIfUnderfunded(first, amount, runId, message, error instanceof ChainError && error.reverted), true);
     }
     await store.completeCharges({ chargeIds, batchId: runId, txHash, now: clock.now() });
     return { ...result, txHash };
   }
 
   /**
-   * After a failed transfer: when the wallet's allowance or balance is below what the group needed,
-   * its keys on the chain are frozen ({@link freezeWallet}) and the error says so; otherwise (or when
-   * the chain cannot be read, or funding is not required) the error is `message` as it was.
+   * After a failed transfer: when the token refused it (`reverted`: the wallet's allowance or balance
+   * did not cover it when it ran, whatever they read now: a wallet could drop its allowance just
+   * before the transfer and restore it just after), or the wallet's allowance or balance is below
+   * what the group needs, its keys on the chain are frozen ({@link freezeWallet}) and the error says
+   * so; otherwise (or when the chain cannot be read, or funding is not required) the error is
+   * `message` as it was.
    */
-  async function freezeIfUnderfunded(first: ChargeRecord, amount: bigint, runId: string, message: string): Promise<string> {
+  async function freezeIfUnderfunded(first: ChargeRecord, amount: bigint, runId: string, message: string, reverted: boolean): Promise<string> {
     try {
       const have = await deps.funding.funding(first.owner, first.chainId);
-      if (!have || have.covered >= amount) return message;
+      if (!have || (have.covered >= amount && !reverted)) return message;
       const update = (key: KeyRecord, patch: KeyPatch) => deps.keyGovernance.update(key, patch, `settlement:${runId}`);
       const { frozen, failed } = await freezeWallet({ store, clock, update }, first.owner, first.chainId);
       deps.telemetry.walletFrozen(frozen);
       deps.logger.warn({ runId, wallet: first.owner, chainId: first.chainId, frozen }, `settlement: wallet ${first.owner} cannot pay ${amount}; ${frozen} keys frozen`);
       for (const f of failed) deps.logger.error({ err: f.error, runId, wallet: first.owner, keyId: f.keyId }, "settlement: could not freeze a key of an underfunded wallet");
       const missed = failed.length > 0 ? `; ${failed.length} could not be cut (${failed.map((f) => f.keyId).join(", ")}), see the log` : "";
-      return `${message} (the wallet can pay ${have.covered}: allowance ${have.allowance}, balance ${have.balance}; its ${frozen} live keys on chain ${first.chainId} were cut to what they have committed, until their budgets are raised again${missed})`;
+      const when = have.covered >= amount ? "could not pay when the transfer ran; now it can pay" : "can pay";
+      return `${message} (the wallet ${when} ${have.covered}: allowance ${have.allowance}, balance ${have.balance}; its ${frozen} live keys on chain ${first.chainId} were cut to what they have committed, until their budgets are raised again${missed})`;
     } catch (error) {
       deps.logger.error({ err: error, runId, wallet: first.owner }, "settlement: could not check or freeze an underfunded wallet");
       return message;
@@ -182,7 +190,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
   async function runOneBatch(): Promise<SettlementBatchResult> {
     const runId = ids.next("run");
     const startedAt = clock.now();
-    const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit });
+    const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit, chainIds: [...wallets.keys()] });
     const groups = new Map<string, ChargeRecord[]>();
     for (const c of charges) {
       // Charges that carry an earlier batch's transfer are finished with it, apart from any other.

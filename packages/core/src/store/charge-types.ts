@@ -36,10 +36,15 @@ export interface ChargeStore {
   getCharge(chargeId: string): Promise<ChargeRecord | null>;
   /**
    * Leases up to `limit` queued charges whose lease is absent or lapsed (`leaseUntil <= now`) to
-   * `batchId` until `now + leaseMs`, oldest first. Single native atomic operation; returns an
-   * empty list when none is free; two concurrent claims never get the same charge.
+   * `batchId` until `now + leaseMs`: charges that carry a signed transfer first (to be finished),
+   * then charges that never failed, then those a batch failed before (with an `error`), each
+   * oldest first, so a group that keeps failing never keeps the others out of a batch; with
+   * `chainIds`, only charges on those chains
+   * (the chains a spender settles: others would fail every batch at the head of the queue). Single
+   * native atomic operation; returns an empty list when none is free; two concurrent claims never
+   * get the same charge.
    */
-  claimCharges(input: { batchId: string; now: number; leaseMs: number; limit: number }): Promise<ChargeRecord[]>;
+  claimCharges(input: { batchId: string; now: number; leaseMs: number; limit: number; chainIds?: readonly number[] }): Promise<ChargeRecord[]>;
   /**
    * Marks the given charges that are still queued and held by `batchId` as `settled` with
    * `txHash` and `settledAt = now`, clearing the lease and `transferTx`. Single native atomic operation; charges
@@ -56,13 +61,15 @@ export interface ChargeStore {
   recordChargeTransfer(input: { chargeIds: readonly string[]; batchId: string; transferTx: string }): Promise<number>;
   completeCharges(input: { chargeIds: readonly string[]; batchId: string; txHash: string; now: number }): Promise<number>;
   /**
-   * Returns the given charges held by `batchId` to the free queue (lease and batch cleared) and
-   * records `error`. Their `transferTx` stays (its transaction may still land) unless `dropTransfer`:
-   * pass it only when that transaction surely moved nothing and never can. Single native atomic
-   * operation; charges held by another batch are left alone.
+   * Returns the given charges held by `batchId` to the queue (batch cleared) and records `error`;
+   * with `retryAt`, no claim takes them before it (their `leaseUntil` is set to it: a group that
+   * keeps failing must not fill every batch ahead of the others), else at once. Their `transferTx`
+   * stays (its transaction may still land) unless `dropTransfer`: pass it only when that transaction
+   * surely moved nothing and never can. Single native atomic operation; charges held by another
+   * batch are left alone.
    * @returns how many it re-queued.
    */
-  failCharges(input: { chargeIds: readonly string[]; batchId: string; error: string; dropTransfer?: boolean }): Promise<number>;
+  failCharges(input: { chargeIds: readonly string[]; batchId: string; error: string; dropTransfer?: boolean; retryAt?: number }): Promise<number>;
   /** Total amount and number of queued charges of (owner, chainId), leased or not. */
   pendingChargeTotals(owner: string, chainId: number): Promise<{ amount: bigint; count: number }>;
 }

@@ -29,10 +29,15 @@ export function createMemoryChargeStore(charges: Map<string, ChargeRecord>): Cha
       return charge ? copyCharge(charge) : null;
     },
 
-    async claimCharges({ batchId, now, leaseMs, limit }) {
+    async claimCharges({ batchId, now, leaseMs, limit, chainIds }) {
       const free = [...charges.values()]
-        .filter((c) => c.status === "queued" && (c.leaseUntil === undefined || c.leaseUntil <= now))
-        .sort(byCreatedAsc)
+        .filter((c) => c.status === "queued" && (c.leaseUntil === undefined || c.leaseUntil <= now) && (chainIds === undefined || chainIds.includes(c.chainId)))
+        .sort(
+          (a, b) =>
+            Number(a.transferTx === undefined) - Number(b.transferTx === undefined) ||
+            Number(a.error !== undefined) - Number(b.error !== undefined) ||
+            byCreatedAsc(a, b),
+        )
         .slice(0, Math.max(0, limit));
       for (const c of free) {
         c.batchId = batchId;
@@ -61,11 +66,12 @@ export function createMemoryChargeStore(charges: Map<string, ChargeRecord>): Cha
       return done.length;
     },
 
-    async failCharges({ chargeIds, batchId, error, dropTransfer }) {
+    async failCharges({ chargeIds, batchId, error, dropTransfer, retryAt }) {
       const failed = held(chargeIds, batchId);
       for (const c of failed) {
         delete c.batchId;
-        delete c.leaseUntil;
+        if (retryAt === undefined) delete c.leaseUntil;
+        else c.leaseUntil = retryAt;
         if (dropTransfer) delete c.transferTx;
         c.error = error;
       }

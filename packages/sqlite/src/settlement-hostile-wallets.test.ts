@@ -1,0 +1,179 @@
+/**
+ * Settlement against wallets that will not pay, on a real anvil chain with the real gateway and a
+ * SQLite store: a wallet whose charges always fail must not keep the others out of every batch;
+ * charges on a chain without a spender must not either; and a wallet that drops its allowance just
+ * before the batch's transfer and restores it just after (a same-block sandwich) is frozen all the
+ * same, since the transfer reverted.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approveUsdc, startRpcProxy, startUsdcNode, withGateway, type Harness, type RpcProxy, type UsdcNode } from "@tollgate/testing";
+import { createSqliteStore } from "./store.js";
+import { tempSqliteStores } from "./temp-stores.js";
+
+const createStore = tempSqliteStores("settlement-hostile");
+const SECRET = "hostile-wallets-s3cret";
+const INTERNAL = "suite-internal-secret-0123456789";
+const DAY = 86_400_000;
+const asWallet = (a: string) => ({ "x-session-user-address": a, "x-internal-secret": INTERNAL });
+
+/** The key and charge steps of a test, through the gateway's own routes. */
+function steps(h: Harness, chainId: number) {
+  return {
+    async create(owner: string, fields: Record<string, unknown> = {}) {
+      const r = await h.call("POST", "/api/keys", {
+        headers: asWallet(owner),
+        body: { budgetLimit: "1000", expiresAt: h.clock.now() + 30 * DAY, networkId: chainId, purpose: "api", ...fields },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body as { keyId: string; token: string };
+    },
+    charge: (token: string, amount: string) => h.call("POST", "/api/keys/settle", { headers: { authorization: `Bearer ${token}` }, body: { amount } }),
+    async batch() {
+      const r = await h.call("POST", "/api/settlement/batch", { headers: { "x-internal-secret": SECRET } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { totalGroups: number; failCount: number; results: { wallet: string; error?: string; txHash?: string }[] };
+    },
+    view: async (key: { keyId: string; token: string }) =>
+      (await h.call("GET", `/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } })).body,
+  };
+}
+
+describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
+  let usdc: UsdcNode;
+  let proxy: RpcProxy;
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    usdc = await startUsdcNode();
+    proxy = await startRpcProxy(usdc.node.rpcUrl);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await usdc?.node.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const spender = () => usdc.node.accounts[1]!;
+  const settlement = (treasury: string) => ({
+    internalSecret: SECRET,
+    treasury,
+    chains: [{ chainId: usdc.chain.chainId, spenderPrivateKey: spender().privateKey }],
+    intervalMs: false as const,
+  });
+  const approve = (w: { privateKey: `0x${string}` }, n: bigint) => approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, w.privateKey, spender().address, n);
+
+  it(
+    "a wallet with a whole batch of dust charges and no allowance delays the others by one batch at most; each underfunded wallet is frozen",
+    { timeout: 120_000 },
+    async () => {
+      const treasury = "0x000000000000000000000000000000000000beef";
+      await withGateway(
+        { createStore },
+        async (h) => {
+          const s = steps(h, usdc.chain.chainId);
+          // A: funded for 1000 atoms, makes 500 charges of 1 atom (a whole batch), then revokes its allowance.
+          const attacker = usdc.node.accounts[2]!;
+          await usdc.mint(attacker.address, 1_000n);
+          await approve(attacker, 1_000n);
+          const a = await s.create(attacker.address);
+          for (let i = 0; i < 500; i++) expect((await s.charge(a.token, "1")).status).toBe(200);
+          await approve(attacker, 0n);
+          // B pays; C spends a daily window and withdraws its allowance.
+          const honest = usdc.node.accounts[3]!;
+          await usdc.mint(honest.address, 10_000n);
+          await approve(honest, 10_000n);
+          const b = await s.create(honest.address);
+          h.clock.advance(1);
+          expect((await s.charge(b.token, "400")).status).toBe(200);
+          const accomplice = usdc.node.accounts[4]!;
+          await usdc.mint(accomplice.address, 100n);
+          await approve(accomplice, 100n);
+          const c = await s.create(accomplice.address, { budgetLimit: "100", budgetPeriod: "daily" });
+          expect((await s.charge(c.token, "100")).status).toBe(200);
+          await approve(accomplice, 0n);
+
+          const first = await s.batch();
+          expect(first.results.map((r) => r.wallet)).toEqual([attacker.address.toLowerCase()]);
+          expect(first.results[0]!.error).toContain("were cut");
+          h.clock.advance(DAY);
+          // The next batch takes the others first (A's failed charges only fill the room they leave):
+          // B is collected, C is found underfunded and frozen.
+          const second = await s.batch();
+          const settled = new Map(second.results.map((r) => [r.wallet, r]));
+          expect(settled.get(honest.address.toLowerCase())?.txHash).toMatch(/^0x/);
+          expect(settled.get(accomplice.address.toLowerCase())?.error).toContain("were cut");
+          expect(await usdc.balanceOf(treasury)).toBe(400n);
+          expect(await usdc.balanceOf(honest.address)).toBe(9_600n);
+          expect((await s.view(c)).budgetPeriod ?? null).toBeNull();
+          // C cannot spend another day's window.
+          h.clock.advance(DAY);
+          expect((await s.charge(c.token, "100")).status).toBe(402);
+        },
+        { chains: [usdc.chain], settlement: settlement(treasury) },
+      );
+    },
+  );
+
+  it("charges queued on a chain without a spender (made before settlement was on) are left out of every batch", { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-settlement-hostile-"));
+    dirs.push(dir);
+    const file = join(dir, "gateway.db");
+    const treasury = "0x000000000000000000000000000000000000f00d";
+    // Before settlement: 500 charges on chain 8453, the operator's own credit.
+    await withGateway({ createStore: () => createSqliteStore({ filename: file }) }, async (h) => {
+      const s = steps(h, 8453);
+      const k = await s.create("0x00000000000000000000000000000000000000a1");
+      for (let i = 0; i < 500; i++) expect((await s.charge(k.token, "1")).status).toBe(200);
+    });
+    await withGateway(
+      { createStore: () => createSqliteStore({ filename: file }) },
+      async (h) => {
+        const s = steps(h, usdc.chain.chainId);
+        const honest = usdc.node.accounts[7]!;
+        await usdc.mint(honest.address, 10_000n);
+        await approve(honest, 10_000n);
+        h.clock.advance(DAY);
+        const k = await s.create(honest.address);
+        expect((await s.charge(k.token, "400")).status).toBe(200);
+        const result = await s.batch();
+        expect(result.results.map((r) => [r.wallet, r.error])).toEqual([[honest.address.toLowerCase(), undefined]]);
+        expect(await usdc.balanceOf(treasury)).toBe(400n);
+      },
+      { chains: [usdc.chain], settlement: settlement(treasury) },
+    );
+  });
+
+  it("a wallet that drops its allowance around the batch's transfer (it reverts) is frozen, though it can pay again after", { timeout: 60_000 }, async () => {
+    const treasury = "0x000000000000000000000000000000000000cafe";
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const s = steps(h, usdc.chain.chainId);
+        const wallet = usdc.node.accounts[5]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 1_000n);
+        const key = await s.create(wallet.address, { budgetLimit: "500", budgetPeriod: "daily" });
+        expect((await s.charge(key.token, "500")).status).toBe(200);
+        // approve(0) right before the spender's transferFrom is mined, approve(10000) right after.
+        proxy.hooks.push({
+          match: (body) => body.includes("eth_sendRawTransaction"),
+          run: async () => {
+            await approve(wallet, 0n);
+            proxy.hooks.push({ match: (body) => body.includes("eth_getTransactionReceipt"), run: async () => void (await approve(wallet, 10_000n)) });
+          },
+        });
+        const r = await s.batch();
+        expect(r.failCount).toBe(1);
+        expect(r.results[0]!.error).toContain("reverted");
+        expect(r.results[0]!.error).toContain("could not pay when the transfer ran");
+        const view = await s.view(key);
+        expect([view.budgetLimit, view.budgetPeriod ?? null]).toEqual(["500", null]);
+        h.clock.advance(DAY);
+        expect((await s.charge(key.token, "500")).status).toBe(402);
+        expect(await usdc.balanceOf(treasury)).toBe(0n);
+      },
+      { chains: [{ ...usdc.chain, rpcUrl: proxy.url }], settlement: settlement(treasury) },
+    );
+  });
+});
