@@ -23,7 +23,7 @@ export function createChargeOps(db: Queryable, t: TableName): ChargeStore {
       SELECT charge_id FROM ${charges}
       WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= $2::bigint)
         AND ($5::bigint[] IS NULL OR chain_id = ANY ($5::bigint[]))
-      ORDER BY transfer_tx IS NULL, error IS NOT NULL, created_at, charge_id LIMIT $4::int FOR NO KEY UPDATE SKIP LOCKED
+      ORDER BY transfer_tx IS NULL, error IS NOT NULL, CASE WHEN error IS NULL THEN created_at ELSE COALESCE(lease_until, 0) END, created_at, charge_id LIMIT $4::int FOR NO KEY UPDATE SKIP LOCKED
     ),
     claimed AS (
       UPDATE ${charges} c SET batch_id = $1::text, lease_until = $3::bigint

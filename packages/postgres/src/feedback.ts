@@ -152,11 +152,10 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
     // stays covering with the flag.
     sql: `
       ALTER TABLE feedback ADD COLUMN rating_counted boolean NOT NULL DEFAULT true;
-      UPDATE feedback f SET rating_counted = false
-      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND EXISTS (
-        SELECT 1 FROM feedback later
-        WHERE later.target_type = f.target_type AND later.target_id = f.target_id
-          AND later.reviewer = f.reviewer AND later.rating IS NOT NULL AND later.seq > f.seq);
+      UPDATE feedback SET rating_counted = false
+      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND seq NOT IN (
+        SELECT max(seq) FROM feedback WHERE reviewer IS NOT NULL AND rating IS NOT NULL
+        GROUP BY target_type, target_id, reviewer);
       CREATE UNIQUE INDEX feedback_counted_rating ON feedback (target_type, target_id, reviewer)
         WHERE rating_counted AND rating IS NOT NULL AND reviewer IS NOT NULL;
       DROP INDEX feedback_summary;

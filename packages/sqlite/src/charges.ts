@@ -26,7 +26,7 @@ export function createChargeOps(db: Database.Database): ChargeStore {
       SELECT charge_id FROM charges
       WHERE status = 'queued' AND (lease_until IS NULL OR lease_until <= @now)
         AND (@chains IS NULL OR chain_id IN (SELECT value FROM json_each(@chains)))
-      ORDER BY transfer_tx IS NULL, error IS NOT NULL, created_at, charge_id LIMIT @limit)
+      ORDER BY transfer_tx IS NULL, error IS NOT NULL, CASE WHEN error IS NULL THEN created_at ELSE COALESCE(lease_until, 0) END, created_at, charge_id LIMIT @limit)
     RETURNING *`);
   const held = "charge_id IN (SELECT value FROM json_each(@ids)) AND batch_id = @batch_id AND status = 'queued'";
   // All or none: a transfer for a group's sum must never sit on a part of the group.

@@ -129,10 +129,9 @@ export const FEEDBACK_MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE feedback ADD COLUMN rating_counted INTEGER NOT NULL DEFAULT 1 CHECK (rating_counted IN (0, 1));
       UPDATE feedback SET rating_counted = 0
-      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND EXISTS (
-        SELECT 1 FROM feedback later
-        WHERE later.target_type = feedback.target_type AND later.target_id = feedback.target_id
-          AND later.reviewer = feedback.reviewer AND later.rating IS NOT NULL AND later.seq > feedback.seq);
+      WHERE reviewer IS NOT NULL AND rating IS NOT NULL AND seq NOT IN (
+        SELECT max(seq) FROM feedback WHERE reviewer IS NOT NULL AND rating IS NOT NULL
+        GROUP BY target_type, target_id, reviewer);
       CREATE UNIQUE INDEX feedback_counted_rating ON feedback (target_type, target_id, reviewer)
         WHERE rating_counted = 1 AND rating IS NOT NULL AND reviewer IS NOT NULL;
       DROP INDEX feedback_summary;

@@ -1,15 +1,16 @@
 /**
  * Settlement against wallets that will not pay, on a real anvil chain with the real gateway and a
- * SQLite store: a wallet whose charges always fail must not keep the others out of every batch;
- * charges on a chain without a spender must not either; and a wallet that drops its allowance just
- * before the batch's transfer and restores it just after (a same-block sandwich) is frozen all the
- * same, since the transfer reverted.
+ * SQLite store: a wallet whose charges always fail must not keep the others out of every batch, nor
+ * a charge that failed once; charges on a chain without a spender must not either; a wallet that
+ * drops its allowance just before the batch's transfer and restores it just after (a same-block
+ * sandwich) is frozen all the same, since the transfer reverted; and a token that refuses every
+ * transfer (paused) freezes no one.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approveUsdc, startRpcProxy, startUsdcNode, withGateway, type Harness, type RpcProxy, type UsdcNode } from "@tollgate/testing";
+import { anvilRpc, approveUsdc, startRpcProxy, startUsdcNode, withGateway, type Harness, type RpcProxy, type UsdcNode } from "@tollgate/testing";
 import { createSqliteStore } from "./store.js";
 import { tempSqliteStores } from "./temp-stores.js";
 
@@ -18,6 +19,38 @@ const SECRET = "hostile-wallets-s3cret";
 const INTERNAL = "suite-internal-secret-0123456789";
 const DAY = 86_400_000;
 const asWallet = (a: string) => ({ "x-session-user-address": a, "x-internal-secret": INTERNAL });
+
+/**
+ * Runtime code of a paused token: `transferFrom` reverts "Pausable: paused", every other call is
+ * delegated to `impl` (the token's own code, moved there), so reads still answer.
+ */
+function pausedTransferFrom(impl: string): string {
+  const msg = Buffer.from("Pausable: paused");
+  const data = "08c379a0" + (32).toString(16).padStart(64, "0") + msg.length.toString(16).padStart(64, "0") + msg.toString("hex").padEnd(64, "0");
+  const head = (revertAt: number, okAt: number) =>
+    "600035" +
+    "60e01c" +
+    "6323b872dd14" +
+    "60" +
+    revertAt.toString(16).padStart(2, "0") +
+    "57" +
+    "36600060003760006000366000" +
+    "73" +
+    impl.slice(2).toLowerCase() +
+    "5af4" +
+    "3d600060003e" +
+    "60" +
+    okAt.toString(16).padStart(2, "0") +
+    "57" +
+    "3d6000fd" +
+    "5b3d6000f3";
+  const probe = head(0, 0);
+  const okAt = probe.length / 2 - 5;
+  const revertAt = probe.length / 2;
+  const tail = (dataAt: number) => "5b" + "6064" + "61" + dataAt.toString(16).padStart(4, "0") + "600039" + "60646000fd";
+  const dataAt = revertAt + tail(0).length / 2;
+  return "0x" + head(revertAt, okAt) + tail(dataAt) + data;
+}
 
 /** The key and charge steps of a test, through the gateway's own routes. */
 function steps(h: Harness, chainId: number) {
@@ -174,6 +207,73 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
         expect(await usdc.balanceOf(treasury)).toBe(0n);
       },
       { chains: [{ ...usdc.chain, rpcUrl: proxy.url }], settlement: settlement(treasury) },
+    );
+  });
+
+  it("a charge that failed once for no fault of its own is not kept out by an older wallet that keeps failing", { timeout: 120_000 }, async () => {
+    const treasury = "0x000000000000000000000000000000000000d00d";
+    const lease = 120_000;
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const s = steps(h, usdc.chain.chainId);
+        // A: three dust charges (a whole batch of 3), then no allowance.
+        const attacker = usdc.node.accounts[6]!;
+        await usdc.mint(attacker.address, 1_000n);
+        await approve(attacker, 1_000n);
+        const a = await s.create(attacker.address);
+        for (let i = 0; i < 3; i++) expect((await s.charge(a.token, "1")).status).toBe(200);
+        await approve(attacker, 0n);
+        // B: honest and funded, one charge made after A's.
+        const honest = usdc.node.accounts[8]!;
+        await usdc.mint(honest.address, 10_000n);
+        await approve(honest, 10_000n);
+        h.clock.advance(1);
+        const b = await s.create(honest.address);
+        expect((await s.charge(b.token, "400")).status).toBe(200);
+        expect((await s.batch()).results.map((r) => r.wallet)).toEqual([attacker.address.toLowerCase()]);
+        // B is claimed with two of A's; A's group runs first, and the batch runs out of lease time before B's.
+        proxy.hooks.push({ match: () => true, run: async () => void h.clock.advance(lease / 2) });
+        const second = await s.batch();
+        expect(second.results.find((r) => r.wallet === honest.address.toLowerCase())?.error).toContain("ran out of lease time");
+        for (let i = 0; i < 2 && (await usdc.balanceOf(treasury)) === 0n; i++) {
+          h.clock.advance(lease);
+          await s.batch();
+        }
+        expect(await usdc.balanceOf(treasury)).toBe(400n);
+      },
+      { chains: [{ ...usdc.chain, rpcUrl: proxy.url }], settlement: { ...settlement(treasury), batchLimit: 3 } },
+    );
+  });
+
+  it("a paused token (every transfer reverts, reads answer) freezes no wallet", { timeout: 60_000 }, async () => {
+    const treasury = "0x000000000000000000000000000000000000abcd";
+    const token = usdc.chain.usdc;
+    await withGateway(
+      { createStore },
+      async (h) => {
+        const s = steps(h, usdc.chain.chainId);
+        const wallet = usdc.node.accounts[9]!;
+        await usdc.mint(wallet.address, 10_000n);
+        await approve(wallet, 10_000n);
+        const key = await s.create(wallet.address, { budgetPeriod: "daily" });
+        expect((await s.charge(key.token, "400")).status).toBe(200);
+        const original = (await anvilRpc(usdc.node, "eth_getCode", [token, "latest"])) as string;
+        const impl = "0x00000000000000000000000000000000000c0de1";
+        await anvilRpc(usdc.node, "anvil_setCode", [impl, original]);
+        await anvilRpc(usdc.node, "anvil_setCode", [token, pausedTransferFrom(impl)]);
+        let result: { error?: string };
+        try {
+          result = (await s.batch()).results[0]!;
+        } finally {
+          await anvilRpc(usdc.node, "anvil_setCode", [token, original]);
+        }
+        expect(result.error).toContain("Pausable: paused");
+        expect(result.error).not.toContain("were cut");
+        const view = await s.view(key);
+        expect([view.budgetLimit, view.budgetPeriod ?? null]).toEqual(["1000", "daily"]);
+      },
+      { chains: [usdc.chain], settlement: settlement(treasury) },
     );
   });
 });

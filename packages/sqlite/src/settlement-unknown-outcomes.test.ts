@@ -171,6 +171,8 @@ describe("settlement transfers whose outcome is unknown", () => {
         amountWei: "400",
         error: expect.stringMatching(/replaced by transaction 0x[0-9a-f]{64}, another call, so it can never land/),
       });
+      // The wallet's transfer never ran: its keys are not frozen.
+      expect(result.error).not.toContain("were cut");
       expect(result.txHash).toBeUndefined();
       expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
       expect(await faults.usdc.balanceOf(treasury)).toBe(400n);

@@ -98,6 +98,16 @@ export const chargeTests = {
     expect(new Set(ids(next))).toEqual(new Set([...ids(queued).slice(2), ids(queued)[0]]));
   },
 
+  "among charges a batch failed, the least recently failed go first (the oldest do not keep the others out)": async ({ store }) => {
+    const key = await addKey(store, { budgetLimit: 10_000n });
+    const [oldest, younger] = ids(await queueCharges(store, key, 2)) as [string, string];
+    await store.claimCharges({ batchId: "run_a", now: T0 + 10, leaseMs: 60_000, limit: 2 });
+    // The younger charge failed first, the oldest later (each `retryAt` is when it failed).
+    expect(await store.failCharges({ chargeIds: [younger], batchId: "run_a", error: "rpc down", retryAt: T0 + 20 })).toBe(1);
+    expect(await store.failCharges({ chargeIds: [oldest], batchId: "run_a", error: "reverted", retryAt: T0 + 30 })).toBe(1);
+    expect(ids(await store.claimCharges({ batchId: "run_b", now: T0 + 40, leaseMs: 60_000, limit: 1 }))).toEqual([younger]);
+  },
+
   "claimCharges with chainIds takes only charges on those chains": async ({ store }) => {
     const onBase = await addKey(store, { budgetLimit: 10_000n, chainId: 8453 });
     const onOther = await addKey(store, { budgetLimit: 10_000n, chainId: 31337, owner: OTHER_OWNER });

@@ -59,7 +59,7 @@ export function createFinisher(client: PublicClient, wait: { timeout: number; po
         throw unknown(`${label}: read its replacement ${mined}`, hash, error);
       }
       if (!sameCall(other, call))
-        throw new ChainError(`${label}: replaced by transaction ${mined}, another call, so it can never land`, undefined, { nothingMoved: true, txHash: hash, reverted: true });
+        throw new ChainError(`${label}: replaced by transaction ${mined}, another call, so it can never land`, undefined, { nothingMoved: true, txHash: hash });
     }
     if (receipt.status !== "success") throw new ChainError(`${label} reverted on-chain (transaction ${mined})`, undefined, { nothingMoved: true, txHash: hash, reverted: true });
     return mined;

@@ -76,6 +76,17 @@ export { secretsEqual } from "../secrets.js";
 /** How often a configured settlement runs a batch when `settlement.intervalMs` is not given. */
 export const DEFAULT_SETTLEMENT_INTERVAL_MS = 600_000;
 
+/**
+ * Whether a failed `transferFrom` was refused for the wallet's own sake: mined and reverted (the
+ * wallet's allowance or balance did not cover it when it ran), or its simulation reverted for the
+ * allowance or the balance. A token-wide refusal (paused), a replacement by another call, a node's
+ * refusal or an unreadable RPC is not the wallet's.
+ */
+function walletRefused(error: unknown): boolean {
+  if (!(error instanceof ChainError) || !error.reverted) return false;
+  return error.reason === undefined || /allowance|balance/i.test(error.reason);
+}
+
 /** Creates the settlement service (and its schedule, unless `settlement.intervalMs` is `false`). */
 export function createSettlementService(deps: CapabilityDeps): SettlementService {
   const { store, clock, ids, options } = deps;
@@ -118,10 +129,9 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const chargeIds = charges.map((c) => c.chargeId);
     const pending = first.transferTx as Hex | undefined;
     const result: SettlementGroupResult = { wallet: first.owner, chainId: first.chainId, amountWei: amount.toString(), intentCount: charges.length };
-    // `dropTransfer` only once the recorded transaction surely moved nothing and never can; `retry`
-    // false for a failure that is not the group's own (the batch ran out of time before it).
-    const fail = async (error: string, dropTransfer = false, retry = true) => {
-      await store.failCharges({ chargeIds, batchId: runId, error, dropTransfer, ...(retry ? { retryAt: clock.now() + retryAfterMs } : {}) });
+    // `dropTransfer` only once the recorded transaction surely moved nothing and never can.
+    const fail = async (error: string, dropTransfer = false) => {
+      await store.failCharges({ chargeIds, batchId: runId, error, dropTransfer, retryAt: clock.now() + retryAfterMs });
       return { ...result, error };
     };
     const record = async (tx: SignedTransaction) => {
@@ -131,7 +141,10 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const wallet = wallets.get(first.chainId);
     if (!wallet) return fail(`No settlement spender is configured for chain ${first.chainId} (add it to settlement.chains); the charges stay queued.`);
     // A transfer must finish well inside the lease, or another batch could take the same charges.
-    if (clock.now() >= leaseUntil - leaseMs / 2) return fail("The batch ran out of lease time before this group; the charges stay queued for the next batch.", false, false);
+    // Not the group's failure: its charges stay leased (no error recorded, so they keep their place)
+    // and a batch takes them once the lease lapses.
+    if (clock.now() >= leaseUntil - leaseMs / 2)
+      return { ...result, error: `The batch ran out of lease time before this group; a batch after ${new Date(leaseUntil).toISOString()} takes its charges.` };
     let txHash: string;
     try {
       txHash = pending ? await wallet.chain.resume(pending) : await wallet.chain.transferFrom(first.owner as Address, config!.treasury, amount, { beforeSend: record });
@@ -142,7 +155,7 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
           ...result,
           error: `The transfer's outcome is unknown (${message}); the charges keep its signed transaction and stay leased until ${new Date(leaseUntil).toISOString()}; a batch after that finishes this same transaction, which can land only once.`,
         };
-      return fail(await freezeIfUnderfunded(first, amount, runId, message, error instanceof ChainError && error.reverted), true);
+      return fail(await freezeIfUnderfunded(first, amount, runId, message, walletRefused(error)), true);
     }
     await store.completeCharges({ chargeIds, batchId: runId, txHash, now: clock.now() });
     return { ...result, txHash };

@@ -37,9 +37,10 @@ export interface ChargeStore {
   /**
    * Leases up to `limit` queued charges whose lease is absent or lapsed (`leaseUntil <= now`) to
    * `batchId` until `now + leaseMs`: charges that carry a signed transfer first (to be finished),
-   * then charges that never failed, then those a batch failed before (with an `error`), each
-   * oldest first, so a group that keeps failing never keeps the others out of a batch; with
-   * `chainIds`, only charges on those chains
+   * then charges that never failed, oldest first, then those a batch failed before (with an
+   * `error`), the least recently failed first (by `leaseUntil`, which `failCharges` sets), so a
+   * group that keeps failing keeps neither the others nor the other failed groups out of a batch;
+   * with `chainIds`, only charges on those chains
    * (the chains a spender settles: others would fail every batch at the head of the queue). Single
    * native atomic operation; returns an empty list when none is free; two concurrent claims never
    * get the same charge.
@@ -62,8 +63,8 @@ export interface ChargeStore {
   completeCharges(input: { chargeIds: readonly string[]; batchId: string; txHash: string; now: number }): Promise<number>;
   /**
    * Returns the given charges held by `batchId` to the queue (batch cleared) and records `error`;
-   * with `retryAt`, no claim takes them before it (their `leaseUntil` is set to it: a group that
-   * keeps failing must not fill every batch ahead of the others), else at once. Their `transferTx`
+   * with `retryAt`, no claim takes them before it (their `leaseUntil` is set to it, and orders
+   * them among the failed charges: see {@link claimCharges}), else at once. Their `transferTx`
    * stays (its transaction may still land) unless `dropTransfer`: pass it only when that transaction
    * surely moved nothing and never can. Single native atomic operation; charges held by another
    * batch are left alone.

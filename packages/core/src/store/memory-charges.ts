@@ -7,6 +7,9 @@ export const copyCharge = (c: ChargeRecord): ChargeRecord => ({ ...c });
 const byCreatedAsc = (a: ChargeRecord, b: ChargeRecord): number =>
   a.createdAt - b.createdAt || (a.chargeId < b.chargeId ? -1 : a.chargeId > b.chargeId ? 1 : 0);
 
+/** Among charges a batch failed: the one failed (or held back) least recently first; 0 for charges that never failed. */
+const failedOrder = (a: ChargeRecord, b: ChargeRecord): number => (a.error === undefined ? 0 : (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0));
+
 /**
  * In-memory {@link ChargeStore} over `charges` (the map the ledger inserts into; synchronous inside
  * each method: that is their atomicity).
@@ -36,6 +39,7 @@ export function createMemoryChargeStore(charges: Map<string, ChargeRecord>): Cha
           (a, b) =>
             Number(a.transferTx === undefined) - Number(b.transferTx === undefined) ||
             Number(a.error !== undefined) - Number(b.error !== undefined) ||
+            failedOrder(a, b) ||
             byCreatedAsc(a, b),
         )
         .slice(0, Math.max(0, limit));
