@@ -59,18 +59,16 @@ beforeAll(async () => {
           completion_tokens_details: { rejected_prediction_tokens: rejected },
         };
         const message = { role: "assistant", content: "Rewritten entirely." };
-        return void res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({
-              id: "x",
-              object: "chat.completion",
-              created: 1,
-              model: body.model,
-              choices: [{ index: 0, message, finish_reason: "length" }],
-              usage,
-            }),
-          );
+        return void res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            created: 1,
+            model: body.model,
+            choices: [{ index: 0, message, finish_reason: "length" }],
+            usage,
+          }),
+        );
       }
       if (body.stream !== true) {
         // Not streamed, and no usage (a self-hosted server): a custom tool call.
@@ -123,6 +121,11 @@ const providers = (mode: string) => {
   return { media: { providers: { openai: p, mistral: p, google: p } } };
 };
 
+/** Runs `fn` on a gateway whose upstreams are the stub in `mode`, with a key of a large budget. */
+async function onStub(mode: string, fn: (h: Harness, key: { keyId: string; token: string }) => Promise<void>): Promise<void> {
+  await withGateway({ createStore }, async (h) => fn(h, await h.createKey({ budgetLimit: "100000000" })), providers(mode));
+}
+
 /** The key's view once its call is billed (nothing reserved). */
 async function settled(h: Harness, key: { keyId: string; token: string }) {
   for (let i = 0; i < 300; i++) {
@@ -163,115 +166,83 @@ async function meter(h: Harness, modelId: string, provider: string, usage: { pro
 
 describe("chat output the gateway counts itself (SQLite)", () => {
   it("a custom tool call's input, streamed and cut before the usage, is billed", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        const tools = [{ type: "custom", custom: { name: "patch", description: "apply a patch" } }];
-        expect(await readAllThenLeave(h, key.token, "gpt-4o", { tools })).toContain("computeSomethingUseful");
-        const view = await settled(h, key);
-        const counter = await tokenCounter();
-        const prompt = countPrompt(counter, { messages: MESSAGES, extras: [tools] });
-        expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(
-          await meter(h, "gpt-4o", "openai", { promptTokens: prompt, completionTokens: counter.count(CODE.repeat(PIECES)) }),
-        );
-      },
-      providers("custom"),
-    );
+    await onStub("custom", async (h, key) => {
+      const tools = [{ type: "custom", custom: { name: "patch", description: "apply a patch" } }];
+      expect(await readAllThenLeave(h, key.token, "gpt-4o", { tools })).toContain("computeSomethingUseful");
+      const view = await settled(h, key);
+      const counter = await tokenCounter();
+      const prompt = countPrompt(counter, { messages: MESSAGES, extras: [tools] });
+      expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(
+        await meter(h, "gpt-4o", "openai", { promptTokens: prompt, completionTokens: counter.count(CODE.repeat(PIECES)) }),
+      );
+    });
   });
 
   it("Magistral's thinking parts, streamed and cut before the usage, are billed", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        expect(await readAllThenLeave(h, key.token, "magistral-medium-2509")).toContain("computeSomethingUseful");
-        const view = await settled(h, key);
-        const output = (await tokenCounter()).count(CODE.repeat(PIECES));
-        expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(
-          await meter(h, "magistral-medium-2509", "mistral", { promptTokens: 1, completionTokens: output }),
-        );
-      },
-      providers("thinking"),
-    );
+    await onStub("thinking", async (h, key) => {
+      expect(await readAllThenLeave(h, key.token, "magistral-medium-2509")).toContain("computeSomethingUseful");
+      const view = await settled(h, key);
+      const output = (await tokenCounter()).count(CODE.repeat(PIECES));
+      expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(await meter(h, "magistral-medium-2509", "mistral", { promptTokens: 1, completionTokens: output }));
+    });
   });
 
   it("a custom tool call not streamed, from an upstream without usage, is billed", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        const tools = [{ type: "custom", custom: { name: "patch" } }];
-        const res = await h.call("POST", "/v1/chat/completions", {
-          headers: { authorization: `Bearer ${key.token}` },
-          body: { model: "gpt-4o", messages: MESSAGES, tools },
-        });
-        expect(res.status).toBe(200);
-        const counter = await tokenCounter();
-        const fair = await meter(h, "gpt-4o", "openai", {
-          promptTokens: countPrompt(counter, { messages: MESSAGES, extras: [tools] }),
-          completionTokens: counter.count(CODE.repeat(PIECES)),
-        });
-        expect(BigInt(res.body.receipt.finalAmountWei as string)).toBeGreaterThanOrEqual(fair);
-      },
-      providers("custom"),
-    );
+    await onStub("custom", async (h, key) => {
+      const tools = [{ type: "custom", custom: { name: "patch" } }];
+      const res = await h.call("POST", "/v1/chat/completions", {
+        headers: { authorization: `Bearer ${key.token}` },
+        body: { model: "gpt-4o", messages: MESSAGES, tools },
+      });
+      expect(res.status).toBe(200);
+      const counter = await tokenCounter();
+      const fair = await meter(h, "gpt-4o", "openai", {
+        promptTokens: countPrompt(counter, { messages: MESSAGES, extras: [tools] }),
+        completionTokens: counter.count(CODE.repeat(PIECES)),
+      });
+      expect(BigInt(res.body.receipt.finalAmountWei as string)).toBeGreaterThanOrEqual(fair);
+    });
   });
 
   it("digits on Gemini, cut before the usage: billed at least one token a digit, as Gemini counts them (o200k groups three)", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        await readAllThenLeave(h, key.token, "gemini-2.0-flash", { max_tokens: 32_768 });
-        const view = await settled(h, key);
-        expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(
-          await meter(h, "gemini-2.0-flash", "google", { promptTokens: 1, completionTokens: DIGITS.length * PIECES }),
-        );
-      },
-      providers("digits"),
-    );
+    await onStub("digits", async (h, key) => {
+      await readAllThenLeave(h, key.token, "gemini-2.0-flash", { max_tokens: 32_768 });
+      const view = await settled(h, key);
+      expect(BigInt(view.budgetUsed)).toBeGreaterThanOrEqual(
+        await meter(h, "gemini-2.0-flash", "google", { promptTokens: 1, completionTokens: DIGITS.length * PIECES }),
+      );
+    });
   });
 
   it("an answer longer than 128 Ki characters, cut before the usage, is billed its tokens, not its bytes", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        await readAllThenLeave(h, key.token, "gpt-4.1");
-        const view = await settled(h, key);
-        const counter = await tokenCounter();
-        const tokens = PIECES * counter.count(PROSE.repeat(2));
-        expect(PROSE.length * 2 * PIECES).toBeGreaterThan(128 * 1024);
-        const fair = await meter(h, "gpt-4.1", "openai", { promptTokens: countPrompt(counter, { messages: MESSAGES }), completionTokens: tokens });
-        const used = BigInt(view.budgetUsed);
-        expect(used).toBeGreaterThanOrEqual(fair);
-        expect(used).toBeLessThanOrEqual((fair * 101n) / 100n);
-      },
-      providers("long"),
-    );
+    await onStub("long", async (h, key) => {
+      await readAllThenLeave(h, key.token, "gpt-4.1");
+      const view = await settled(h, key);
+      const counter = await tokenCounter();
+      const tokens = PIECES * counter.count(PROSE.repeat(2));
+      expect(PROSE.length * 2 * PIECES).toBeGreaterThan(128 * 1024);
+      const fair = await meter(h, "gpt-4.1", "openai", { promptTokens: countPrompt(counter, { messages: MESSAGES }), completionTokens: tokens });
+      const used = BigInt(view.budgetUsed);
+      expect(used).toBeGreaterThanOrEqual(fair);
+      expect(used).toBeLessThanOrEqual((fair * 101n) / 100n);
+    });
   });
 
   it("a prediction is reserved as output: a rejected one is billed in full at the output price", async () => {
-    await withGateway(
-      { createStore },
-      async (h) => {
-        const key = await h.createKey({ budgetLimit: "100000000" });
-        const body = {
-          model: "gpt-4o",
-          messages: [{ role: "user", content: "Rewrite it in Rust." }],
-          max_completion_tokens: 16,
-          prediction: { type: "content", content: PREDICTION },
-        };
-        const res = await h.call("POST", "/v1/chat/completions", { headers: { authorization: `Bearer ${key.token}` }, body });
-        expect(res.status, JSON.stringify(res.body)).toBe(200);
-        const usage = res.body.usage as { prompt_tokens: number; completion_tokens: number };
-        expect(usage.completion_tokens).toBe(16 + predictionTokens);
-        expect(BigInt(res.body.receipt.finalAmountWei as string)).toBe(
-          await meter(h, "gpt-4o", "openai", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
-        );
-      },
-      providers("prediction"),
-    );
+    await onStub("prediction", async (h, key) => {
+      const body = {
+        model: "gpt-4o",
+        messages: [{ role: "user", content: "Rewrite it in Rust." }],
+        max_completion_tokens: 16,
+        prediction: { type: "content", content: PREDICTION },
+      };
+      const res = await h.call("POST", "/v1/chat/completions", { headers: { authorization: `Bearer ${key.token}` }, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const usage = res.body.usage as { prompt_tokens: number; completion_tokens: number };
+      expect(usage.completion_tokens).toBe(16 + predictionTokens);
+      expect(BigInt(res.body.receipt.finalAmountWei as string)).toBe(
+        await meter(h, "gpt-4o", "openai", { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
+      );
+    });
   });
 });
