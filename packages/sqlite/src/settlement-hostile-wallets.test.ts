@@ -95,6 +95,19 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
     intervalMs: false as const,
   });
   const approve = (w: { privateKey: `0x${string}` }, n: bigint) => approveUsdc(usdc.node, usdc.chain.usdc as `0x${string}`, w.privateKey, spender().address, n);
+  type Wallet = { address: `0x${string}`; privateKey: `0x${string}` };
+  /** Mints `amount` to `w` and approves the spender for it. */
+  const fund = async (w: Wallet, amount: bigint) => {
+    await usdc.mint(w.address, amount);
+    await approve(w, amount);
+  };
+  /** A wallet funded for 1000 atoms that makes `n` charges of 1 atom, then withdraws its allowance. */
+  const dustThenRevoke = async (s: ReturnType<typeof steps>, w: Wallet, n: number) => {
+    await fund(w, 1_000n);
+    const key = await s.create(w.address);
+    for (let i = 0; i < n; i++) expect((await s.charge(key.token, "1")).status).toBe(200);
+    await approve(w, 0n);
+  };
 
   it(
     "a wallet with a whole batch of dust charges and no allowance delays the others by one batch at most; each underfunded wallet is frozen",
@@ -107,21 +120,15 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
           const s = steps(h, usdc.chain.chainId);
           // A: funded for 1000 atoms, makes 500 charges of 1 atom (a whole batch), then revokes its allowance.
           const attacker = usdc.node.accounts[2]!;
-          await usdc.mint(attacker.address, 1_000n);
-          await approve(attacker, 1_000n);
-          const a = await s.create(attacker.address);
-          for (let i = 0; i < 500; i++) expect((await s.charge(a.token, "1")).status).toBe(200);
-          await approve(attacker, 0n);
+          await dustThenRevoke(s, attacker, 500);
           // B pays; C spends a daily window and withdraws its allowance.
           const honest = usdc.node.accounts[3]!;
-          await usdc.mint(honest.address, 10_000n);
-          await approve(honest, 10_000n);
+          await fund(honest, 10_000n);
           const b = await s.create(honest.address);
           h.clock.advance(1);
           expect((await s.charge(b.token, "400")).status).toBe(200);
           const accomplice = usdc.node.accounts[4]!;
-          await usdc.mint(accomplice.address, 100n);
-          await approve(accomplice, 100n);
+          await fund(accomplice, 100n);
           const c = await s.create(accomplice.address, { budgetLimit: "100", budgetPeriod: "daily" });
           expect((await s.charge(c.token, "100")).status).toBe(200);
           await approve(accomplice, 0n);
@@ -164,8 +171,7 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
       async (h) => {
         const s = steps(h, usdc.chain.chainId);
         const honest = usdc.node.accounts[7]!;
-        await usdc.mint(honest.address, 10_000n);
-        await approve(honest, 10_000n);
+        await fund(honest, 10_000n);
         h.clock.advance(DAY);
         const k = await s.create(honest.address);
         expect((await s.charge(k.token, "400")).status).toBe(200);
@@ -219,15 +225,10 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
         const s = steps(h, usdc.chain.chainId);
         // A: three dust charges (a whole batch of 3), then no allowance.
         const attacker = usdc.node.accounts[6]!;
-        await usdc.mint(attacker.address, 1_000n);
-        await approve(attacker, 1_000n);
-        const a = await s.create(attacker.address);
-        for (let i = 0; i < 3; i++) expect((await s.charge(a.token, "1")).status).toBe(200);
-        await approve(attacker, 0n);
+        await dustThenRevoke(s, attacker, 3);
         // B: honest and funded, one charge made after A's.
         const honest = usdc.node.accounts[8]!;
-        await usdc.mint(honest.address, 10_000n);
-        await approve(honest, 10_000n);
+        await fund(honest, 10_000n);
         h.clock.advance(1);
         const b = await s.create(honest.address);
         expect((await s.charge(b.token, "400")).status).toBe(200);
@@ -254,8 +255,7 @@ describe("settlement against wallets that will not pay (anvil, SQLite)", () => {
       async (h) => {
         const s = steps(h, usdc.chain.chainId);
         const wallet = usdc.node.accounts[9]!;
-        await usdc.mint(wallet.address, 10_000n);
-        await approve(wallet, 10_000n);
+        await fund(wallet, 10_000n);
         const key = await s.create(wallet.address, { budgetPeriod: "daily" });
         expect((await s.charge(key.token, "400")).status).toBe(200);
         const original = (await anvilRpc(usdc.node, "eth_getCode", [token, "latest"])) as string;
