@@ -61,7 +61,21 @@ export function createFinisher(client: PublicClient, wait: { timeout: number; po
       if (!sameCall(other, call))
         throw new ChainError(`${label}: replaced by transaction ${mined}, another call, so it can never land`, undefined, { nothingMoved: true, txHash: hash });
     }
-    if (receipt.status !== "success") throw new ChainError(`${label} reverted on-chain (transaction ${mined})`, undefined, { nothingMoved: true, txHash: hash, reverted: true });
+    if (receipt.status !== "success") {
+      // A transaction that used all its gas ran out of it (the estimate fell short): not the contract's refusal.
+      let gas: bigint | undefined;
+      try {
+        gas = (await client.getTransaction({ hash: mined })).gas;
+      } catch {
+        gas = undefined;
+      }
+      const refused = gas !== undefined && receipt.gasUsed < gas;
+      throw new ChainError(`${label} reverted on-chain (transaction ${mined})${refused ? "" : "; it ran out of gas, or its gas could not be read"}`, undefined, {
+        nothingMoved: true,
+        txHash: hash,
+        reverted: refused,
+      });
+    }
     return mined;
   }
 

@@ -152,6 +152,9 @@ export function createViemChain(options: ViemChainOptions): Chain {
       const call = encodeFunctionData({ abi: USDC_ABI, functionName: request.functionName, args: request.args } as Parameters<typeof encodeFunctionData>[0]);
       const data = tag ? concat([call, tag]) : call;
       const tx = await walletClient!.prepareTransactionRequest({ account: account!, chain, to: usdc, data, gas: (prepared as { gas?: bigint }).gas });
+      // A quarter more gas than estimated: state that changes before the transaction runs (a first
+      // write to a balance slot costs ~17k more) must not make it run out and revert.
+      if (typeof tx.gas === "bigint") tx.gas = tx.gas + tx.gas / 4n;
       serialized = await walletClient!.signTransaction(tx as Parameters<NonNullable<typeof walletClient>["signTransaction"]>[0]);
       await beforeSend?.({ raw: serialized, hash: keccak256(serialized), from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number });
     } catch (error) {

@@ -204,8 +204,13 @@ export function createSettlementService(deps: CapabilityDeps): SettlementService
     const runId = ids.next("run");
     const startedAt = clock.now();
     const charges = await store.claimCharges({ batchId: runId, now: startedAt, leaseMs, limit: batchLimit, chainIds: [...wallets.keys()] });
+    // Groups run in the claim's order of priority (a recorded transfer, then charges that never
+    // failed, then failed ones; each as the store returns them, oldest first), so a batch that runs
+    // out of lease time runs out on the failing groups, not on the others.
+    const rank = (c: ChargeRecord) => (c.transferTx !== undefined ? 0 : c.error === undefined ? 1 : 2);
+    const ordered = charges.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i);
     const groups = new Map<string, ChargeRecord[]>();
-    for (const c of charges) {
+    for (const { c } of ordered) {
       // Charges that carry an earlier batch's transfer are finished with it, apart from any other.
       const key = c.transferTx ?? `${c.chainId}:${c.owner}`;
       const group = groups.get(key);
