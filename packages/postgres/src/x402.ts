@@ -1,5 +1,5 @@
 /** {@link PaymentNonceStore} on PostgreSQL: one statement per operation (each atomic on its own), but a claim with `maxOpen`. */
-import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow } from "@tollgate/core";
+import { nonceFromRow, unsureNonceFromRow, type PaymentNonceStore, type SqlNonceRow, type SqlUnsureNonceRow } from "@tollgate/core";
 import type { Migration } from "./migrations.js";
 import { inTransaction, type Queryable } from "./queryable.js";
 import { selectList, type TableName } from "./rows.js";
@@ -7,7 +7,8 @@ import { VIDEO_JOB_INSERT_COLUMNS, videoJobPlaceholders, videoJobValues } from "
 
 type NonceRow = SqlNonceRow<string>;
 
-const COLS = selectList("network payer nonce request_id status tx_hash", "claimed_at expires_at settled_at");
+const COLS = selectList("network payer nonce request_id status tx_hash", "claimed_at expires_at settled_at check_until");
+const UNSURE_COLS = selectList("network payer nonce request_id pay_to", "amount check_until");
 
 /** $1 network, $2 payer, $3 nonce: the key of a claim, lower-cased. */
 const key = (k: { network: string; payer: string; nonce: string }) => [k.network, k.payer.toLowerCase(), k.nonce.toLowerCase()];
@@ -78,6 +79,21 @@ export function createPaymentNonceOps(db: Queryable, t: TableName, txDb: Queryab
       );
       return rows.length === 1;
     },
+    /** One conditional UPDATE (status and holder re-checked on the latest version). */
+    async markPaymentNonceUnsure(input) {
+      const { rows } = await db.query(
+        `UPDATE ${nonces} SET pay_to = $5::text, check_until = $6::bigint WHERE ${BY_KEY} AND request_id = $4::text AND status = 'claimed' RETURNING 1`,
+        [...key(input), input.requestId, input.payTo.toLowerCase(), input.checkUntil],
+      );
+      return rows.length === 1;
+    },
+    async listUnsurePaymentNonces({ now, limit }) {
+      const { rows } = await db.query<SqlUnsureNonceRow<string>>(
+        `SELECT ${UNSURE_COLS} FROM ${nonces} WHERE status = 'claimed' AND check_until > $1::bigint ORDER BY check_until LIMIT $2::int`,
+        [now, limit],
+      );
+      return rows.map(unsureNonceFromRow);
+    },
     async getPaymentNonce(k) {
       const { rows } = await db.query<NonceRow>(`SELECT ${COLS} FROM ${nonces} WHERE ${BY_KEY}`, key(k));
       return rows[0] ? nonceFromRow(rows[0]) : null;
@@ -85,7 +101,7 @@ export function createPaymentNonceOps(db: Queryable, t: TableName, txDb: Queryab
   };
 }
 
-/** Schema of this capability (migration version 6; add later changes as new versions). */
+/** Schema of this capability (migration versions 6, 18 and 22; add later changes as new versions). */
 export const X402_MIGRATIONS: readonly Migration[] = [
   {
     version: 6,
@@ -110,5 +126,13 @@ export const X402_MIGRATIONS: readonly Migration[] = [
     name: "x402 claims record their amount",
     // Claims from before this version count as 0: they were served one by one against the balance check.
     sql: "ALTER TABLE x402_nonces ADD COLUMN amount numeric(78, 0) NOT NULL DEFAULT 0",
+  },
+  {
+    version: 22,
+    name: "x402 claims whose settlement failed unsure are watched from the store",
+    sql: `
+      ALTER TABLE x402_nonces ADD COLUMN pay_to text, ADD COLUMN check_until bigint;
+      CREATE INDEX x402_nonces_unsure ON x402_nonces (check_until) WHERE status = 'claimed' AND check_until IS NOT NULL;
+    `,
   },
 ];

@@ -133,7 +133,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
  * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
- * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner, 17 session signers, 18 x402 claim amounts, 19 charges' unfinished transfers; each capability
+ * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner, 17 session signers, 18 x402 claim amounts, 19 charges' unfinished transfers, 20 dispenser claims' unfinished transfers, 21 feedback's counted ratings, 22 unsure x402 claims; each capability
  * keeps its own next to its operations.
  */
 export const MIGRATIONS: readonly Migration[] = [

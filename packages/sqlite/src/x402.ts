@@ -5,7 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import type { Migration } from "./migrations.js";
-import { nonceFromRow, type PaymentNonceStore, type SqlNonceRow, type VideoJobRecord } from "@tollgate/core";
+import { nonceFromRow, unsureNonceFromRow, type PaymentNonceStore, type SqlNonceRow, type SqlUnsureNonceRow, type VideoJobRecord } from "@tollgate/core";
 import { videoJobInserter } from "./video.js";
 
 type NonceRow = SqlNonceRow<bigint>;
@@ -39,6 +39,12 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
   const settle = db.prepare(`
     UPDATE x402_nonces SET status = 'settled', tx_hash = @tx_hash, settled_at = @now
     WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
+  const unsure = db.prepare(`
+    UPDATE x402_nonces SET pay_to = @pay_to, check_until = @check_until
+    WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
+  const listUnsure = db.prepare<Record<string, unknown>, SqlUnsureNonceRow<bigint>>(`
+    SELECT network, payer, nonce, request_id, amount, pay_to, check_until FROM x402_nonces
+    WHERE status = 'claimed' AND check_until > @now ORDER BY check_until LIMIT @limit`);
   const get = db.prepare<Record<string, unknown>, NonceRow>("SELECT * FROM x402_nonces WHERE network = @network AND payer = @payer AND nonce = @nonce");
   const insertVideoJob = videoJobInserter(db);
   /** The job only when the claim was marked; a duplicate job id throws and rolls the mark back. */
@@ -67,6 +73,13 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
       const params = Object.assign(key(input), { request_id: input.requestId, tx_hash: input.txHash, now: input.now });
       return markTx.immediate(params, input.videoJob);
     },
+    async markPaymentNonceUnsure(input) {
+      const params = Object.assign(key(input), { request_id: input.requestId, pay_to: input.payTo.toLowerCase(), check_until: input.checkUntil });
+      return unsure.run(params).changes === 1;
+    },
+    async listUnsurePaymentNonces({ now, limit }) {
+      return listUnsure.all({ now, limit }).map(unsureNonceFromRow);
+    },
     async getPaymentNonce(k) {
       const row = get.get(key(k));
       return row ? nonceFromRow(row) : null;
@@ -74,7 +87,7 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
   };
 }
 
-/** Schema of this capability (migration version 6; add later changes as new versions). */
+/** Schema of this capability (migration versions 6, 18 and 22; add later changes as new versions). */
 export const X402_MIGRATIONS: readonly Migration[] = [
   {
     version: 6,
@@ -99,5 +112,14 @@ export const X402_MIGRATIONS: readonly Migration[] = [
     name: "x402 claims record their amount",
     // Claims from before this version count as 0: they were served one by one against the balance check.
     sql: "ALTER TABLE x402_nonces ADD COLUMN amount INTEGER NOT NULL DEFAULT 0",
+  },
+  {
+    version: 22,
+    name: "x402 claims whose settlement failed unsure are watched from the store",
+    sql: `
+      ALTER TABLE x402_nonces ADD COLUMN pay_to TEXT;
+      ALTER TABLE x402_nonces ADD COLUMN check_until INTEGER;
+      CREATE INDEX x402_nonces_unsure ON x402_nonces (check_until) WHERE status = 'claimed' AND check_until IS NOT NULL;
+    `,
   },
 ];

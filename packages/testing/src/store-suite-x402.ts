@@ -159,4 +159,34 @@ export const x402Tests = {
     expect(await claim(1n, 3n * max)).toBe(false);
     expect(await claim(1n, 3n * max + 1n)).toBe(true);
   },
+
+  "x402: claims marked unsure are listed until their checkUntil, soonest first, while still claimed": async ({ store }) => {
+    const payTo = "0x00000000000000000000000000000000000000CC";
+    const claimed = async (amount: bigint) => {
+      const k = { network: NETWORK, payer: PAYER, nonce: nonce() };
+      expect(await store.claimPaymentNonce({ ...k, requestId: `req_${k.nonce.slice(-6)}`, now: T0, expiresAt: T0 + 1_000, amount })).toBe(true);
+      return Object.assign(k, { requestId: `req_${k.nonce.slice(-6)}` });
+    };
+    const [a, b, c] = [await claimed(7n), await claimed(8n), await claimed(9n)];
+    // Only the holder of a claim that is still claimed can mark it.
+    expect(await store.markPaymentNonceUnsure({ ...a, requestId: "req_other", payTo, checkUntil: T0 + 3_000 })).toBe(false);
+    expect(await store.markPaymentNonceUnsure({ ...a, nonce: nonce(), payTo, checkUntil: T0 + 3_000 })).toBe(false);
+    expect(await store.markPaymentNonceUnsure({ ...a, payTo, checkUntil: T0 + 3_000 })).toBe(true);
+    expect(await store.markPaymentNonceUnsure({ ...b, payTo, checkUntil: T0 + 2_000 })).toBe(true);
+    expect(await store.getPaymentNonce(a)).toMatchObject({ status: "claimed", checkUntil: T0 + 3_000 });
+    expect((await store.getPaymentNonce(c))?.checkUntil).toBeUndefined();
+    const mine = async (now: number, limit = 100) =>
+      (await store.listUnsurePaymentNonces({ now, limit })).filter((u) => [a, b, c].some((k) => k.nonce === u.nonce));
+    const entry = (k: typeof a, amount: bigint, checkUntil: number) => ({ network: NETWORK, payer: PAYER, nonce: k.nonce, requestId: k.requestId, amount, payTo: payTo.toLowerCase(), checkUntil });
+    expect(await mine(T0)).toEqual([entry(b, 8n, T0 + 2_000), entry(a, 7n, T0 + 3_000)]);
+    expect(await mine(T0 + 2_000)).toEqual([entry(a, 7n, T0 + 3_000)]);
+    expect(await mine(T0 + 3_000)).toEqual([]);
+    expect((await store.listUnsurePaymentNonces({ now: T0, limit: 1 })).length).toBe(1);
+    // Settled or released, a claim is no longer watched, and a settled one cannot be marked again.
+    expect(await store.markPaymentNonceSettled({ ...a, txHash: "0xabc", now: T0 + 10 })).toBe(true);
+    expect(await store.markPaymentNonceUnsure({ ...a, payTo, checkUntil: T0 + 9_000 })).toBe(false);
+    expect(await store.releasePaymentNonce(b)).toBe(true);
+    expect(await mine(T0)).toEqual([]);
+    expect(await store.getPaymentNonce(a)).toMatchObject({ status: "settled", txHash: "0xabc", checkUntil: T0 + 3_000 });
+  },
 } satisfies Record<string, StoreTest>;

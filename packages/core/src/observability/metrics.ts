@@ -74,6 +74,12 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
     labelNames: ["result"],
     registers,
   });
+  const lateTransfers = new Counter({
+    name: "tollgate_x402_late_transfers_total",
+    help: "x402 payments that landed on-chain after their call was answered 502 (not served), by network: each is owed a refund (the error log names it).",
+    labelNames: ["network"],
+    registers,
+  });
   const batches = new Counter({
     name: "tollgate_settlement_batches_total",
     help: "Settlement batches run, by outcome (ok: it ran; error: it threw).",
@@ -152,6 +158,7 @@ export function createGatewayMetrics(sources: MetricsSources = {}): GatewayMetri
         frozenKeys.inc(keys);
       },
       x402Verified: (result) => verifications.inc({ result }),
+      x402LateTransfer: (network) => lateTransfers.inc({ network }),
       settlementBatch(outcome) {
         batches.inc({ outcome: outcome.ok ? "ok" : "error" });
         if (!outcome.ok) return;

@@ -27,6 +27,8 @@ export interface Telemetry {
   budgetRefused(reason: BudgetRefusal): void;
   /** An x402 PAYMENT-SIGNATURE was verified: `"valid"`, or the refusal reason (`malformed`, `nonce_used`, …). */
   x402Verified(result: string): void;
+  /** An x402 transfer landed on `network` after its call was answered 502 (not served): the payer is owed a refund. */
+  x402LateTransfer(network: string): void;
   /** A settlement batch finished. */
   settlementBatch(outcome: SettlementBatchOutcome): void;
   /** A key write was refused because the wallet's allowance or balance does not cover it (402 `insufficient_funds`). */
@@ -45,6 +47,7 @@ export const noopTelemetry: Telemetry = {
   charged: () => undefined,
   budgetRefused: () => undefined,
   x402Verified: () => undefined,
+  x402LateTransfer: () => undefined,
   settlementBatch: () => undefined,
   fundingRefused: () => undefined,
   walletFrozen: () => undefined,

@@ -43,6 +43,7 @@ export type {
   PaymentNonceStore,
   PaymentNonceKey,
   PaymentNonceRecord,
+  UnsurePaymentNonce,
   AuthNonceRecord,
   AuthStore,
   SessionRecord,

@@ -1,6 +1,6 @@
 /** The x402 part of the memory store. */
 import type { VideoJobRecord } from "./video-types.js";
-import type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
+import type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore, UnsurePaymentNonce } from "./x402-types.js";
 
 const keyOf = (k: PaymentNonceKey): string => `${k.network}|${k.payer.toLowerCase()}|${k.nonce.toLowerCase()}`;
 
@@ -13,6 +13,8 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
   const claims = new Map<string, PaymentNonceRecord>();
   /** The amount of each claim (not part of the record the store returns). */
   const amounts = new WeakMap<PaymentNonceRecord, bigint>();
+  /** The payee of each claim marked unsure (not part of the record either). */
+  const payees = new WeakMap<PaymentNonceRecord, string>();
   const openAmount = (network: string, payer: string, now: number, since: number, settledSince: number): bigint => {
     let sum = 0n;
     for (const c of claims.values()) {
@@ -64,6 +66,30 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
       claim.txHash = input.txHash;
       claim.settledAt = input.now;
       return true;
+    },
+
+    async markPaymentNonceUnsure(input) {
+      const claim = held(input);
+      if (!claim) return false;
+      claim.checkUntil = input.checkUntil;
+      payees.set(claim, input.payTo.toLowerCase());
+      return true;
+    },
+
+    async listUnsurePaymentNonces({ now, limit }) {
+      const unsure: UnsurePaymentNonce[] = [];
+      for (const c of claims.values())
+        if (c.status === "claimed" && c.checkUntil !== undefined && c.checkUntil > now)
+          unsure.push({
+            network: c.network,
+            payer: c.payer,
+            nonce: c.nonce,
+            requestId: c.requestId,
+            amount: amounts.get(c) ?? 0n,
+            payTo: payees.get(c) ?? "",
+            checkUntil: c.checkUntil,
+          });
+      return unsure.sort((a, b) => a.checkUntil - b.checkUntil).slice(0, limit);
     },
 
     async getPaymentNonce(key) {

@@ -24,6 +24,7 @@ import type {
   KeyRecord,
   PaymentNonceRecord,
   SessionRecord,
+  UnsurePaymentNonce,
   VideoJobRecord,
   VideoJobStatus,
 } from "./types.js";
@@ -118,6 +119,18 @@ export interface SqlNonceRow<I extends SqlInt = SqlInt> {
   expires_at: I;
   tx_hash: string | null;
   settled_at: I | null;
+  check_until: I | null;
+}
+
+/** The columns of an `x402_nonces` row marked unsure that its watch reads. */
+export interface SqlUnsureNonceRow<I extends SqlInt = SqlInt> {
+  network: string;
+  payer: string;
+  nonce: string;
+  request_id: string;
+  amount: I;
+  pay_to: string;
+  check_until: I;
 }
 
 /** A row of `video_jobs`; `receipt` is JSON text. */
@@ -290,7 +303,21 @@ export function nonceFromRow(r: SqlNonceRow): PaymentNonceRecord {
   };
   if (r.tx_hash !== null) record.txHash = r.tx_hash;
   if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
+  if (r.check_until !== null) record.checkUntil = Number(r.check_until);
   return record;
+}
+
+/** The unsure claim of an `x402_nonces` row. */
+export function unsureNonceFromRow(r: SqlUnsureNonceRow): UnsurePaymentNonce {
+  return {
+    network: r.network,
+    payer: r.payer,
+    nonce: r.nonce,
+    requestId: r.request_id,
+    amount: BigInt(r.amount),
+    payTo: r.pay_to,
+    checkUntil: Number(r.check_until),
+  };
 }
 
 /** The job of a `video_jobs` row. Free text: `url`, `error`. */

@@ -25,7 +25,7 @@ export type { FeedbackAggregates, FeedbackRecord, FeedbackStore, FeedbackTarget,
 export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
 export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimStatus, DispenserStore } from "./dispenser-types.js";
 export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
-export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore } from "./x402-types.js";
+export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore, UnsurePaymentNonce } from "./x402-types.js";
 export type { AuthNonceRecord, AuthStore, SessionRecord, SessionSigner } from "./auth-types.js";
 export type { UsageCell, UsageStore, WalletUsageRecord } from "./usage-types.js";
 export type { GroupCommitStats, HealthStore, StoreReadiness } from "./health-types.js";

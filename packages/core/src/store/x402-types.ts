@@ -15,6 +15,10 @@
  *   landed, and the caller already returned the result, so the signature must never buy a second
  *   result here. It stays until the operator inspects it; `expiresAt` (the authorization's
  *   `validBefore`) says when the signature becomes worthless on-chain anyway.
+ * - `markPaymentNonceUnsure` when that failure may still have moved the funds (a lost answer, a
+ *   transaction that did not confirm): the claim records where to (`payTo`) and until when to look
+ *   (`checkUntil`). Any instance, also after a restart, finds it with `listUnsurePaymentNonces`
+ *   and marks it settled if the transfer shows up on-chain.
  *
  * Payers and nonces are compared case-insensitively (stored lower-case).
  */
@@ -38,6 +42,20 @@ export interface PaymentNonceRecord {
   /** Set when settled. */
   txHash?: string;
   settledAt?: number;
+  /** Set when its settlement failed unsure ({@link PaymentNonceStore.markPaymentNonceUnsure}): look for the transfer until then (ms). */
+  checkUntil?: number;
+}
+
+/** A claim whose settlement failed unsure: the transfer it authorized may still land. */
+export interface UnsurePaymentNonce extends PaymentNonceKey {
+  /** The request that holds the claim (the one {@link PaymentNonceStore.markPaymentNonceSettled} needs). */
+  requestId: string;
+  /** The authorized value, atomic units. */
+  amount: bigint;
+  /** Lower-case address the transfer pays. */
+  payTo: string;
+  /** Until when (ms) the transfer may land: after it nobody looks. */
+  checkUntil: number;
 }
 
 /** The key of a claim. */
@@ -84,6 +102,18 @@ export interface PaymentNonceStore {
    * @returns whether it was marked.
    */
   markPaymentNonceSettled(input: PaymentNonceKey & { requestId: string; txHash: string; now: number; videoJob?: VideoJobRecord }): Promise<boolean>;
+  /**
+   * Records on the claim (if it is still `claimed` and held by `requestId`) that its settlement
+   * failed unsure: the transfer to `payTo` may land until `checkUntil` (ms). Single native atomic
+   * operation; marking again moves `checkUntil`.
+   * @returns whether the claim was marked.
+   */
+  markPaymentNonceUnsure(input: PaymentNonceKey & { requestId: string; payTo: string; checkUntil: number }): Promise<boolean>;
+  /**
+   * Up to `limit` claims marked unsure that are still `claimed` and whose `checkUntil` is after
+   * `now`, soonest `checkUntil` first.
+   */
+  listUnsurePaymentNonces(input: { now: number; limit: number }): Promise<UnsurePaymentNonce[]>;
   /** The claim, or null if the nonce is not claimed. */
   getPaymentNonce(key: PaymentNonceKey): Promise<PaymentNonceRecord | null>;
 }

@@ -13,6 +13,7 @@ import { signTransferAuthorization } from "../chain/eip3009.js";
 import type { Address, Chain, Hex } from "../chain/types.js";
 import { createViemChain } from "../chain/viem-chain.js";
 import { createFetchHttpClient } from "../http/client.js";
+import { noopTelemetry, type Telemetry } from "../observability/telemetry.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { makeService, officialPaymentHeader, startX402Env, type X402Env } from "./test-fixtures.js";
@@ -27,9 +28,10 @@ let base: string;
  * How the stub answers: delegate, fail with 500, stall for 2 s, settle on-chain and then stall 2 s
  * before answering, or settle blind (submit the transfer without checking it first, as a remote
  * facilitator may, and answer transaction_failed when it reverts), or answer 500 at once and
- * settle on-chain 1.5 s later.
+ * settle on-chain 1.5 s later, or settle and answer `settlement_pending` with the hash as @x402/evm
+ * does when its receipt wait fails, or refuse for lack of funds without sending anything.
  */
-let mode: "ok" | "fail" | "slow" | "late" | "blind" | "later" = "ok";
+let mode: "ok" | "fail" | "slow" | "late" | "blind" | "later" | "pending" | "refused" = "ok";
 let chain: Chain;
 const seen: { path: string; body: unknown; apiKey: unknown }[] = [];
 let n = 0;
@@ -88,6 +90,18 @@ beforeAll(async () => {
             ),
           );
         }
+        if (request.url === "/settle" && mode === "pending") {
+          const { transaction } = await local.settle(payload, requirements);
+          return reply(200, {
+            success: false,
+            errorReason: "settlement_pending",
+            errorMessage: "Timed out while waiting for the receipt",
+            transaction,
+            network: requirements.network,
+          });
+        }
+        if (request.url === "/settle" && mode === "refused")
+          return reply(200, { success: false, errorReason: INVALID.balance, transaction: "", network: requirements.network });
         if (request.url === "/settle") {
           const settled = await local.settle(payload, requirements);
           if (mode === "late") await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -107,15 +121,19 @@ afterAll(async () => {
   await env?.stop();
 });
 
-function setup() {
-  const made = makeService(env, { facilitator: { type: "http", url: `${base}/`, headers: { "x-api-key": "k" }, timeoutMs: 500 }, settleCheckSeconds: 1 });
+function setup(telemetry?: Partial<Telemetry>) {
+  const made = makeService(env, {
+    facilitator: { type: "http", url: `${base}/`, headers: { "x-api-key": "k" }, timeoutMs: 500 },
+    settleCheckSeconds: 1,
+    ...(telemetry ? { telemetry: Object.assign({}, noopTelemetry, telemetry) } : {}),
+  });
   const sign = async () => officialPaymentHeader((await made.service.challenge({ ...input, error: "pay" })).body, env.payer.privateKey);
   return { ...made, sign };
 }
 
 /** A service over the stub facilitator, and a payment it verified (the nonce claimed). */
-async function verified() {
-  const made = setup();
+async function verified(telemetry?: Partial<Telemetry>) {
+  const made = setup(telemetry);
   const header = await made.sign();
   const v = await made.service.verify({ ...input, header, requestId: `req_h${++n}` });
   if (!v.ok) throw new Error(v.message);
@@ -221,24 +239,53 @@ describe("x402 through an HTTP facilitator", () => {
     await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
     mode = "ok";
     expect(await env.balances()).toEqual(before);
-    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
+    // Watched (the facilitator's transaction failed: unsure), but the nonce's transfer to itself is not the payment.
+    expect(await service.checkLateTransfers()).toBe(0);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed", checkUntil: expect.any(Number) });
   });
 
-  it("a transfer that lands after its call was answered 502 is recorded on the claim and reported for a refund", async () => {
-    const { service, store, v } = await verified();
+  it("a transfer that lands after its call was answered 502 is recorded on the claim, counted and reported for a refund", async () => {
+    const late: string[] = [];
+    const { service, store, v } = await verified({ x402LateTransfer: (network) => void late.push(network) });
     const before = await env.balances();
     mode = "later";
-    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502 });
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", status: 502, details: { settlementUnsure: true } });
     mode = "ok";
-    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
-    // The watch keeps looking after the answer: the late transfer ends on the claim, with its hash.
-    let claim = await store.getPaymentNonce(v.payment);
-    for (let i = 0; i < 100 && claim?.status !== "settled"; i++) {
+    // Watched from the store until the authorization is void (and a minute).
+    const claim = await store.getPaymentNonce(v.payment);
+    expect(claim).toMatchObject({ status: "claimed", checkUntil: Number(v.payment.validBefore) * 1000 + 60_000 });
+    expect(await service.checkLateTransfers()).toBe(0);
+    // The stub sends the transfer 1.5 s after its answer: a later check finds it and records its hash.
+    let recorded = 0;
+    for (let i = 0; i < 100 && recorded === 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      claim = await store.getPaymentNonce(v.payment);
+      recorded = await service.checkLateTransfers();
     }
-    expect(claim).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(recorded).toBe(1);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "settled", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
     expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+    // Reported once: the claim is no longer unsure.
+    expect(await service.checkLateTransfers()).toBe(0);
+    expect(late).toEqual(["eip155:31337"]);
+  });
+
+  it("a settle answered settlement_pending with a transaction that landed is a success with that transaction, not a 502", async () => {
+    const { service, store, v } = await verified();
+    const before = await env.balances();
+    mode = "pending";
+    const settled = await service.settle(v.payment);
+    mode = "ok";
+    expect(settled.response).toMatchObject({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await env.balances()).toEqual({ payer: before.payer - PRICE, payTo: before.payTo + PRICE });
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "settled", txHash: settled.response.transaction });
+  });
+
+  it("a settle refused before sending (insufficient balance, no transaction) is a sure 502 and is not watched", async () => {
+    const { service, store, v } = await verified();
+    mode = "refused";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", details: { settlementUnsure: false } });
+    mode = "ok";
+    expect((await store.getPaymentNonce(v.payment))?.checkUntil).toBeUndefined();
   });
 
   it("two authorizations racing one balance: the loser's transfer reverts in simulation, a refusal rather than a transaction that may land", async () => {

@@ -55,6 +55,13 @@ export const x402OptionsSchema = z
      * that the payment failed (the funds may have moved: then the call is served). @default 30
      */
     settleCheckSeconds: z.number().int().min(0).max(600).optional(),
+    /**
+     * How often the chain is checked for the transfers of payments answered "failed" that may still
+     * land (until their authorization is void): one that lands is recorded on its claim, counted in
+     * `tollgate_x402_late_transfers_total` and logged for a refund. Every instance checks, also
+     * after a restart; 0 turns the timer off. @default 15
+     */
+    lateTransferCheckSeconds: z.number().int().min(0).max(3600).optional(),
     /** Default resource description in challenges when the route gives none. */
     description: z.string().max(500).optional(),
   })

@@ -23,7 +23,8 @@ import type { Facilitator } from "./facilitator.js";
 import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { INVALID, networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
-import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer, watchLateTransfer } from "./settle-check.js";
+import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer } from "./settle-check.js";
+import { checkLateTransfers, DEFAULT_LATE_TRANSFER_CHECK_SECONDS, LATE_TRANSFER_MARGIN_MS, scheduleLateTransferChecks } from "./late-transfers.js";
 import { acceptMarginSeconds, checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
 
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
@@ -100,7 +101,9 @@ export interface X402Service {
    * and marks the nonce settled.
    * @throws GatewayError `upstream_error` when settlement fails. The nonce claim is then KEPT (not
    * released): the caller already has the result and the transfer may or may not have landed, so
-   * the same signature must never buy a second result; it lapses with `validBefore`.
+   * the same signature must never buy a second result; it lapses with `validBefore`. When the
+   * transfer may still land (`details.settlementUnsure`), the claim is marked unsure in the store
+   * and {@link X402Service.checkLateTransfers} keeps looking for it.
    */
   settle(payment: VerifiedPayment, options?: { videoJob?: (response: SettleResponse) => VideoJobRecord }): Promise<{ header: string; response: SettleResponse }>;
   /**
@@ -108,6 +111,14 @@ export interface X402Service {
    * signature again (nothing was paid). Moves no money; a no-op once settled.
    */
   release(payment: VerifiedPayment): Promise<void>;
+  /**
+   * Looks once on-chain for the transfer of every claim (of any instance, before or after a
+   * restart) whose settlement failed unsure and may still land; records each that did (the claim
+   * settled with its hash), counts it and logs an error asking for a refund (its call was answered
+   * 502). Runs by itself every `x402.lateTransferCheckSeconds` (default 15).
+   * @returns how many late transfers it recorded (0 when x402 is off).
+   */
+  checkLateTransfers(): Promise<number>;
 }
 
 interface Network {
@@ -117,6 +128,37 @@ interface Network {
   readonly facilitator: Facilitator;
   readonly label: string;
 }
+
+/**
+ * The settle refusals a facilitator makes before it sends a transaction (ours, @x402/evm's and the
+ * generic x402 ones): answered with no transaction hash, they moved nothing. A used nonce is not
+ * one: the facilitator's own earlier send may have used it.
+ */
+const REFUSED_BEFORE_SENDING: ReadonlySet<string> = new Set([
+  INVALID.scheme,
+  INVALID.network,
+  INVALID.recipient,
+  INVALID.signature,
+  INVALID.validBefore,
+  INVALID.validAfter,
+  INVALID.value,
+  INVALID.balance,
+  INVALID.simulationFailed,
+  INVALID.asset,
+  INVALID.payload,
+  INVALID.validityTooLong,
+  "invalid_exact_evm_failed_to_parse_signature",
+  "invalid_exact_evm_authorization_value",
+  "invalid_exact_evm_token_name_mismatch",
+  "invalid_exact_evm_token_version_mismatch",
+  "insufficient_funds",
+  "invalid_scheme",
+  "invalid_network",
+  "invalid_payload",
+  "invalid_payment_requirements",
+  "invalid_x402_version",
+  "unsupported_scheme",
+]);
 
 const notConfigured = () => new GatewayError("not_configured", "x402 is not configured: set options.x402 ({ payTo, networks: [{ chainId, facilitator }] }) and options.chains");
 
@@ -132,6 +174,7 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
       verify: () => Promise.reject(notConfigured()),
       settle: () => Promise.reject(notConfigured()),
       release: async () => {},
+      checkLateTransfers: async () => 0,
     };
   }
   const chainConfigs = deps.options.chains ?? [];
@@ -142,18 +185,6 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
 
   const maxTimeoutSeconds = o.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS;
   const settleCheckMs = (o.settleCheckSeconds ?? DEFAULT_SETTLE_CHECK_SECONDS) * 1000;
-  // Watches for transfers landing after their call was answered 502 stop when the gateway closes.
-  const closing = new AbortController();
-  deps.onClose(() => closing.abort());
-  /** A transfer that landed after its call was answered 502: the claim records it, the log asks for a refund. */
-  const lateTransfer = async (payment: VerifiedPayment, txHash: Hex) => {
-    deps.logger.error(
-      { payer: payment.payer, amount: payment.amount.toString(), txHash, network: payment.network, requestId: payment.requestId },
-      "x402: a payment landed on-chain after its call was answered 502 (not served): refund it to the payer",
-    );
-    const key = { network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId };
-    await deps.store.markPaymentNonceSettled(Object.assign(key, { txHash, now: deps.clock.now() }));
-  };
   // The slowest configured upstream (60 s when none sets its own): a payment must outlive the wait for
   // it, twice its timeout (a stream pays at its first event: after the header wait and an idle gap).
   const upstreamMs = Object.values(deps.options.media?.providers ?? {}).map((p) => (p.type === "openai-compatible" ? (p.timeoutMs ?? 60_000) : 0));
@@ -170,6 +201,9 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
     const label = f.type === "local" ? `local facilitator ${chain.account}` : `facilitator ${new URL(f.url).host}`;
     networks.set(networkOf(n.chainId), { network: networkOf(n.chainId), chainId: n.chainId, chain, facilitator, label });
   }
+  const chains = new Map([...networks.values()].map((n) => [n.network, n.chain] as const));
+  const checkLate = (signal?: AbortSignal) => checkLateTransfers(deps, chains, signal);
+  scheduleLateTransferChecks(deps, checkLate, (o.lateTransferCheckSeconds ?? DEFAULT_LATE_TRANSFER_CHECK_SECONDS) * 1000);
   deps.describe(() => `x402: on (payTo ${o.payTo}; ${[...networks.values()].map((n) => `${n.network} via ${n.label}`).join(", ")}; maxTimeoutSeconds ${maxTimeoutSeconds})`);
 
   async function offer(n: Network, amount: bigint): Promise<PaymentRequirements> {
@@ -189,6 +223,15 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
   const OPEN_CLAIM_MS = 15 * 60_000;
   /** How far behind the chain a balance read may be (an RPC node a block or two behind, clocks of several instances). */
   const BALANCE_LAG_MS = 10_000;
+
+  /** The claim of a settle that may still land is watched from the store (./late-transfers.ts) until the authorization is void. */
+  const markUnsure = async (payment: VerifiedPayment, payTo: Address) => {
+    const checkUntil = Number(payment.validBefore) * 1000 + LATE_TRANSFER_MARGIN_MS;
+    const input = { network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId, payTo, checkUntil };
+    await deps.store.markPaymentNonceUnsure(input).catch((err: unknown) =>
+      deps.logger.error({ err, network: payment.network, payer: payment.payer, nonce: payment.nonce }, "x402: could not record an unsure settlement: its transfer is not watched"),
+    );
+  };
 
   const service: X402Service = {
     enabled: true,
@@ -276,13 +319,14 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
         lost = { error, message: error instanceof Error ? error.message : String(error) };
       }
       if (lost) {
-        // A transport failure, or a transaction that failed to confirm, may still have moved the
-        // funds: the chain says whether it did. A refusal (bad signature, funds…) sent nothing.
-        const unsure = lost.error !== undefined || result.errorReason === INVALID.transactionFailed;
+        // A transport failure, a transaction sent (a hash, "settlement_pending") or failed to
+        // confirm, or a reason this gateway does not know may still have moved the funds: the chain
+        // says whether it did. Only a refusal made before sending (bad signature, funds…) sent nothing.
+        const unsure = lost.error !== undefined || Boolean(result.transaction) || !REFUSED_BEFORE_SENDING.has(result.errorReason ?? "");
         const transfer = { payer: payment.payer, nonce: payment.nonce, payTo: payment.requirements.payTo.toLowerCase() as Address, value: payment.amount };
         const landed = unsure ? await landedTransfer(n.chain, transfer, settleCheckMs) : null;
         if (!landed) {
-          if (unsure) void watchLateTransfer(n.chain, transfer, Number(payment.validBefore) * 1000 + 60_000, closing.signal, (txHash) => lateTransfer(payment, txHash));
+          if (unsure) await markUnsure(payment, transfer.payTo);
           // `settlementUnsure`: the transfer may still land (it is watched for); else it surely moved nothing.
           throw new GatewayError("upstream_error", `x402 settlement on ${n.network} failed: ${lost.message}`, {
             details: { settlementUnsure: unsure },
@@ -318,6 +362,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
     async release(payment) {
       await deps.store.releasePaymentNonce({ network: payment.network, payer: payment.payer, nonce: payment.nonce, requestId: payment.requestId });
     },
+
+    checkLateTransfers: () => checkLate(),
   };
   // Every verification is counted (valid, a refusal reason, or error when it threw).
   return {

@@ -37,33 +37,3 @@ export async function landedTransfer(chain: Chain, transfer: SignedTransfer, wai
     await sleep(POLL_MS);
   }
 }
-
-/** The longest pause between two looks of {@link watchLateTransfer}. */
-const WATCH_MAX_PAUSE_MS = 15_000;
-
-/**
- * After a settle answered "failed" whose transfer did not show within the check: keeps looking
- * (pauses doubling from a second to 15 s) until `untilMs` (the authorization's `validBefore`
- * and a margin: no transfer can land later), or until `signal` aborts (the gateway closing). A
- * transfer that lands meanwhile charged the payer for a call answered 502: `onLanded` records and
- * reports it, so it is never silent. Never throws; its timers do not hold the process open.
- */
-export async function watchLateTransfer(
-  chain: Chain,
-  transfer: SignedTransfer,
-  untilMs: number,
-  signal: AbortSignal,
-  onLanded: (hash: Hex) => Promise<void>,
-): Promise<void> {
-  let pause = POLL_MS;
-  try {
-    while (!signal.aborted && Date.now() < untilMs) {
-      await sleep(pause, undefined, { signal, ref: false });
-      pause = Math.min(pause * 2, WATCH_MAX_PAUSE_MS);
-      const hash = await lookFor(chain, transfer);
-      if (hash) return await onLanded(hash);
-    }
-  } catch {
-    // Aborted (the gateway closed), or the report failed: nothing more to do.
-  }
-}

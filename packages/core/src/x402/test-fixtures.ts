@@ -86,6 +86,8 @@ export function makeService(
     http?: HttpClient;
     maxTimeoutSeconds?: number;
     settleCheckSeconds?: number;
+    /** The late-transfer timer (default 0: off; tests call `checkLateTransfers()` themselves). */
+    lateTransferCheckSeconds?: number;
     telemetry?: Telemetry;
   } = {},
 ): { service: X402Service; store: Store; describe: () => string[] } {
@@ -98,6 +100,7 @@ export function makeService(
       networks: [{ chainId: env.node.chainId, facilitator: opts.facilitator ?? { type: "local", privateKey: env.facilitator.privateKey } }],
       ...(opts.maxTimeoutSeconds ? { maxTimeoutSeconds: opts.maxTimeoutSeconds } : {}),
       ...(opts.settleCheckSeconds === undefined ? {} : { settleCheckSeconds: opts.settleCheckSeconds }),
+      lateTransferCheckSeconds: opts.lateTransferCheckSeconds ?? 0,
     }),
   } as unknown as ResolvedOptions;
   const deps = {
