@@ -30,3 +30,15 @@ export function getGateway(): Gateway {
   });
   return holder.__tollgateGateway;
 }
+
+/**
+ * The client's address for the gateway's per-IP limits: the header named by
+ * `TOLLGATE_CLIENT_IP_HEADER`, which your reverse proxy must set, overwriting whatever the client
+ * sent (nginx: `proxy_set_header X-Real-IP $remote_addr;` and `TOLLGATE_CLIENT_IP_HEADER=x-real-ip`;
+ * Vercel sets `x-real-ip` itself). Unset, a route handler knows no client address and the per-IP
+ * limits are off: `next start` passes on an `X-Forwarded-For` the client wrote.
+ */
+export function clientIpOf(request: Request): string | undefined {
+  const header = process.env.TOLLGATE_CLIENT_IP_HEADER;
+  return header ? (request.headers.get(header) ?? undefined) : undefined;
+}

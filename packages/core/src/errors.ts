@@ -107,6 +107,11 @@ export function invalidRequest(message: string, param?: string, details?: Record
   return new GatewayError("invalid_request", message, { ...(param === undefined ? {} : { param }), ...(details ? { details } : {}) });
 }
 
+/** 413 `payload_too_large` for a request body over `limit` bytes (`details.limitBytes`), as every adapter answers it. */
+export function bodyTooLarge(limit: number): GatewayError {
+  return new GatewayError("payload_too_large", `The request body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
+}
+
 /** The error envelope (docs/api.md "Errors") for one error. */
 export interface ErrorEnvelope {
   error: { code: string; message: string; type: string; param?: string; details?: Record<string, unknown>; requestId: string };

@@ -7,7 +7,7 @@ export type { Gateway } from "./gateway-types.js";
 export type { GatewayServices } from "./services.js";
 export type { GatewayContext } from "./context.js";
 export { GatewayOptionsError, gatewayOptionsSchema, resolveOptions, type GatewayOptions } from "./options.js";
-export { ERROR_TABLE, GatewayError, invalidRequest, toErrorEnvelope, type ErrorCode, type ErrorEnvelope, type GatewayErrorOptions } from "./errors.js";
+export { bodyTooLarge, ERROR_TABLE, GatewayError, invalidRequest, toErrorEnvelope, type ErrorCode, type ErrorEnvelope, type GatewayErrorOptions } from "./errors.js";
 export { createManualClock, systemClock, type Clock, type ManualClock } from "./clock.js";
 export { createSequentialIds, randomIds, type IdGenerator, type IdPrefix } from "./ids.js";
 export * from "./money.js";

@@ -27,3 +27,31 @@ it("strips basePath only at a segment boundary, even when Next hands it a path o
   expect([outside.status, ((await outside.json()) as { error: { message: string } }).error.message]).toEqual([404, "No route for GET /gwx/v1/models."]);
   await gateway.close();
 });
+
+/** A sign-in nonce request (limited per IP) with `headers`. */
+const signInNonce = (headers: Record<string, string>) =>
+  new Request("http://app.test/api/auth/nonce", {
+    method: "POST",
+    headers: Object.assign({ "content-type": "application/json" }, headers),
+    body: JSON.stringify({ address: "0x00000000000000000000000000000000000000aa", chainId: 84532 }),
+  });
+
+it("keys the per-IP limits on clientIp: a client rotating X-Forwarded-For gets nowhere, two clients are counted apart", async () => {
+  const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { perIp: { auth: 3 } } });
+  const { POST } = createHandler(gateway, { clientIp: (request) => request.headers.get("x-real-ip") ?? undefined });
+  const nonce = (realIp: string, forged: string) => POST(signInNonce({ "x-real-ip": realIp, "x-forwarded-for": forged }));
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await nonce("203.0.113.7", `6.6.6.${i}`)).status);
+  expect(statuses).toEqual([200, 200, 200, 429, 429]);
+  expect((await nonce("203.0.113.8", "6.6.6.6")).status).toBe(200);
+  await gateway.close();
+});
+
+it("without clientIp and without trusted proxies, a route handler has no client address: the per-IP limits cannot apply", async () => {
+  const gateway = createGateway({ store: createMemoryStore(), sweepIntervalMs: 0, rateLimits: { perIp: { auth: 3 } } });
+  const { POST } = createHandler(gateway);
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await POST(signInNonce({ "x-forwarded-for": `6.6.6.${i}` }))).status);
+  expect(statuses).toEqual([200, 200, 200, 200, 200]);
+  await gateway.close();
+});

@@ -15,6 +15,17 @@ export interface NextHandlerOptions {
   maxBodySize?: number;
   /** Called once per error that escaped the gateway (the client then gets one 500 error envelope). @default logs to stderr */
   onError?: (error: unknown) => void;
+  /**
+   * The client's address for the per-IP limits (sign-in nonces, feedback, the dispenser, unpaid
+   * tokenizing, in-flight body shares). A route handler gets no socket address, and `next start`
+   * keeps an `X-Forwarded-For` the client sent, so neither is one to trust on its own: return the
+   * address your host vouches for, e.g. `ipAddress(request)` of `@vercel/functions` on Vercel, or a
+   * header your reverse proxy overwrites (nginx `proxy_set_header X-Real-IP $remote_addr`).
+   * Without it the per-IP limits apply only with the gateway's `trustedProxies` behind a proxy
+   * that overwrites `X-Forwarded-For`; otherwise they do not apply at all. A value that is not an
+   * IP address counts as none.
+   */
+  clientIp?: (request: Request) => string | undefined;
 }
 
 /** One App Router route handler. */
@@ -42,9 +53,11 @@ export function createHandler(gateway: Pick<Gateway, "handle">, options: NextHan
   const onError = options.onError ?? defaultOnError;
   const handler: NextRouteHandler = async (request) => {
     try {
+      const remoteAddress = options.clientIp?.(request);
       const gatewayRequest = fromWebRequest(request, {
         basePath: options.basePath ?? "",
         ...(options.maxBodySize === undefined ? {} : { maxBodySize: options.maxBodySize }),
+        ...(remoteAddress ? { remoteAddress } : {}),
       });
       return toWebResponse(await gateway.handle(gatewayRequest), { onError });
     } catch (error) {

@@ -4,7 +4,7 @@
  * The standalone server, Express and Fastify all go through these three functions.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { fallbackResponse, GatewayError, relativeToBase, stringifyJson } from "@tollgate/core";
+import { bodyTooLarge, fallbackResponse, GatewayError, relativeToBase, stringifyJson } from "@tollgate/core";
 import type { Gateway, GatewayRequest, GatewayRequestBody, GatewayResponse } from "@tollgate/core";
 
 /** Options of {@link toGatewayRequest}. */
@@ -174,10 +174,11 @@ function hasContent(req: IncomingMessage): boolean {
 }
 
 function requestBody(req: IncomingMessage, method: string, opts: ToGatewayRequestOptions): GatewayRequestBody | undefined {
-  if (opts.parsedBody !== undefined) return { kind: "parsed", value: opts.parsedBody };
+  const parsed = (value: unknown): GatewayRequestBody => (opts.maxBodySize === undefined ? { kind: "parsed", value } : { kind: "parsed", value, maxBytes: opts.maxBodySize });
+  if (opts.parsedBody !== undefined) return parsed(opts.parsedBody);
   const frameworkBody = (req as IncomingMessage & { body?: unknown }).body;
   // body-parser (Express 4) sets `req.body = {}` even for types it does not parse; trust it only once the stream was consumed.
-  if (frameworkBody !== undefined && req.readableEnded) return { kind: "parsed", value: frameworkBody };
+  if (frameworkBody !== undefined && req.readableEnded) return parsed(frameworkBody);
   if (!hasContent(req) && NO_BODY_METHODS.has(method)) return undefined;
   let once: Promise<Uint8Array> | undefined;
   return {
@@ -189,13 +190,10 @@ function requestBody(req: IncomingMessage, method: string, opts: ToGatewayReques
   };
 }
 
-function tooLarge(limit: number): GatewayError {
-  return new GatewayError("payload_too_large", `The request body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
-}
 
 function readBody(req: IncomingMessage, limit: number, res: ServerResponse | undefined, onChunk?: (bytes: number) => void): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
-    const refuse = (error: unknown = tooLarge(limit)) => {
+    const refuse = (error: unknown = bodyTooLarge(limit)) => {
       // Stop holding the rest of a refused body: discard what still arrives and close after the answer.
       if (res && !res.headersSent) res.setHeader("connection", "close");
       req.resume();
@@ -215,7 +213,7 @@ function readBody(req: IncomingMessage, limit: number, res: ServerResponse | und
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       try {
-        if (size > limit) throw tooLarge(limit);
+        if (size > limit) throw bodyTooLarge(limit);
         onChunk?.(chunk.length);
       } catch (error) {
         cleanup();

@@ -185,6 +185,17 @@ export function runAdapterConformance(name: string, options: AdapterConformanceO
         },
         { preParsedJson: true },
       );
+      test(
+        "a JSON body the framework already parsed is still held to maxBodySize (413), and one under it is served",
+        async (w) => {
+          const big = JSON.stringify({ budgetLimit: "1", name: "x".repeat(2000) });
+          const res = await w.call("/api/keys", { method: "POST", headers: { "content-type": "application/json", ...OWNER_PROOF }, body: big });
+          expect((await expectEnvelope(res, 413, "payload_too_large")).details).toEqual({ limitBytes: 1024 });
+          expect(w.probe.requests[0]?.body?.kind).toBe("parsed");
+          await createKey(w);
+        },
+        { preParsedJson: true, maxBodySize: 1024 },
+      );
     }
 
     test(

@@ -122,6 +122,15 @@ describe("errors", () => {
     expect([bad.status, bad.code]).toEqual([200, "invalid_response"]);
     expect(garbled.requests).toHaveLength(1);
   });
+
+  it("a 200 page that is not JSON (a wrong base URL, a captive portal) is invalid_response, never a result", async () => {
+    const page = await scripted({ status: 200, headers: { "content-type": "text/html" }, text: "<html>Welcome</html>" });
+    const listed = await thrown(() => client(page.url).models.list());
+    expect([listed.status, listed.code, listed.body]).toEqual([200, "invalid_response", "<html>Welcome</html>"]);
+    expect(listed.message).toMatch(/not JSON \(Content-Type: text\/html\)/);
+    const untyped = await scripted({ status: 200, text: '{"data":[]}' });
+    expect((await thrown(() => client(untyped.url).models.list())).code).toBe("invalid_response");
+  });
 });
 
 describe("connections, timeouts and aborts", () => {

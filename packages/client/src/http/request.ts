@@ -23,7 +23,12 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | 
 export type BearerPolicy = "key" | "wallet" | "key-first";
 
 /** How a successful body is read: JSON (text when the answer is not JSON), raw bytes, or left unread as a stream. */
-export type BodyKind = "json" | "bytes" | "stream";
+/**
+ * What a 2xx answer must be: `json` (anything else is a `TollgateError` `invalid_response`: a wrong
+ * base URL answering an HTML page must not pass for a result), `jsonOrText` (JSON, or the text as
+ * it is), `bytes`, or `stream` (SSE).
+ */
+export type BodyKind = "json" | "jsonOrText" | "bytes" | "stream";
 
 /** One call as a resource method describes it. */
 export interface RequestSpec {
@@ -55,25 +60,40 @@ export interface OpenStream {
 
 const decoder = new TextDecoder();
 
-/** Reads a body: JSON when it says so (or looks like it), else text; "" → null. Throws on malformed JSON only when `strict`. */
-async function readJsonOrText(response: Response, strict: boolean): Promise<unknown> {
+/**
+ * Reads a body: JSON when it says so (or looks like it), else text; "" → null. Throws on malformed
+ * JSON only when `strict`, and on an answer that is not JSON at all when `jsonOnly`.
+ */
+async function readJsonOrText(response: Response, strict: boolean, jsonOnly = false): Promise<unknown> {
   const text = decoder.decode(await response.arrayBuffer());
   if (text.trim() === "") return null;
   const type = response.headers.get("content-type") ?? "";
-  if (!/json/i.test(type) && !(!strict && /^\s*[[{]/.test(text))) return text;
+  if (!/json/i.test(type)) {
+    if (jsonOnly)
+      throw invalidResponse(
+        response,
+        text,
+        `The answer (HTTP ${response.status}) is not JSON (Content-Type: ${type || "none"}): is the base URL the gateway's?`,
+      );
+    if (!(!strict && /^\s*[[{]/.test(text))) return text;
+  }
   try {
     return JSON.parse(text);
   } catch (cause) {
     if (!strict) return text;
-    throw new TollgateError(`The answer (HTTP ${response.status}) is not valid JSON.`, {
-      status: response.status,
-      code: "invalid_response",
-      requestId: response.headers.get("x-request-id") ?? undefined,
-      headers: response.headers,
-      body: text.slice(0, 2000),
-      cause,
-    });
+    throw invalidResponse(response, text, `The answer (HTTP ${response.status}) is not valid JSON.`, cause);
   }
+}
+
+function invalidResponse(response: Response, text: string, message: string, cause?: unknown): TollgateError {
+  return new TollgateError(message, {
+    status: response.status,
+    code: "invalid_response",
+    requestId: response.headers.get("x-request-id") ?? undefined,
+    headers: response.headers,
+    body: text.slice(0, 2000),
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function headersFor(spec: RequestSpec, resolved: ResolvedRequest): Record<string, string> {
@@ -107,7 +127,10 @@ async function execute(baseUrl: string, resolved: ResolvedRequest, spec: Request
         attempt.clearTimeout();
         return { response, meta: metaOf(response, { idempotencyKey: spec.idempotencyKey, retries: retry }), attempt };
       }
-      body = response.ok && spec.kind === "bytes" ? new Uint8Array(await response.arrayBuffer()) : await readJsonOrText(response, response.ok);
+      body =
+        response.ok && spec.kind === "bytes"
+          ? new Uint8Array(await response.arrayBuffer())
+          : await readJsonOrText(response, response.ok, response.ok && spec.kind === "json");
     } catch (cause) {
       attempt.done();
       // Our own invalid_response passes as it is; anything after an abort is the abort (caller or timeout).
@@ -134,7 +157,7 @@ async function execute(baseUrl: string, resolved: ResolvedRequest, spec: Request
 
 /** Runs a call to completion: the parsed body and its metadata, or a typed error. */
 export function request(baseUrl: string, resolved: ResolvedRequest, spec: RequestSpec): Promise<WithMeta<unknown>> {
-  return execute(baseUrl, resolved, { ...spec, kind: spec.kind === "stream" ? "json" : spec.kind }) as Promise<WithMeta<unknown>>;
+  return execute(baseUrl, resolved, { ...spec, kind: spec.kind === "stream" ? "json" : (spec.kind ?? "json") }) as Promise<WithMeta<unknown>>;
 }
 
 /** Opens a stream: resolves once a 2xx answer's headers arrive (error answers throw as usual). */

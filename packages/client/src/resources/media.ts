@@ -170,7 +170,7 @@ export function audioResource(caller: Caller): AudioResource {
         contentType: meta.headers.get("content-type") ?? "application/octet-stream",
       })),
     transcribe: (params, options) =>
-      APIPromise.map(caller.call<Transcription | string | null>(paidPost("/v1/audio/transcriptions", withFiles(params, ["file"])), paidOptions(options)).withResponse(), (body) =>
+      APIPromise.map(caller.call<Transcription | string | null>(paidPost("/v1/audio/transcriptions", withFiles(params, ["file"]), "jsonOrText"), paidOptions(options)).withResponse(), (body) =>
         typeof body === "string" || body === null ? { text: body ?? "" } : body,
       ),
   };

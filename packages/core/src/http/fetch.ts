@@ -2,7 +2,7 @@
  * The Web `Request`/`Response` wrapper around `handle`, for Next.js route handlers, edge
  * runtimes and tests. (The Node adapters use the plain-shape bridge in @tollgate/node instead.)
  */
-import { GatewayError } from "../errors.js";
+import { bodyTooLarge } from "../errors.js";
 import { concatBytes } from "../providers/bytes.js";
 import { stringifyJson } from "./respond.js";
 import type { GatewayRequest, GatewayResponse } from "./types.js";
@@ -17,7 +17,7 @@ async function readLimited(stream: ReadableStream<Uint8Array>, limit: number, on
     if (done) break;
     size += value.byteLength;
     try {
-      if (size > limit) throw new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } });
+      if (size > limit) throw bodyTooLarge(limit);
       onChunk?.(value.byteLength);
     } catch (error) {
       await reader.cancel().catch(() => {});
@@ -34,6 +34,11 @@ export interface FromWebRequestOptions {
   basePath?: string;
   /** Upper bound in bytes for any `body.read(limit)`, whatever limit the route asks for. @default unlimited */
   maxBodySize?: number;
+  /**
+   * The client's address as the host knows it (a Web `Request` carries none): the per-IP limits
+   * key on it (with `trustedProxies: 0`). Not an IP address, or absent: the request has no peer address.
+   */
+  remoteAddress?: string;
 }
 
 /** Returns `path` relative to `basePath` (segment-aligned), or undefined when it lies outside it. */
@@ -83,6 +88,7 @@ export function fromWebRequest(request: Request, options: string | FromWebReques
     headers,
     origin: url.origin,
     signal: retained(request),
+    ...(opts.remoteAddress ? { remoteAddress: opts.remoteAddress } : {}),
     ...(stream
       ? {
           body: {
@@ -90,8 +96,7 @@ export function fromWebRequest(request: Request, options: string | FromWebReques
             read(routeLimit: number, onChunk?: (bytes: number) => void) {
               const limit = Math.min(routeLimit, opts.maxBodySize ?? Number.POSITIVE_INFINITY);
               const declared = Number(headers["content-length"]);
-              if (Number.isFinite(declared) && declared > limit)
-                return Promise.reject(new GatewayError("payload_too_large", `The body is larger than ${limit} bytes.`, { details: { limitBytes: limit } }));
+              if (Number.isFinite(declared) && declared > limit) return Promise.reject(bodyTooLarge(limit));
               pending ??= readLimited(stream, limit, onChunk);
               return pending;
             },

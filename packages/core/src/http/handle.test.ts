@@ -63,6 +63,14 @@ describe("request pipeline", () => {
     expect(streamed.status).toBe(413);
   });
 
+  it("answers 413 for a body a framework already parsed when it is over the JSON limit, measured as JSON", async () => {
+    const parsed = (value: unknown) =>
+      gateway.handle({ method: "POST", path: "/v1/models/search", query: new URLSearchParams(), headers: { "content-type": "application/json" }, body: { kind: "parsed", value } });
+    const over = await parsed({ q: "x".repeat(4000) });
+    expect([over.status, (over.body as { value: { error: { details: unknown } } }).value.error.details]).toEqual([413, { limitBytes: 2048 }]);
+    expect((await parsed({ q: "x".repeat(100) })).status).toBe(200);
+  });
+
   it("tolerates Content-Type: application/json with an empty body on GET and POST", async () => {
     const get = await gateway.fetch(new Request(url("/v1/models"), { headers: { "content-type": "application/json" } }));
     expect(get.status).toBe(200);

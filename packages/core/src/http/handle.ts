@@ -3,7 +3,7 @@
  * query and body parsing with zod -> handler -> response headers -> the request's log line and
  * metrics. Every failure becomes the error envelope (docs/api.md "Errors"); `handle` never rejects.
  */
-import { GatewayError, invalidRequest, toErrorEnvelope } from "../errors.js";
+import { bodyTooLarge, GatewayError, invalidRequest, toErrorEnvelope } from "../errors.js";
 import { parseWith } from "../validation.js";
 import type { GatewayContext } from "../context.js";
 import { randomIds } from "../ids.js";
@@ -86,7 +86,12 @@ export function assertJsonBody(req: GatewayRequest, multipart: boolean, hasBytes
 export async function readJsonBody(req: GatewayRequest, limit: number, multipart = false, onChunk?: (bytes: number) => void): Promise<unknown> {
   const body = req.body;
   if (!body) return {};
-  if (body.kind === "parsed") return body.value ?? {};
+  if (body.kind === "parsed") {
+    // The framework read it under its own limits: the route's size limit still holds, on what it parsed.
+    const cap = Math.min(limit, body.maxBytes ?? Number.POSITIVE_INFINITY);
+    if (parsedSize(body.value) > cap) throw bodyTooLarge(cap);
+    return body.value ?? {};
+  }
   const bytes = await body.read(limit, onChunk);
   // A Web Request announces no length: the type is checked again once the bytes are known.
   assertJsonBody(req, multipart, bytes.byteLength > 0);
@@ -107,6 +112,18 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
     return JSON.parse(text);
   } catch {
     throw invalidRequest("The body is not valid JSON.");
+  }
+}
+
+/** The bytes of a body a framework parsed: its text or bytes as they are, anything else as JSON. */
+function parsedSize(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === "string") return Buffer.byteLength(value);
+  if (value instanceof Uint8Array) return value.byteLength;
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? "");
+  } catch {
+    return 0; // not JSON (a cycle, a bigint): the route's schema refuses it
   }
 }
 

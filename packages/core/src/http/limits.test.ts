@@ -92,6 +92,20 @@ describe("client IP", () => {
     expect(clientIp(req("2001:db8:1:2:bbbb:cccc:dddd:eeee"), 0)).toBe("2001:db8:1:2::/64");
     expect(clientIp(req("::1"), 0)).toBe("0:0:0:0::/64");
   });
+  it("drops a port a proxy wrote on its entry, so a client's connections share one address", () => {
+    expect(clientIp(req("10.0.0.1", "203.0.113.7:50001"), 1)).toBe("203.0.113.7");
+    expect(clientIp(req("10.0.0.1", "203.0.113.7:50002"), 1)).toBe("203.0.113.7");
+    expect(clientIp(req("10.0.0.1", "[2001:db8:1:2::9]:443"), 1)).toBe("2001:db8:1:2::/64");
+    expect(clientIp(req("10.0.0.1", "[2001:db8:1:2::9]"), 1)).toBe("2001:db8:1:2::/64");
+    expect(clientIp(req("fe80::1%eth0"), 0)).toBe("fe80:0:0:0::/64");
+  });
+  it("an entry that is not an IP address falls back to the socket peer; a peer that is not one is no address", () => {
+    expect(clientIp(req("10.0.0.1", "unknown"), 1)).toBe("10.0.0.1");
+    expect(clientIp(req("10.0.0.1", "203.0.113.7:50001:9"), 1)).toBe("10.0.0.1");
+    expect(clientIp(req("10.0.0.1", "999.1.1.1"), 1)).toBe("10.0.0.1");
+    expect(clientIp(req("not an address"), 0)).toBeUndefined();
+    expect(clientIp(req(""), 0)).toBeUndefined();
+  });
 });
 
 describe("in-flight body budget", () => {

@@ -5,8 +5,13 @@
 
 /** How the body of a request reaches the gateway. */
 export type GatewayRequestBody =
-  /** A body a framework has already parsed (e.g. `express.json()`); used as is. */
-  | { readonly kind: "parsed"; readonly value: unknown }
+  /**
+   * A body a framework has already parsed (e.g. `express.json()`); used as is, once its size (its
+   * text or bytes as they are, anything else as JSON) is within the route's limit and `maxBytes`
+   * (the adapter's `maxBodySize`), else 413. The framework read it: the gateway's in-flight byte
+   * caps and slow-body pace never saw its bytes.
+   */
+  | { readonly kind: "parsed"; readonly value: unknown; readonly maxBytes?: number }
   /**
    * A body read lazily, only by routes that take one. `read(limit)` resolves to the raw bytes or
    * rejects with a `GatewayError("payload_too_large")` as soon as more than `limit` bytes arrive.
