@@ -25,11 +25,11 @@ for (const { name, db, connect, schema: newSchema } of databases) {
   describe(`postgres migrations (${name})`, () => {
     it("migrate creates the schema, applies every version once, and a re-run applies nothing", async () => {
       const schema = newSchema();
-      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22]);
+      expect(ALL).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]);
       expect(await migrate(db, { schema })).toEqual(ALL);
       expect(await migrate(db, { schema })).toEqual([]);
       expect(await recorded(db, schema)).toEqual(ALL);
-      expect(await tables(db, schema)).toEqual(["agents", "auth_nonces", "auth_sessions", "charges", "dispenser_chains", "dispenser_claims", "feedback", "intents", "key_events", "key_model_spend", "keys", "schema_migrations", "usage_days", "video_jobs", "x402_nonces"]);
+      expect(await tables(db, schema)).toEqual(["agents", "auth_nonces", "auth_sessions", "charges", "dispenser_chains", "dispenser_claims", "feedback", "intents", "key_events", "key_model_spend", "keys", "schema_migrations", "transcript_rests", "usage_days", "video_jobs", "x402_nonces"]);
       const { rows } = await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.schema_migrations WHERE version = 7`);
       expect(rows[0]?.name).toBe("intents by owner (listIntents)");
     });
@@ -85,7 +85,7 @@ for (const { name, db, connect, schema: newSchema } of databases) {
       await charge(3, t0 + 3, 11, null);
       await charge(4, t0 + day, 13, "m2");
 
-      expect(await migrate(db, { schema })).toEqual([15, 16, 17, 18, 19, 20, 21, 22]);
+      expect(await migrate(db, { schema })).toEqual([15, 16, 17, 18, 19, 20, 21, 22, 23]);
       const rollups = async () =>
         (await db.query(`SELECT day_start::text AS day, model_id, spent::text, calls::int FROM ${q}.usage_days ORDER BY day_start, model_id`)).rows;
       expect(await rollups()).toEqual([
@@ -129,7 +129,7 @@ for (const { name, db, connect, schema: newSchema } of databases) {
       await intent("pi_b0", "key_b", "aborted");
       await intent("pi_b1", "key_b", "expired");
 
-      expect(await migrate(db, { schema })).toEqual([13, 14, 15, 16, 17, 18, 19, 20, 21, 22]);
+      expect(await migrate(db, { schema })).toEqual([13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]);
       const { rows } = await db.query<{ key_id: string; n: string }>(`SELECT key_id, open_intents::text AS n FROM ${q}.keys ORDER BY key_id`);
       expect(rows).toEqual([
         { key_id: "key_a", n: "3" },

@@ -17,6 +17,7 @@ import { USAGE_MIGRATIONS } from "./usage.js";
 import { CHARGE_MIGRATIONS } from "./charges.js";
 import { VIDEO_MIGRATIONS } from "./video.js";
 import { X402_MIGRATIONS } from "./x402.js";
+import { TRANSCRIPT_REST_MIGRATIONS } from "./transcript-rests.js";
 
 /** One schema step. */
 export interface Migration {
@@ -145,7 +146,7 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
  * Every migration, in version order. Versions: 1 ledger, 2 video, 3 feedback, 4 agents,
  * 5 dispenser, 6 x402 nonces, 7 intents by owner, 8 key rate limit, 9 auth nonces and sessions,
  * 10 feedback context and metadata, 11 key governance, 12 charges by owner (usage), 13 keys' open
- * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner, 17 session signers, 18 x402 claim amounts, 19 charges' unfinished transfers, 20 dispenser claims' unfinished transfers, 21 feedback's counted ratings, 22 unsure x402 claims (the same numbers as
+ * intents count, 14 live keys by owner, 15 usage rollups per day, 16 revoked keys by owner, 17 session signers, 18 x402 claim amounts, 19 charges' unfinished transfers, 20 dispenser claims' unfinished transfers, 21 feedback's counted ratings, 22 unsure x402 claims, 23 transcription rests (the same numbers as
  * `@tollgate/sqlite`).
  */
 export const MIGRATIONS: readonly Migration[] = [
@@ -155,6 +156,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...AGENTS_MIGRATIONS,
   ...DISPENSER_MIGRATIONS,
   ...X402_MIGRATIONS,
+  ...TRANSCRIPT_REST_MIGRATIONS,
   ...AUTH_MIGRATIONS,
   ...GOVERNANCE_MIGRATIONS,
   ...USAGE_MIGRATIONS,

@@ -17,6 +17,7 @@ import { tablesIn } from "./rows.js";
 import { createUsageOps } from "./usage.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
+import { createTranscriptRestOps } from "./transcript-rests.js";
 
 /** Options of {@link createPostgresStore}: exactly one of `connectionString` and `pool`. */
 export interface PostgresStoreOptions {
@@ -130,6 +131,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createDispenserOps(ops, t),
     ...createVideoOps(ops, t),
     ...createPaymentNonceOps(ops, t, db),
+    ...createTranscriptRestOps(ops, t),
     ...createAuthOps(ops, t),
     ...createUsageOps(ops, t),
     ...createHealthOps(ops, t),

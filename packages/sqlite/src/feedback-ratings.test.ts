@@ -29,7 +29,7 @@ describe("sqlite feedback ratings", () => {
     insert.run("fb_3", 1, "service_key", wallet, 3);
     insert.run("fb_4", 1, "anonymous", null, 4);
     insert.run("fb_5", 2, "wallet_header", wallet, 5);
-    expect(migrate(old)).toEqual([21, 22]);
+    expect(migrate(old)).toEqual([21, 22, 23]);
     old.close();
 
     const store = createSqliteStore({ filename });

@@ -26,7 +26,7 @@ describe("sqlite session signers", () => {
          VALUES ('ses_old', '${"a".repeat(64)}', '0xaa', 8453, 'gateway.example', ${now}, ${now + 86_400_000})`,
       )
       .run();
-    expect(migrate(old)).toEqual([17, 18, 19, 20, 21, 22]);
+    expect(migrate(old)).toEqual([17, 18, 19, 20, 21, 22, 23]);
     old.close();
 
     const store = createSqliteStore({ filename });

@@ -5,6 +5,7 @@ import { createAgentOps } from "./agents.js";
 import { createDispenserOps } from "./dispenser.js";
 import { createVideoOps } from "./video.js";
 import { createPaymentNonceOps } from "./x402.js";
+import { createTranscriptRestOps } from "./transcript-rests.js";
 import { createAuthOps } from "./auth.js";
 import { createUsageOps } from "./usage.js";
 import { dirname } from "node:path";
@@ -98,6 +99,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createDispenserOps(db),
     ...createVideoOps(db),
     ...createPaymentNonceOps(db),
+    ...createTranscriptRestOps(db),
     ...createAuthOps(db),
     ...createUsageOps(db),
     ...createHealthOps(db, checkpointer && ((now) => checkpointer.countOpenIntents(now))),

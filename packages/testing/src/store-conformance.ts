@@ -23,6 +23,7 @@ import { propertyTests } from "./store-suite-property.js";
 import { raceTests } from "./store-suite-races.js";
 import { dispenserTests } from "./store-suite-dispenser.js";
 import { x402Tests } from "./store-suite-x402.js";
+import { transcriptRestTests } from "./store-suite-transcript-rests.js";
 import { videoTests } from "./store-suite-video.js";
 import { authTests } from "./store-suite-auth.js";
 import { usageTests } from "./store-suite-usage.js";
@@ -42,6 +43,7 @@ export const storeConformanceGroups = {
   agents: agentTests,
   dispenser: dispenserTests,
   x402: x402Tests,
+  transcriptRests: transcriptRestTests,
   video: videoTests,
   auth: authTests,
   usage: usageTests,

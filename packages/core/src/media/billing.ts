@@ -53,7 +53,7 @@ export interface PaidCall<T> {
    * `result`, before the answer is built. A route whose price depends on the output (a
    * transcription's seconds) delivers only what `paid` covers.
    */
-  paidWith?(result: T, paid: bigint): void;
+  paidWith?(result: T, paid: bigint): void | Promise<void>;
   /** `run` answers without calling the upstream (an answer kept from an earlier call): not timed as an upstream call. */
   readonly untimed?: boolean;
 }
@@ -220,7 +220,7 @@ export function createBilling(deps: CapabilityDeps, x402: X402Service, upstreams
     const persist = call.persist?.bind(call);
     const settled = await x402.settle(payment, persist ? { videoJob: (response) => persist(result, receiptOf(response)) } : {});
     charged(from, call.card, call.quote.finalAmount, "x402");
-    call.paidWith?.(result, payment.amount);
+    await call.paidWith?.(result, payment.amount);
     const receipt = receiptOf(settled.response);
     const receiptJson = JSON.stringify(receipt);
     return { kind: "paid", result, receipt, receiptJson, headers: { "payment-response": settled.header, "x-receipt": receiptHeader(receiptJson) } };

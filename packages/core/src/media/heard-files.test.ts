@@ -1,59 +1,72 @@
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../clock.js";
-import { createHeardFiles, heardFileId, type HeardFile } from "./heard-files.js";
+import { createMemoryStore } from "../store/memory.js";
+import { createHeardFiles, heardFileId, type HeardFile, type HeardFilesOptions } from "./heard-files.js";
 
 /** An entry whose cut payment paid `paid`, with a transcript of `text`. */
 const entry = (text: string, paid = 1n): HeardFile => ({
-  rest: { lineItems: [], providerAmount: 10n, platformFee: 0n, finalAmount: 10n },
+  rest: {
+    lineItems: [{ key: "second", unit: "second", quantity: "26.17", unitPriceUsd: "0.0001", amountWei: "2617" }],
+    providerAmount: 2617n,
+    platformFee: 10n,
+    finalAmount: 2627n,
+  },
   paid,
   result: { text, durationSeconds: 30, segments: [{ start: 0, end: 30, text }] },
 });
+const warnings: unknown[] = [];
+const make = (options: Partial<HeardFilesOptions> = {}) => {
+  const clock = createManualClock();
+  const heard = createHeardFiles(
+    Object.assign({ store: createMemoryStore(), clock, logger: { warn: (o: unknown) => void warnings.push(o) }, ttlMs: 1_000 }, options),
+  );
+  return { clock, heard };
+};
 
 describe("heard files", () => {
-  it("serves an entry until its TTL, and nothing after", () => {
-    const clock = createManualClock();
-    const heard = createHeardFiles({ clock, ttlMs: 1_000 });
-    heard.remember("a", entry("tone"));
+  it("serves an entry, amounts and transcript as they were, until its TTL, and nothing after", async () => {
+    const { clock, heard } = make();
+    await heard.remember("a", entry("tone", (1n << 70n) + 1n));
     clock.advance(999);
-    expect(heard.get("a")).toMatchObject({ paid: 1n, result: { text: "tone" } });
+    expect(await heard.get("a")).toEqual(Object.assign({ version: expect.stringMatching(/^[0-9a-f]{32}$/) }, entry("tone", (1n << 70n) + 1n)));
     clock.advance(1);
-    expect(heard.get("a")).toBeUndefined();
-    expect(heard.size).toBe(0);
+    expect(await heard.get("a")).toBeUndefined();
   });
 
-  it("is taken once: only by a call holding the same entry, while it is fresh", () => {
-    const clock = createManualClock();
-    const heard = createHeardFiles({ clock, ttlMs: 1_000 });
-    const first = entry("first");
-    heard.remember("a", first);
-    const seen = heard.get("a")!;
-    expect(heard.take("a", seen)).toBe(true);
-    expect(heard.take("a", seen)).toBe(false); // a concurrent call that read it too
-    expect(heard.get("a")).toBeUndefined();
-    // A newer entry under the same id is not taken by a call that read an older one.
-    heard.remember("a", entry("newer"));
-    expect(heard.take("a", first)).toBe(false);
-    expect(heard.get("a")?.result.text).toBe("newer");
+  it("is taken once: only by a call holding the same entry, while it is fresh; a put back keeps a newer entry", async () => {
+    const { clock, heard } = make();
+    await heard.remember("a", entry("first"));
+    const seen = (await heard.get("a"))!;
+    expect(await heard.take("a", seen)).toBe(true);
+    expect(await heard.take("a", seen)).toBe(false); // a concurrent call that read it too
+    expect(await heard.get("a")).toBeUndefined();
+    // A newer entry under the same id is not taken by a call that read an older one, nor replaced by its put back.
+    await heard.remember("a", entry("newer"));
+    expect(await heard.take("a", seen)).toBe(false);
+    await heard.putBack("a", seen);
+    expect((await heard.get("a"))?.result.text).toBe("newer");
+    const newer = (await heard.get("a"))!;
     clock.advance(1_000);
-    expect(heard.take("a", heard.get("a") ?? first)).toBe(false);
+    expect(await heard.take("a", newer)).toBe(false);
+    // Put back once the slot is free: served again, for a fresh TTL.
+    await heard.putBack("a", seen);
+    expect((await heard.get("a"))?.result.text).toBe("first");
   });
 
-  it("beyond its bounds drops the entries that paid least, the oldest of equals", () => {
-    const clock = createManualClock();
-    const byCount = createHeardFiles({ clock, maxEntries: 2 });
-    byCount.remember("rich", entry("rich", 100n));
-    for (const id of ["a", "b", "c"]) byCount.remember(id, entry(id));
-    expect([byCount.get("rich")?.paid, byCount.get("a"), byCount.get("b"), byCount.get("c")?.result.text]).toEqual([100n, undefined, undefined, "c"]);
-    // Each entry counts its text and its segments' texts (and 32 per segment): 100 + 100 + 32.
-    const byChars = createHeardFiles({ clock, maxChars: 500 });
-    byChars.remember("a", entry("x".repeat(100)));
-    byChars.remember("b", entry("y".repeat(100)));
-    byChars.remember("c", entry("z".repeat(100)));
-    expect([byChars.get("a"), byChars.get("b")?.paid, byChars.get("c")?.paid]).toEqual([undefined, 1n, 1n]);
-    // One transcript larger than the whole bound is not kept at all.
-    byChars.remember("d", entry("w".repeat(400)));
-    expect(byChars.get("d")).toBeUndefined();
-    expect(byChars.size).toBe(2);
+  it("does not keep a transcript over maxChars; a store that fails is logged, never thrown", async () => {
+    const { heard } = make({ maxChars: 500 });
+    await heard.remember("d", entry("w".repeat(400))); // 400 + 400 + 32
+    expect(await heard.get("d")).toBeUndefined();
+    const store = createMemoryStore();
+    await store.close();
+    const failing = createHeardFiles({
+      store: Object.assign(store, { putTranscriptRest: () => Promise.reject(new Error("disk full")) }),
+      clock: createManualClock(),
+      logger: { warn: (o: unknown) => void warnings.push(o) },
+    });
+    warnings.length = 0;
+    await failing.remember("x", entry("x"));
+    expect(warnings).toEqual([{ err: new Error("disk full") }]);
   });
 
   it("names a request by its card, file name and type, language, prompt and file bytes", () => {

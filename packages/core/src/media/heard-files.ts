@@ -7,46 +7,51 @@
  * that is paid, answered the whole transcript without a second upstream call; the entry is then
  * gone.
  *
- * In this process's memory: bounded in entries and in transcript characters (the entries whose
- * payment paid least are dropped first), each kept for `ttlMs`. With several instances, a request
- * that reaches another instance is a new call there.
+ * In the store (`TranscriptRestStore`), so the request that pays the rest may reach any instance,
+ * also after a restart. Each entry costs its maker a paid call and lives `ttlMs`; a transcript
+ * longer than `maxChars` is not kept (its rest is then a new call).
  */
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
-import type { Priced } from "../metering/pricing.js";
+import { randomBytes } from "../ids.js";
+import type { LineItem, Priced } from "../metering/pricing.js";
 import type { TranscriptionResult } from "../providers/types.js";
 import { sha256Hex, sha256BytesHex } from "../sha256.js";
+import type { GatewayLogger } from "../observability/logger.js";
+import type { TranscriptRestStore } from "../store/transcript-rest-types.js";
 
 /** The unpaid rest of one transcription. */
 export interface HeardFile {
   /** The price of the seconds heard beyond those paid for. */
   readonly rest: Priced;
-  /** What the payment that was cut paid (atomic units): the entries that paid least are dropped first. */
+  /** What the payment that was cut paid (atomic units). */
   readonly paid: bigint;
   /** The upstream's whole answer, served once the rest is paid. */
   readonly result: TranscriptionResult;
 }
 
+/** An entry as read back: {@link HeardFiles.take} takes only the version it read. */
+export interface HeardEntry extends HeardFile {
+  readonly version: string;
+}
+
 /** The remembered transcriptions. */
 export interface HeardFiles {
   /** The entry of `id` while it is fresh (see {@link heardFileId}); undefined otherwise. */
-  get(id: string): HeardFile | undefined;
+  get(id: string): Promise<HeardEntry | undefined>;
   /**
-   * Keeps `file` under `id` for the cache's TTL. Beyond the bounds the entries whose payment paid
-   * least are dropped first (the oldest of equals), so pushing out a payer's rest takes as many
-   * calls each paying at least as much as that payer did.
+   * Keeps `file` under `id` for the TTL, replacing any entry there. Never rejects: the payment
+   * that was cut has moved, so a store that fails is logged and the rest is a new call later.
    */
-  remember(id: string, file: HeardFile): void;
+  remember(id: string, file: HeardFile): Promise<void>;
   /**
    * Takes the entry of `id` for a call that pays its rest: removes it and returns true only when it
-   * is still `file` and fresh, so of concurrent calls one takes it. A call that took it and whose
-   * payment surely moved nothing puts it back with {@link putBack}.
+   * is still `entry` and fresh, so of concurrent calls (on any instance) one takes it. A call that
+   * took it and whose payment surely moved nothing puts it back with {@link putBack}.
    */
-  take(id: string, file: HeardFile): boolean;
-  /** Puts a taken entry back under `id` (for the cache's TTL), unless another is there by now. */
-  putBack(id: string, file: HeardFile): void;
-  /** Entries kept now (fresh or not yet dropped). */
-  readonly size: number;
+  take(id: string, entry: HeardEntry): Promise<boolean>;
+  /** Puts a taken entry back under `id` (for the TTL), unless another is there by now. */
+  putBack(id: string, entry: HeardEntry): Promise<void>;
 }
 
 /** The parts of a transcription request its transcript depends on. */
@@ -80,65 +85,60 @@ export function restTaken(): GatewayError {
   });
 }
 
-/** Bounds of {@link createHeardFiles}. */
+/** Options of {@link createHeardFiles}. */
 export interface HeardFilesOptions {
+  readonly store: TranscriptRestStore;
   readonly clock: Clock;
+  /** Where a rest that could not be kept is reported. */
+  readonly logger: Pick<GatewayLogger, "warn">;
   /** How long an entry is served. @default 600000 (10 minutes) */
   readonly ttlMs?: number;
-  /** Entries kept at most. @default 256 */
-  readonly maxEntries?: number;
-  /** UTF-16 code units of transcripts (text and segment texts) kept at most. @default 8388608 */
+  /** UTF-16 code units of one transcript (text and segment texts) kept at most. @default 8388608 */
   readonly maxChars?: number;
 }
 
 /** The size an entry counts against `maxChars`: its text and its segments' texts. */
 const charsOf = (r: TranscriptionResult) => (r.segments ?? []).reduce((n, s) => n + s.text.length + 32, r.text.length);
 
-/** Creates an empty cache with the given bounds. */
+/** The rest's price as the store keeps it: amounts as decimal strings. */
+const encodeRest = (p: Priced): string =>
+  JSON.stringify({
+    lineItems: p.lineItems,
+    providerAmount: p.providerAmount.toString(),
+    platformFee: p.platformFee.toString(),
+    finalAmount: p.finalAmount.toString(),
+  });
+const decodeRest = (text: string): Priced => {
+  const p = JSON.parse(text) as { lineItems: LineItem[]; providerAmount: string; platformFee: string; finalAmount: string };
+  return { lineItems: p.lineItems, providerAmount: BigInt(p.providerAmount), platformFee: BigInt(p.platformFee), finalAmount: BigInt(p.finalAmount) };
+};
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** Creates the remembered transcriptions over `options.store`. */
 export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
-  const { clock, ttlMs = 600_000, maxEntries = 256, maxChars = 8 * 1024 * 1024 } = options;
-  // Map order is insertion order: the first entry is the oldest.
-  const entries = new Map<string, { file: HeardFile; until: number; chars: number }>();
-  let chars = 0;
-  const drop = (id: string) => {
-    const e = entries.get(id);
-    if (!e) return;
-    chars -= e.chars;
-    entries.delete(id);
-  };
-  /** The entry to drop first: the least paid, the oldest of equals (Map order is insertion order). */
-  const cheapest = () => {
-    let found: [string, bigint] | undefined;
-    for (const [id, e] of entries) if (!found || e.file.paid < found[1]) found = [id, e.file.paid];
-    return found?.[0];
-  };
+  const { store, clock, logger, ttlMs = 600_000, maxChars = 8 * 1024 * 1024 } = options;
+  const recordOf = (id: string, entry: HeardEntry) => ({
+    id,
+    version: entry.version,
+    paid: entry.paid,
+    rest: encodeRest(entry.rest),
+    result: JSON.stringify(entry.result),
+    expiresAt: clock.now() + ttlMs,
+  });
   return {
-    get(id) {
-      const e = entries.get(id);
-      if (!e) return undefined;
-      if (e.until > clock.now()) return e.file;
-      drop(id);
-      return undefined;
+    async get(id) {
+      const r = await store.getTranscriptRest(id, clock.now());
+      return r ? { version: r.version, paid: r.paid, rest: decodeRest(r.rest), result: JSON.parse(r.result) as TranscriptionResult } : undefined;
     },
-    remember(id, file) {
-      drop(id);
-      const size = charsOf(file.result);
-      if (size > maxChars) return;
-      entries.set(id, { file, until: clock.now() + ttlMs, chars: size });
-      chars += size;
-      while (entries.size > maxEntries || chars > maxChars) drop(cheapest()!);
+    async remember(id, file) {
+      if (charsOf(file.result) > maxChars) return;
+      await store
+        .putTranscriptRest(recordOf(id, Object.assign({ version: hex(randomBytes(16)) }, file)), clock.now())
+        .catch((err: unknown) => logger.warn({ err }, "x402: could not keep a transcription's rest (a request for it will be a new call)"));
     },
-    putBack(id, file) {
-      if (!entries.has(id)) this.remember(id, file);
+    async putBack(id, entry) {
+      await store.putTranscriptRest(recordOf(id, entry), clock.now(), true);
     },
-    take(id, file) {
-      const e = entries.get(id);
-      if (!e || e.file !== file || e.until <= clock.now()) return false;
-      drop(id);
-      return true;
-    },
-    get size() {
-      return entries.size;
-    },
+    take: (id, entry) => store.takeTranscriptRest(id, entry.version, clock.now()),
   };
 }

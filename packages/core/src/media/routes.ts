@@ -230,7 +230,7 @@ export function mediaRoutes(): AnyRoute[] {
       body: transcriptionBody,
       ...PAID_ROUTE,
       multipart: true,
-      handle: ({ request, requestId, auth, body, gateway, trace }) => {
+      handle: async ({ request, requestId, auth, body, gateway, trace }) => {
         const file = decodeFile(body.file, "file");
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
@@ -247,7 +247,7 @@ export function mediaRoutes(): AnyRoute[] {
             language: body.language,
             prompt: body.prompt,
           }));
-        const rest = auth.kind !== "key" && media.heard.size > 0 ? media.heard.get(idOf()) : undefined;
+        const rest = auth.kind !== "key" ? await media.heard.get(idOf()) : undefined;
         // Whether this call took the rest, and whether its payment settled (else the rest goes back).
         let taken = false;
         let settled = false;
@@ -262,10 +262,11 @@ export function mediaRoutes(): AnyRoute[] {
             bound: rest ? undefined : pricing.bound,
             untimed: rest !== undefined,
             run: (signal) => {
-              if (rest) {
-                if (!(taken = media.heard.take(idOf(), rest))) throw restTaken();
-                return Promise.resolve(rest.result);
-              }
+              if (rest)
+                return media.heard.take(idOf(), rest).then((took) => {
+                  if (!(taken = took)) throw restTaken();
+                  return rest.result;
+                });
               return transcribe({
                 model: card.modelId,
                 file: file.data,
@@ -277,12 +278,12 @@ export function mediaRoutes(): AnyRoute[] {
               });
             },
             meter: (r, limit) => pricing.meter(r, limit),
-            paidWith: (r, paid) => {
+            paidWith: async (r, paid) => {
               settled = true;
               if (rest) return;
               pricing.meter(r, paid);
               const unpaid = pricing.rest();
-              if (unpaid) media.heard.remember(idOf(), { rest: unpaid.price, paid, result: r });
+              if (unpaid) await media.heard.remember(idOf(), { rest: unpaid.price, paid, result: r });
             },
           },
           (r, receipt, paidHeaders) => {
@@ -296,7 +297,7 @@ export function mediaRoutes(): AnyRoute[] {
         return served.catch((error: unknown) => {
           // A payment that surely moved nothing gives the rest back; one that may still land does not (it is watched for).
           const unsure = error instanceof GatewayError && error.details?.["settlementUnsure"] === true;
-          if (taken && !settled && !unsure) media.heard.putBack(idOf(), rest!);
+          if (taken && !settled && !unsure) return media.heard.putBack(idOf(), rest!).then(() => Promise.reject(error));
           throw error;
         });
       },

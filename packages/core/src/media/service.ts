@@ -31,7 +31,7 @@ export function createMediaService(deps: CapabilityDeps, x402: X402Service): Med
   return {
     upstreams,
     billing,
-    heard: createHeardFiles({ clock: deps.clock }),
+    heard: createHeardFiles({ store: deps.store, clock: deps.clock, logger: deps.logger }),
     cardFor(modelId, provider, modality, operation) {
       const card = deps.catalog.get(modelId, provider);
       if (!card.operations.some((o) => o.modality === modality && o.operation === operation))

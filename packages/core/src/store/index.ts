@@ -44,6 +44,8 @@ export type {
   PaymentNonceKey,
   PaymentNonceRecord,
   UnsurePaymentNonce,
+  TranscriptRestRecord,
+  TranscriptRestStore,
   AuthNonceRecord,
   AuthStore,
   SessionRecord,

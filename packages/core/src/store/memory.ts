@@ -9,6 +9,7 @@ import { createMemoryAgentStore } from "./memory-agents.js";
 import { createMemoryDispenserStore } from "./memory-dispenser.js";
 import { createMemoryVideoStore } from "./memory-video.js";
 import { createMemoryPaymentNonceStore } from "./memory-x402.js";
+import { createMemoryTranscriptRestStore } from "./memory-transcript-rests.js";
 import { copyCharge, createMemoryChargeStore } from "./memory-charges.js";
 import { createMemoryAuthStore } from "./memory-auth.js";
 import { createMemoryGovernance } from "./memory-governance.js";
@@ -322,6 +323,7 @@ export function createMemoryStore(): Store {
     ...createMemoryDispenserStore(),
     ...video.store,
     ...createMemoryPaymentNonceStore(video.insert),
+    ...createMemoryTranscriptRestStore(),
     ...createMemoryAuthStore(),
     ...createMemoryUsage({ charges, intents, authorized }),
     async close() {},

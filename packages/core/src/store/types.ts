@@ -14,6 +14,7 @@ import type { AgentStore } from "./agents-types.js";
 import type { DispenserStore } from "./dispenser-types.js";
 import type { VideoStore } from "./video-types.js";
 import type { PaymentNonceStore } from "./x402-types.js";
+import type { TranscriptRestStore } from "./transcript-rest-types.js";
 import type { AuthStore } from "./auth-types.js";
 import type { UsageStore } from "./usage-types.js";
 import type { HealthStore } from "./health-types.js";
@@ -26,6 +27,7 @@ export type { AgentCard, AgentPlugin, AgentStore } from "./agents-types.js";
 export type { BeginDispenserClaimResult, DispenserClaimRecord, DispenserClaimStatus, DispenserStore } from "./dispenser-types.js";
 export type { VideoJobRecord, VideoJobStatus, VideoStore } from "./video-types.js";
 export type { PaymentNonceKey, PaymentNonceRecord, PaymentNonceStore, UnsurePaymentNonce } from "./x402-types.js";
+export type { TranscriptRestRecord, TranscriptRestStore } from "./transcript-rest-types.js";
 export type { AuthNonceRecord, AuthStore, SessionRecord, SessionSigner } from "./auth-types.js";
 export type { UsageCell, UsageStore, WalletUsageRecord } from "./usage-types.js";
 export type { GroupCommitStats, HealthStore, StoreReadiness } from "./health-types.js";
@@ -339,7 +341,7 @@ export interface LedgerStore {
  * added as further sub-interfaces.
  */
 export interface Store
-  extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore, AuthStore, UsageStore, HealthStore {
+  extends KeyStore, LedgerStore, ChargeStore, FeedbackStore, AgentStore, DispenserStore, VideoStore, PaymentNonceStore, TranscriptRestStore, AuthStore, UsageStore, HealthStore {
   /**
    * The largest amount (budget limit, reservation, charge) this store keeps exactly; larger
    * budgets are refused by `insertKey` with `invalid_request`. Memory: uint256 max. SQLite: 2^63-1.
