@@ -34,12 +34,16 @@ export const EXPOSED_HEADERS = [
 const ALLOWED_REQUEST_HEADERS =
   "authorization, content-type, x-request-id, x-session-user-address, x-network-id, x-chain-id, x-idempotency-key, x-internal-secret, payment-signature, x-payment";
 
-/** The CORS headers for a request's Origin, or none when the origin is not allowed. */
+const VARY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ vary: "Origin" });
+
+/** The CORS headers for a request's Origin; only `Vary: Origin` when none is sent or it is not allowed (none at all with `origins: "*"` and no credentials). */
 export function corsHeaders(cors: CorsOptions | undefined, req: GatewayRequest): Record<string, string> {
+  if (!cors) return {};
   const origin = req.headers.origin;
-  if (!cors || !origin) return {};
   const any = cors.origins === "*";
-  if (!any && !cors.origins.includes(origin)) return {};
+  // The answer depends on the Origin whenever it is not the same `*` for all: say so on every
+  // answer, or a shared cache would hand one without the CORS headers to an allowed origin.
+  if (!origin || (!any && !cors.origins.includes(origin))) return any && !cors.credentials ? {} : VARY_ORIGIN;
   const headers: Record<string, string> = {
     "access-control-allow-origin": any && !cors.credentials ? "*" : origin,
     "access-control-expose-headers": EXPOSED_HEADERS,

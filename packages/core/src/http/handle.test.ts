@@ -91,6 +91,24 @@ describe("request pipeline", () => {
     expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("says Vary: Origin on every answer, with an allowed Origin, a foreign one or none (a shared cache keys on it)", async () => {
+    for (const headers of [{ origin: "https://app.example.com" }, { origin: "https://evil.example" }, {}] as Record<string, string>[]) {
+      const res = await gateway.fetch(new Request(url("/v1/models"), { headers }));
+      expect(res.headers.get("vary"), JSON.stringify(headers)).toBe("Origin");
+    }
+    // A route's own Vary is kept beside it.
+    const doc = await gateway.fetch(new Request(url("/openapi.json"), { headers: { origin: "https://evil.example" } }));
+    expect(doc.headers.get("vary")).toBe("Host, X-Forwarded-Host, X-Forwarded-Proto, Origin");
+  });
+
+  it("an answer to a credential is private and never stored; a public one is left to the caches", async () => {
+    const keys = await gateway.fetch(new Request(url("/api/keys"), { headers: { "x-session-user-address": "0x00000000000000000000000000000000000000aa", "x-internal-secret": INTERNAL_SECRET } }));
+    expect([keys.status, keys.headers.get("cache-control")]).toEqual([200, "private, no-store"]);
+    const refused = await gateway.fetch(new Request(url("/api/keys")));
+    expect([refused.status, refused.headers.get("cache-control")]).toEqual([401, "private, no-store"]);
+    expect((await gateway.fetch(new Request(url("/v1/models")))).headers.get("cache-control")).toBeNull();
+  });
+
   it("marks every 409 as definitive with x-should-retry: false, and no other answer", async () => {
     const owner = { "x-session-user-address": "0x00000000000000000000000000000000000000a1", "x-internal-secret": INTERNAL_SECRET };
     const created = await gateway.fetch(

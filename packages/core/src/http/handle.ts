@@ -10,6 +10,7 @@ import { randomIds } from "../ids.js";
 import { parseMultipart } from "../providers/multipart.js";
 import type { CorsOptions } from "./cors.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
+import { assertJsonShape } from "./json-shape.js";
 import { empty, json } from "./respond.js";
 import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
@@ -25,6 +26,8 @@ const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
  * repeating the request cannot succeed, so clients that retry 409s (openai-node style) are told not to.
  */
 const DEFINITIVE = { "x-should-retry": "false" } as const;
+/** The cache policy of an answer to a credential (a route that authenticates), unless the route set its own. */
+const NO_STORE = { "cache-control": "private, no-store" } as const;
 
 /** Echoes a well-formed caller `x-request-id`, else mints `req_<hex>`. */
 export function requestIdFor(req: Pick<GatewayRequest, "headers">, ctx: Pick<GatewayContext, "ids">): string {
@@ -108,6 +111,7 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
     throw invalidRequest("The body is not valid UTF-8.");
   }
   if (text.trim() === "") return {};
+  assertJsonShape(text);
   try {
     return JSON.parse(text);
   } catch {
@@ -205,7 +209,11 @@ export function createRequestHandler(router: Router, ctx: GatewayContext, cors: 
       response = json(envelope.body, { status: envelope.status, headers: envelope.headers });
     }
     // Object.assign, not a literal opening with a spread: see docs/architecture.md "Allocation on the hot path".
-    const headers = Object.assign({}, response.headers, corsHeaders(cors, req), response.status === 409 ? DEFINITIVE : undefined, { "x-request-id": requestId });
+    // An answer to a credential (a key's budget, a wallet's keys or usage) is never kept by a shared cache.
+    const credentialed = route?.authenticate !== undefined && response.headers["cache-control"] === undefined ? NO_STORE : undefined;
+    const headers = Object.assign({}, response.headers, corsHeaders(cors, req), response.status === 409 ? DEFINITIVE : undefined, credentialed, { "x-request-id": requestId });
+    const vary = response.headers.vary;
+    if (vary !== undefined && headers.vary !== vary) headers.vary = `${vary}, ${headers.vary}`;
     response = { status: response.status, headers, body: response.body };
     return observer.finish({ request: req, requestId, route, trace, response, error: caught, started });
   };

@@ -347,7 +347,7 @@ describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", (
 
   it("JSON nested deeper than the count walks is refused with 400, not a 500 from the stack", async () => {
     const { gateway } = setup();
-    const deep = `${"[".repeat(100_000)}"x"${"]".repeat(100_000)}`;
+    const nested = (depth: number) => `${"[".repeat(depth)}"x"${"]".repeat(depth)}`;
     const raw = (body: string): GatewayRequest => ({
       method: "POST",
       path: "/v1/chat/completions",
@@ -356,14 +356,19 @@ describe("chat prompts tokenized before payment (rateLimits.unpaidChatBytes)", (
       remoteAddress: "203.0.113.9",
       body: { kind: "stream", read: async () => encoder.encode(body) },
     });
-    for (const body of [
-      `{"model":"gpt-4o","messages":[{"role":"user","content":"hi","name":${deep}}]}`,
-      `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"response_format":${deep}}`,
-    ]) {
-      const res = await gateway.handle(raw(body));
-      expect(res.status).toBe(400);
-      expect((res.body as { kind: "json"; value: any }).value.error.message).toContain("more than 64 levels deep");
-    }
+    // 100,000 levels: refused before parsing (the body's shape); 100: parsed, then refused by the walk of the count.
+    for (const [depth, refusal] of [
+      [100_000, "more than 128 levels deep"],
+      [100, "more than 64 levels deep"],
+    ] as const)
+      for (const body of [
+        `{"model":"gpt-4o","messages":[{"role":"user","content":"hi","name":${nested(depth)}}]}`,
+        `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"response_format":${nested(depth)}}`,
+      ]) {
+        const res = await gateway.handle(raw(body));
+        expect(res.status).toBe(400);
+        expect((res.body as { kind: "json"; value: any }).value.error.message).toContain(refusal);
+      }
     await gateway.close();
   });
 

@@ -255,7 +255,8 @@ export function openApiRoute(routes: readonly AnyRoute[], options: Omit<OpenApiO
     summary: "This API's OpenAPI 3.1 document, generated from the route table; servers[0] is the origin the request reached.",
     handle: ({ request }) => {
       cached ??= buildOpenApiDocument(routes, options);
-      return json(withServer(cached, request.origin));
+      // servers[0] follows the Host (and, behind a trusted proxy, X-Forwarded-Host/-Proto): a shared cache must key on them.
+      return json(withServer(cached, request.origin), { headers: { vary: "Host, X-Forwarded-Host, X-Forwarded-Proto" } });
     },
   });
 }
