@@ -1,7 +1,8 @@
 /**
  * Relevance ranking of agent cards for `GET /agents/search`.
  *
- * The query is lower-cased and split into tokens of letters and digits (at most 16 distinct).
+ * The query is lower-cased and split into tokens of letters and digits (the first 8 distinct count:
+ * every token is looked for in every field of every card).
  * For every token, each field adds the points of its best match, word by word:
  *
  * | field                 | whole word | word prefix (token ≥ 2 chars) | inside a word (token ≥ 3 chars) |
@@ -28,7 +29,7 @@ const WEIGHTS = {
 const EXACT_NAME = 50;
 const NAME_PHRASE = 15;
 const ADDRESS = 100;
-const MAX_TOKENS = 16;
+const MAX_TOKENS = 8;
 
 /** Lower-case words of letters and digits. */
 export function tokenize(text: string): string[] {
@@ -40,11 +41,27 @@ export function tokenize(text: string): string[] {
  * at each end: a token holds no space, so `" token "` is a whole word, `" token"` a word prefix, and
  * any other occurrence lies inside one word (one native string search each, not a loop over words).
  */
-function best(token: string, text: string, [whole, prefix, inside]: readonly [number, number, number]): number {
-  if (!text.includes(token)) return 0;
-  if (text.includes(` ${token} `)) return whole;
-  if (token.length >= 2 && text.includes(` ${token}`)) return prefix;
-  return token.length >= 3 ? inside : 0;
+function best(t: QueryToken, text: string, [whole, prefix, inside]: readonly [number, number, number]): number {
+  // A field whose inside matches score nothing (the description, its longest) is searched for the
+  // word start only: one scan of it instead of three.
+  if (inside === 0 || t.token.length < 3) {
+    if (!text.includes(t.lead)) return 0;
+    if (text.includes(t.word)) return whole;
+    return t.token.length >= 2 ? prefix : 0;
+  }
+  if (!text.includes(t.token)) return 0;
+  if (text.includes(t.word)) return whole;
+  if (text.includes(t.lead)) return prefix;
+  return inside;
+}
+
+/** A query token with the two strings its matches look for, made once per query rather than per card and field. */
+interface QueryToken {
+  readonly token: string;
+  /** `" token"`: a word starting with it. */
+  readonly lead: string;
+  /** `" token "`: the whole word. */
+  readonly word: string;
 }
 
 const joined = (words: readonly string[]): string => ` ${words.join(" ")} `;
@@ -74,14 +91,15 @@ export function indexAgent(card: AgentCard): IndexedAgent {
 /** A query as the scores read it: trimmed and lower-cased, its distinct tokens (at most 16), its phrase. */
 interface ParsedQuery {
   readonly q: string;
-  readonly tokens: string[];
+  readonly tokens: readonly QueryToken[];
   readonly phrase: string;
 }
 
 function parseQuery(query: string): ParsedQuery {
   const q = query.trim().toLowerCase();
   const all = tokenize(q);
-  return { q, tokens: [...new Set(all)].slice(0, MAX_TOKENS), phrase: joined(all) };
+  const tokens = [...new Set(all)].slice(0, MAX_TOKENS).map((token) => ({ token, lead: ` ${token}`, word: ` ${token} ` }));
+  return { q, tokens, phrase: joined(all) };
 }
 
 function scoreIndexed(entry: IndexedAgent, query: ParsedQuery): number {
@@ -101,12 +119,13 @@ export function scoreAgent(card: AgentCard, query: string): number {
 /** The cards matching `query`, best first, at most `limit`, each with its `score`. */
 export function rankAgents(cards: readonly (AgentCard | IndexedAgent)[], query: string, limit: number): { card: AgentCard; score: number }[] {
   const parsed = parseQuery(query);
-  return cards
-    .map((c) => {
-      const entry = "fields" in c ? c : indexAgent(c);
-      return { card: entry.card, score: scoreIndexed(entry, parsed) };
-    })
-    .filter((r) => r.score > 0)
+  const scored: { card: AgentCard; score: number }[] = [];
+  for (const c of cards) {
+    const entry = "fields" in c ? c : indexAgent(c);
+    const score = scoreIndexed(entry, parsed);
+    if (score > 0) scored.push({ card: entry.card, score });
+  }
+  return scored
     .sort((a, b) => b.score - a.score || cmp(a.card.name.toLowerCase(), b.card.name.toLowerCase()) || cmp(a.card.walletAddress, b.card.walletAddress))
     .slice(0, Math.max(0, limit));
 }

@@ -26,8 +26,12 @@ export interface AgentsService {
   upsert(card: AgentCardInput): Promise<AgentCard>;
   /** Deletes a card; 400 on a malformed address. @returns false when there was none. */
   remove(walletAddress: string): Promise<boolean>;
-  /** Every card, oldest first. */
-  list(): Promise<AgentCard[]>;
+  /**
+   * Every card, oldest first, as read from the store at most once per 5 s (like {@link search}: a
+   * write through this service is seen at once, another instance's within those 5 s). The same
+   * card objects are returned until then: do not modify them.
+   */
+  list(): Promise<readonly AgentCard[]>;
   /** One card; 400 `invalid_request` (param walletAddress) on a malformed address, 404 `agent_not_found` when unknown. */
   get(walletAddress: string): Promise<AgentCard>;
   /**
@@ -90,7 +94,7 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
     },
     async list() {
       await seeded;
-      return store.listAgents();
+      return (await indexed()).map((entry) => entry.card);
     },
     async get(walletAddress) {
       const address = parseAddress(walletAddress, "walletAddress");

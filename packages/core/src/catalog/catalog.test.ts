@@ -39,7 +39,9 @@ describe("catalog search", () => {
   it("equals a full scan for random queries and filters (index is exact)", () => {
     const rand = prng(42);
     const queries = ["", "fl", "flux", "ux-t", "pro ultra", "org-5/", ":0", "v1", "synthetic image", "zzz", "a", "TURBO", "e-v2"];
-    for (let i = 0; i < 60; i++) {
+    // Several terms: repeats, parts inside others, short parts checked on the cards left, punctuation.
+    queries.push("a a  a", "flux fl x", "pro a e", "ux-t a 5", "1 2 3", "e). e-v2 v", "image i m", "turbo t u r b o");
+    for (let i = 0; i < 120; i++) {
       const f = {
         q: queries[Math.floor(rand() * queries.length)],
         provider: rand() < 0.3 ? "together" : undefined,
@@ -68,6 +70,16 @@ describe("catalog search", () => {
     const second = smaller.search({ limit: 10, cursor: first.next_cursor! });
     const expected = scan({}).slice(10, 20);
     expect(second.data.map((c) => c.modelId)).toEqual(expected.map((c) => c.modelId));
+  });
+
+  it("refuses a query of more than 16 distinct terms (repeats count once); the same terms in any spacing are one search", () => {
+    const terms = Array.from({ length: 17 }, (_, i) => `t${i}`);
+    expect(() => catalog.search({ q: terms.join(" "), limit: 10 })).toThrow(/more than 16 distinct terms/);
+    expect(catalog.search({ q: `${terms.slice(0, 16).join(" ")} t0 t1 t2`, limit: 10 }).total).toBe(0);
+    expect(catalog.search({ q: "  flux   pro flux ", limit: 10 }).total).toBe(scan({ q: "flux pro" }).length);
+    const parts = Array.from({ length: 33 }, (_, i) => `p${i}`);
+    expect(() => catalog.search({ q: parts.join("-"), limit: 10 })).toThrow(/more than 32 distinct words/);
+    expect(catalog.search({ q: parts.slice(0, 32).join("-"), limit: 10 }).total).toBe(0);
   });
 
   it("rejects unknown provider, modality, operation and foreign cursors with 400", () => {

@@ -6,7 +6,7 @@ import { fromBase64Url, toBase64Url } from "../encoding.js";
 import { GatewayError, invalidRequest } from "../errors.js";
 import { fnv1a } from "../providers/bytes.js";
 import { ALL_OPERATIONS, MODALITIES, OPERATIONS, type Modality, type ModelCard } from "./card.js";
-import { SearchIndex, type SearchFilters } from "./search-index.js";
+import { MAX_QUERY_PARTS, MAX_QUERY_TERMS, queryParts, queryTerms, SearchIndex, type SearchFilters } from "./search-index.js";
 
 /** Search input after HTTP parsing (limit already clamped). */
 export interface CatalogSearch extends SearchFilters {
@@ -115,6 +115,11 @@ export function createCatalog(cards: readonly ModelCard[], options: CatalogOptio
   const version = options.version ?? hash(JSON.stringify(index.cards));
 
   const validate = (input: SearchFilters): void => {
+    const terms = queryTerms(input.q);
+    if (terms.length > MAX_QUERY_TERMS)
+      throw invalidRequest(`q has more than ${MAX_QUERY_TERMS} distinct terms; a card must contain every term, so search with fewer`, "q");
+    if (queryParts(terms) > MAX_QUERY_PARTS)
+      throw invalidRequest(`q has more than ${MAX_QUERY_PARTS} distinct words and numbers in its terms; search with fewer`, "q");
     if (input.provider !== undefined && !providerSet.has(input.provider))
       throw invalidRequest(`provider "${input.provider}" is not in the catalog; known providers: ${providers.join(", ")}`, "provider");
     if (input.modality !== undefined && !(MODALITIES as readonly string[]).includes(input.modality))

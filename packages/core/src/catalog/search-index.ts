@@ -171,6 +171,23 @@ class WordIndex {
   }
 }
 
+/** The most distinct terms a query may have (the catalog routes refuse more, 400). */
+export const MAX_QUERY_TERMS = 16;
+/** The most distinct alphanumeric parts its terms may have in all (`gpt-4o-mini` has three). */
+export const MAX_QUERY_PARTS = 32;
+/** Below this many candidate cards, a part of one or two characters is checked on their texts rather than looked up. */
+const VERIFY_SHORT_PARTS_BELOW = 4096;
+
+/** The distinct lower-case terms of a query, in their order. */
+export function queryTerms(q: string | undefined): string[] {
+  return [...new Set((q ?? "").toLowerCase().split(/\s+/).filter(Boolean))];
+}
+
+/** How many distinct alphanumeric parts `terms` hold. */
+export function queryParts(terms: readonly string[]): number {
+  return new Set(terms.flatMap((t) => t.match(WORD) ?? [])).size;
+}
+
 /** A read-only index over a fixed set of cards. */
 export class SearchIndex {
   /** Cards in canonical order. */
@@ -212,38 +229,57 @@ export class SearchIndex {
     return [...this.byProvider.keys()].sort();
   }
 
-  /** Positions (ascending) of every card matching the filters. Memoised per filter set (LRU). */
+  /**
+   * Positions (ascending) of every card matching the filters. Memoised per filter set (LRU), the
+   * query as its distinct terms in order: spacing and repeats make no new entry. Terms beyond
+   * {@link MAX_QUERY_TERMS} are ignored (the routes refuse such queries first).
+   */
   matches(filters: SearchFilters): Uint32Array {
-    const cacheKey = JSON.stringify([filters.q?.toLowerCase().trim() ?? "", filters.provider ?? "", filters.modality ?? "", filters.operation ?? ""]);
-    if (this.cacheSize === 0) return this.compute(filters);
+    const tokens = queryTerms(filters.q).slice(0, MAX_QUERY_TERMS).sort();
+    const cacheKey = JSON.stringify([tokens.join(" "), filters.provider ?? "", filters.modality ?? "", filters.operation ?? ""]);
+    if (this.cacheSize === 0) return this.compute(filters, tokens);
     const hit = this.cache.get(cacheKey);
     if (hit) {
       this.cache.delete(cacheKey);
       this.cache.set(cacheKey, hit);
       return hit;
     }
-    const result = this.compute(filters);
+    const result = this.compute(filters, tokens);
     this.cache.set(cacheKey, result);
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
     return result;
   }
 
-  private compute(filters: SearchFilters): Uint32Array {
+  private compute(filters: SearchFilters, tokens: readonly string[]): Uint32Array {
     const lists: Uint32Array[] = [];
     if (filters.provider !== undefined) lists.push(this.byProvider.get(filters.provider) ?? SearchIndex.EMPTY);
     if (filters.operation !== undefined) lists.push(this.byOperation.get(`${filters.modality ?? "*"}:${filters.operation}`) ?? SearchIndex.EMPTY);
     else if (filters.modality !== undefined) lists.push(this.byModality.get(filters.modality) ?? SearchIndex.EMPTY);
-    const tokens = (filters.q ?? "").toLowerCase().split(/\s+/).filter(Boolean);
-    const toVerify: string[] = [];
-    for (const token of tokens) {
-      const parts = token.match(WORD) ?? [];
-      // A token that is one whole alphanumeric part is answered exactly by the word index.
-      if (parts.length !== 1 || parts[0] !== token) toVerify.push(token);
-      for (const part of parts) lists.push(this.words.cardsContaining(part));
-    }
     lists.sort((a, b) => a.length - b.length);
     let result: Uint32Array | undefined;
     for (const list of lists) {
+      result = result === undefined ? list : intersect(result, list);
+      if (result.length === 0) return SearchIndex.EMPTY;
+    }
+    const toVerify: string[] = [];
+    const parts = new Set<string>();
+    for (const token of tokens) {
+      const tokenParts = token.match(WORD) ?? [];
+      // A token that is one whole alphanumeric part is answered exactly by the word index.
+      if (tokenParts.length !== 1 || tokenParts[0] !== token) toVerify.push(token);
+      for (const part of tokenParts) parts.add(part);
+    }
+    // A part inside another adds nothing (the longer one's cards all contain it). Longest first:
+    // the narrowest lists, from the trigram index. A short part, whose list takes a scan of the
+    // vocabulary, is checked on the cards left instead once they are few. Both give the same cards:
+    // an alphanumeric part lies in a card's text exactly when it lies in one of its words.
+    const kept = [...parts].filter((p) => ![...parts].some((o) => o !== p && o.includes(p))).sort((a, b) => b.length - a.length);
+    for (const part of kept) {
+      if (part.length <= 2 && result !== undefined && result.length <= VERIFY_SHORT_PARTS_BELOW) {
+        toVerify.push(part);
+        continue;
+      }
+      const list = this.words.cardsContaining(part);
       result = result === undefined ? list : intersect(result, list);
       if (result.length === 0) return SearchIndex.EMPTY;
     }
