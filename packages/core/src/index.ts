@@ -16,7 +16,7 @@ export { defineRoute, type AnyRoute, type RouteContext, type RouteDefinition, ty
 export { createRouter, type Router, type RouteMatch } from "./http/router.js";
 export { json, bytes, empty, stringifyJson } from "./http/respond.js";
 export { fallbackResponse } from "./http/handle.js";
-export { sseFrame, sseComment, sseResponse } from "./http/sse.js";
+export { SSE_CACHE_CONTROL, sseFrame, sseComment, sseResponse } from "./http/sse.js";
 export { fromWebRequest, relativeToBase, toWebResponse, type FromWebRequestOptions, type ToWebResponseOptions } from "./http/fetch.js";
 export { API_VERSION, buildOpenApiDocument, openApiRoute, type OpenApiDocument, type OpenApiOptions } from "./http/openapi.js";
 export type { RouteCredential, RouteSecurity } from "./http/route.js";

@@ -263,7 +263,7 @@ describe("writeGatewayResponse", () => {
     const received: string[] = [];
     await new Promise<void>((resolve, reject) => {
       const req = http.get(`${url}/stream`, (res) => {
-        expect(res.headers["cache-control"]).toBe("no-cache");
+        expect(res.headers["cache-control"]).toBe("private, no-store, no-transform");
         res.setEncoding("utf8").on("data", (chunk: string) => {
           received.push(chunk);
           // The first frame arrived while the generator is still blocked on the gate.

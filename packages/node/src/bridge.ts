@@ -4,7 +4,7 @@
  * The standalone server, Express and Fastify all go through these three functions.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { bodyTooLarge, fallbackResponse, GatewayError, relativeToBase, stringifyJson } from "@tollgate/core";
+import { bodyTooLarge, fallbackResponse, GatewayError, relativeToBase, SSE_CACHE_CONTROL, stringifyJson } from "@tollgate/core";
 import type { Gateway, GatewayRequest, GatewayRequestBody, GatewayResponse } from "@tollgate/core";
 
 /** Options of {@link toGatewayRequest}. */
@@ -277,8 +277,9 @@ function waitDrainOrClose(res: ServerResponse): Promise<void> {
 }
 
 async function writeSse(res: ServerResponse, response: GatewayResponse, frames: AsyncIterable<string>, onError: ((e: unknown) => void) | undefined): Promise<void> {
-  const headers: Record<string, string> = Object.assign({}, response.headers, { "cache-control": "no-cache", "x-accel-buffering": "no" });
+  const headers: Record<string, string> = Object.assign({}, response.headers, { "x-accel-buffering": "no" });
   headers["content-type"] ??= "text/event-stream; charset=utf-8";
+  headers["cache-control"] ??= SSE_CACHE_CONTROL;
   delete headers["content-length"];
   res.writeHead(response.status, headers);
   res.flushHeaders();

@@ -31,7 +31,7 @@ export function createTranscriptRestOps(db: Queryable, t: TableName): Transcript
      * One statement: the other expired entries are deleted, and the entry inserted; an entry already
      * under the id is replaced (with `onlyIfAbsent`, only when it has expired).
      */
-    async putTranscriptRest(r, now, onlyIfAbsent = false) {
+    async putTranscriptRest(r, now, onlyIfAbsent = false, maxEntries = Number.MAX_SAFE_INTEGER) {
       const { rows } = await db.query(
         `WITH gone AS (DELETE FROM ${rests} WHERE expires_at <= $7::bigint AND id <> $1::text)
          INSERT INTO ${rests} AS r (id, version, paid, rest, result, expires_at)
@@ -41,7 +41,16 @@ export function createTranscriptRestOps(db: Queryable, t: TableName): Transcript
          RETURNING 1`,
         [r.id, r.version, r.paid.toString(), r.rest, r.result, r.expiresAt, now, onlyIfAbsent],
       );
-      return rows.length === 1;
+      if (rows.length !== 1) return false;
+      if (maxEntries === Number.MAX_SAFE_INTEGER) return true;
+      // Beyond the bound, the least paid go (this one too if it paid least): a second statement, so concurrent puts may pass it by a few.
+      const { rows: left } = await db.query(
+        `WITH over AS (SELECT id FROM ${rests} ORDER BY paid, expires_at, id LIMIT GREATEST(0, (SELECT COUNT(*) FROM ${rests}) - $1::bigint)),
+              gone AS (DELETE FROM ${rests} WHERE id IN (SELECT id FROM over) RETURNING id)
+         SELECT 1 FROM ${rests} WHERE id = $2::text AND version = $3::text AND NOT EXISTS (SELECT 1 FROM gone WHERE gone.id = $2::text)`,
+        [maxEntries, r.id, r.version],
+      );
+      return left.length === 1;
     },
     async getTranscriptRest(id, now) {
       const { rows } = await db.query<RestRow>(`SELECT ${COLS} FROM ${rests} WHERE id = $1::text AND expires_at > $2::bigint`, [id, now]);

@@ -87,10 +87,12 @@ export function createPaymentNonceOps(db: Queryable, t: TableName, txDb: Queryab
       );
       return rows.length === 1;
     },
-    async listUnsurePaymentNonces({ now, limit }) {
+    async listUnsurePaymentNonces({ now, limit, after }) {
       const { rows } = await db.query<SqlUnsureNonceRow<string>>(
-        `SELECT ${UNSURE_COLS} FROM ${nonces} WHERE status = 'claimed' AND check_until > $1::bigint ORDER BY check_until LIMIT $2::int`,
-        [now, limit],
+        `SELECT ${UNSURE_COLS} FROM ${nonces}
+         WHERE status = 'claimed' AND check_until > $1::bigint AND (check_until, network, payer, nonce) > ($3::bigint, $4::text, $5::text, $6::text)
+         ORDER BY check_until, network, payer, nonce LIMIT $2::int`,
+        [now, limit, after?.checkUntil ?? -1, after?.network ?? "", after?.payer ?? "", after?.nonce ?? ""],
       );
       return rows.map(unsureNonceFromRow);
     },

@@ -32,14 +32,27 @@ export function createTranscriptRestOps(db: Database.Database): TranscriptRestSt
     ON CONFLICT (id) DO NOTHING`);
   const get = db.prepare<[string, number], RestRow>("SELECT * FROM transcript_rests WHERE id = ? AND expires_at > ?");
   const take = db.prepare("DELETE FROM transcript_rests WHERE id = ? AND version = ? AND expires_at > ?");
-  /** Expired entries go first, so that an expired one never blocks an `onlyIfAbsent` put. */
-  const put = db.transaction((params: Record<string, unknown>, now: number, onlyIfAbsent: boolean): boolean => {
-    prune.run(now);
-    return (onlyIfAbsent ? insert : replace).run(params).changes === 1;
-  });
+  const count = db.prepare<[], bigint>("SELECT COUNT(*) FROM transcript_rests").pluck();
+  const evict = db.prepare<[number]>("DELETE FROM transcript_rests WHERE id IN (SELECT id FROM transcript_rests ORDER BY paid, expires_at, id LIMIT ?)");
+  const has = db.prepare<[string, string], bigint>("SELECT 1 FROM transcript_rests WHERE id = ? AND version = ?").pluck();
+  /** Expired entries go first, so that an expired one never blocks an `onlyIfAbsent` put; the least paid go last, beyond the bound. */
+  const put = db.transaction(
+    (params: { id: string; version: string } & Record<string, unknown>, now: number, onlyIfAbsent: boolean, maxEntries: number): boolean => {
+      prune.run(now);
+      if ((onlyIfAbsent ? insert : replace).run(params).changes !== 1) return false;
+      const over = Number(count.get()!) - maxEntries;
+      if (over > 0) evict.run(over);
+      return has.get(params.id, params.version) !== undefined;
+    },
+  );
   return {
-    async putTranscriptRest(r, now, onlyIfAbsent = false) {
-      return put.immediate({ id: r.id, version: r.version, paid: r.paid, rest: r.rest, result: r.result, expires_at: r.expiresAt }, now, onlyIfAbsent);
+    async putTranscriptRest(r, now, onlyIfAbsent = false, maxEntries = Number.MAX_SAFE_INTEGER) {
+      return put.immediate(
+        { id: r.id, version: r.version, paid: r.paid, rest: r.rest, result: r.result, expires_at: r.expiresAt },
+        now,
+        onlyIfAbsent,
+        maxEntries,
+      );
     },
     async getTranscriptRest(id, now) {
       const row = get.get(id, now);

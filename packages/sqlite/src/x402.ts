@@ -12,6 +12,9 @@ type NonceRow = SqlNonceRow<bigint>;
 
 const key = (k: { network: string; payer: string; nonce: string }) => ({ network: k.network, payer: k.payer.toLowerCase(), nonce: k.nonce.toLowerCase() });
 
+/** A keyset position before every unsure claim (`checkUntil` is after `now`, never negative). */
+const FIRST = { after_until: -1, after_network: "", after_payer: "", after_nonce: "" };
+
 /** The x402 nonce claims (invariant 5): the primary key makes a second claim a no-op insert. */
 export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore {
   const claim = db.prepare(`
@@ -44,7 +47,8 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
     WHERE network = @network AND payer = @payer AND nonce = @nonce AND request_id = @request_id AND status = 'claimed'`);
   const listUnsure = db.prepare<Record<string, unknown>, SqlUnsureNonceRow<bigint>>(`
     SELECT network, payer, nonce, request_id, amount, pay_to, check_until FROM x402_nonces
-    WHERE status = 'claimed' AND check_until > @now ORDER BY check_until LIMIT @limit`);
+    WHERE status = 'claimed' AND check_until > @now AND (check_until, network, payer, nonce) > (@after_until, @after_network, @after_payer, @after_nonce)
+    ORDER BY check_until, network, payer, nonce LIMIT @limit`);
   const get = db.prepare<Record<string, unknown>, NonceRow>("SELECT * FROM x402_nonces WHERE network = @network AND payer = @payer AND nonce = @nonce");
   const insertVideoJob = videoJobInserter(db);
   /** The job only when the claim was marked; a duplicate job id throws and rolls the mark back. */
@@ -77,8 +81,9 @@ export function createPaymentNonceOps(db: Database.Database): PaymentNonceStore 
       const params = Object.assign(key(input), { request_id: input.requestId, pay_to: input.payTo.toLowerCase(), check_until: input.checkUntil });
       return unsure.run(params).changes === 1;
     },
-    async listUnsurePaymentNonces({ now, limit }) {
-      return listUnsure.all({ now, limit }).map(unsureNonceFromRow);
+    async listUnsurePaymentNonces({ now, limit, after }) {
+      const from = after ? { after_until: after.checkUntil, after_network: after.network, after_payer: after.payer, after_nonce: after.nonce } : FIRST;
+      return listUnsure.all(Object.assign({ now, limit }, from)).map(unsureNonceFromRow);
     },
     async getPaymentNonce(k) {
       const row = get.get(key(k));

@@ -40,6 +40,20 @@ export const transcriptRestTests = {
     expect(await store.takeTranscriptRest(a.id, a.version, T0 + 1)).toBe(true);
   },
 
+  "transcript rests: beyond maxEntries the least paid go, the new entry too when it paid least": async ({ store }) => {
+    const [a, b, c] = [rest({ paid: 50n }), rest({ paid: 10n }), rest({ paid: 30n })];
+    for (const r of [a, b, c]) expect(await store.putTranscriptRest(r, T0)).toBe(true);
+    const paidOf = async () => (await Promise.all([a, b, c].map((r) => store.getTranscriptRest(r.id, T0)))).map((r) => r?.paid ?? null);
+    const rich = rest({ paid: 1_000n });
+    expect(await store.putTranscriptRest(rich, T0, false, 3)).toBe(true);
+    expect(await store.getTranscriptRest(rich.id, T0)).toEqual(rich);
+    expect(await paidOf()).toEqual([50n, null, 30n]);
+    const poor = rest({ paid: 1n });
+    expect(await store.putTranscriptRest(poor, T0, false, 3)).toBe(false);
+    expect(await store.getTranscriptRest(poor.id, T0)).toBeNull();
+    expect(await paidOf()).toEqual([50n, null, 30n]);
+  },
+
   "transcript rests: expired entries are deleted by later puts": async ({ store }) => {
     const old = rest({ expiresAt: T0 + 10 });
     await store.putTranscriptRest(old, T0);

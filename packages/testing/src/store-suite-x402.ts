@@ -182,6 +182,16 @@ export const x402Tests = {
     expect(await mine(T0 + 2_000)).toEqual([entry(a, 7n, T0 + 3_000)]);
     expect(await mine(T0 + 3_000)).toEqual([]);
     expect((await store.listUnsurePaymentNonces({ now: T0, limit: 1 })).length).toBe(1);
+    // Paged by (checkUntil, network, payer, nonce): a page after the last claim of the previous one.
+    const all: string[] = [];
+    for (let after: Awaited<ReturnType<typeof store.listUnsurePaymentNonces>>[number] | undefined, guard = 0; guard < 100; guard++) {
+      const page = await store.listUnsurePaymentNonces(Object.assign({ now: T0, limit: 1 }, after ? { after } : {}));
+      all.push(...page.map((u) => u.nonce));
+      if (page.length === 0) break;
+      after = page[0];
+    }
+    expect(all.filter((n) => n === a.nonce || n === b.nonce)).toEqual([b.nonce, a.nonce]);
+    expect(new Set(all).size).toBe(all.length);
     // Settled or released, a claim is no longer watched, and a settled one cannot be marked again.
     expect(await store.markPaymentNonceSettled({ ...a, txHash: "0xabc", now: T0 + 10 })).toBe(true);
     expect(await store.markPaymentNonceUnsure({ ...a, payTo, checkUntil: T0 + 9_000 })).toBe(false);

@@ -1,6 +1,7 @@
 /** The routes of agent discovery (docs/discovery.md "Agents"). All public. */
 import { z } from "zod";
-import { json } from "../http/respond.js";
+import { bytes, json, stringifyJson } from "../http/respond.js";
+import type { AgentCard } from "../store/agents-types.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { clampedInt, optionalText } from "../http/schemas.js";
 import type { GatewayContext } from "../context.js";
@@ -66,6 +67,9 @@ function directoryRoute(path: string, summary: string) {
   });
 }
 
+/** The `/agents` answer of each list the agents service handed out (its view options are the gateway's, fixed). */
+const listings = new WeakMap<readonly AgentCard[], Uint8Array>();
+
 /** Builds the agents route table. */
 export function agentsRoutes(): AnyRoute[] {
   return [
@@ -78,8 +82,14 @@ export function agentsRoutes(): AnyRoute[] {
         'List the agent cards, oldest first: {agents, total}. Cards carry schemaVersion, dnaHash, chain, licensePrice, licenses, cloneable; under compat "compose" protocols are {name, version} objects and createdAt an ISO string.',
       handle: async ({ gateway }) => {
         const cards = await gateway.services.agents.list();
-        const view = viewOptions(gateway);
-        return json({ agents: cards.map((card) => agentCardView(card, view)), total: cards.length });
+        // The service hands out one list per read of the store (every 5 s at most): it is written once.
+        let body = listings.get(cards);
+        if (body === undefined) {
+          const view = viewOptions(gateway);
+          body = Buffer.from(stringifyJson({ agents: cards.map((card) => agentCardView(card, view)), total: cards.length }));
+          listings.set(cards, body);
+        }
+        return bytes(body, "application/json; charset=utf-8");
       },
     }),
     defineRoute({

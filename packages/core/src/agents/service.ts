@@ -29,7 +29,7 @@ export interface AgentsService {
   /**
    * Every card, oldest first, as read from the store at most once per 5 s (like {@link search}: a
    * write through this service is seen at once, another instance's within those 5 s). The same
-   * card objects are returned until then: do not modify them.
+   * (frozen) array of the same card objects is returned until then: do not modify the cards.
    */
   list(): Promise<readonly AgentCard[]>;
   /** One card; 400 `invalid_request` (param walletAddress) on a malformed address, 404 `agent_not_found` when unknown. */
@@ -78,6 +78,8 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
     return index.entries;
   };
   const changed = <T>(write: Promise<T>): Promise<T> => write.finally(() => (index = undefined));
+  /** The cards of the last read, as one array for as long as that read is used (callers may cache by it). */
+  let listed: { entries: IndexedAgent[]; cards: readonly AgentCard[] } | undefined;
 
   return {
     defaultChain: deps.options.chains?.[0]?.chainId ?? null,
@@ -94,7 +96,9 @@ export function createAgentsService(deps: CapabilityDeps): AgentsService {
     },
     async list() {
       await seeded;
-      return (await indexed()).map((entry) => entry.card);
+      const entries = await indexed();
+      if (listed?.entries !== entries) listed = { entries, cards: Object.freeze(entries.map((entry) => entry.card)) };
+      return listed.cards;
     },
     async get(walletAddress) {
       const address = parseAddress(walletAddress, "walletAddress");

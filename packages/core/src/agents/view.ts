@@ -17,6 +17,7 @@
  */
 import { keccak256, stringToBytes } from "viem";
 import type { AgentCard } from "../store/agents-types.js";
+import { sha256Hex } from "../sha256.js";
 
 /** The `schemaVersion` every card view carries. */
 export const AGENT_CARD_SCHEMA_VERSION = "1.0.0";
@@ -48,17 +49,27 @@ export function agentDnaHash(card: AgentCard): string {
   let hash = dnaHashes.get(card);
   if (hash === undefined) {
     const { createdAt: _createdAt, ...content } = card;
-    hash = keccak256(stringToBytes(canonicalJson(content)));
+    const canonical = canonicalJson(content);
+    const digest = sha256Hex(canonical); // native: ~1 µs, and a key of 64 characters whatever the card's size
+    hash = byContent.get(digest);
+    if (hash === undefined) {
+      hash = keccak256(stringToBytes(canonical));
+      if (byContent.size >= MAX_HASHED_CONTENTS) byContent.delete(byContent.keys().next().value!);
+      byContent.set(digest, hash);
+    }
     dnaHashes.set(card, hash);
   }
   return hash;
 }
 /**
- * The hash of each card object seen (the agents service hands out the same objects for a few
- * seconds): a JavaScript keccak of a card's JSON costs ~150 µs, 1.5 s for a listing of 10,000.
- * Cards are never modified once read, so an object's hash never changes.
+ * A JavaScript keccak of a card's JSON costs ~150 µs: 1.5 s for a listing of 10,000 cards, which
+ * the agents service reads again every few seconds as new objects. So the hash is kept per card
+ * object (cards are never modified once read) and per content, by its native SHA-256 (the next read
+ * of an unchanged card), the oldest forgotten first beyond {@link MAX_HASHED_CONTENTS} (~7 MB).
  */
 const dnaHashes = new WeakMap<AgentCard, string>();
+const byContent = new Map<string, string>();
+const MAX_HASHED_CONTENTS = 50_000;
 
 /** A stored protocol string as `{name, version}`: `name@version` splits at the last `@`; a bare name has version "". */
 export function protocolObject(protocol: string): { name: string; version: string } {

@@ -69,6 +69,11 @@ describe("request pipeline", () => {
     const over = await parsed({ q: "x".repeat(4000) });
     expect([over.status, (over.body as { value: { error: { details: unknown } } }).value.error.details]).toEqual([413, { limitBytes: 2048 }]);
     expect((await parsed({ q: "x".repeat(100) })).status).toBe(200);
+    // A bigint (a bigint-aware parser in front) is measured as its digits, never as nothing; a value that is not JSON at all is too large.
+    expect((await parsed({ q: "x".repeat(4000), n: 1n })).status).toBe(413);
+    const cycle: Record<string, unknown> = { q: "x" };
+    cycle.self = cycle;
+    expect((await parsed(cycle)).status).toBe(413);
   });
 
   it("tolerates Content-Type: application/json with an empty body on GET and POST", async () => {
@@ -106,6 +111,11 @@ describe("request pipeline", () => {
     expect([keys.status, keys.headers.get("cache-control")]).toEqual([200, "private, no-store"]);
     const refused = await gateway.fetch(new Request(url("/api/keys")));
     expect([refused.status, refused.headers.get("cache-control")]).toEqual([401, "private, no-store"]);
+    // A route that checks its credential in its handler (one key by id, its events) too.
+    for (const path of ["/api/keys/key_unknown", "/api/keys/key_unknown/events"]) {
+      const res = await gateway.fetch(new Request(url(path), { headers: { authorization: "Bearer svc-nope" } }));
+      expect(res.headers.get("cache-control"), path).toBe("private, no-store");
+    }
     expect((await gateway.fetch(new Request(url("/v1/models")))).headers.get("cache-control")).toBeNull();
   });
 

@@ -11,7 +11,7 @@ import { parseMultipart } from "../providers/multipart.js";
 import type { CorsOptions } from "./cors.js";
 import { corsHeaders, preflightHeaders } from "./cors.js";
 import { assertJsonShape } from "./json-shape.js";
-import { empty, json } from "./respond.js";
+import { empty, json, stringifyJson } from "./respond.js";
 import type { AnyRoute } from "./route.js";
 import type { Router } from "./router.js";
 import { clientIp } from "./client-ip.js";
@@ -26,7 +26,7 @@ const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
  * repeating the request cannot succeed, so clients that retry 409s (openai-node style) are told not to.
  */
 const DEFINITIVE = { "x-should-retry": "false" } as const;
-/** The cache policy of an answer to a credential (a route that authenticates), unless the route set its own. */
+/** The cache policy of an answer to a credential (a route that authenticates or declares credentials it accepts), unless the route set its own. */
 const NO_STORE = { "cache-control": "private, no-store" } as const;
 
 /** Echoes a well-formed caller `x-request-id`, else mints `req_<hex>`. */
@@ -119,15 +119,19 @@ export async function readJsonBody(req: GatewayRequest, limit: number, multipart
   }
 }
 
-/** The bytes of a body a framework parsed: its text or bytes as they are, anything else as JSON. */
+/**
+ * The bytes of a body a framework parsed: its text or bytes as they are, anything else as JSON (a
+ * bigint as its digits). A value that is not JSON at all (a cycle) counts as too large: the limit
+ * never fails open.
+ */
 function parsedSize(value: unknown): number {
   if (value === undefined || value === null) return 0;
   if (typeof value === "string") return Buffer.byteLength(value);
   if (value instanceof Uint8Array) return value.byteLength;
   try {
-    return Buffer.byteLength(JSON.stringify(value) ?? "");
+    return Buffer.byteLength(stringifyJson(value) ?? "");
   } catch {
-    return 0; // not JSON (a cycle, a bigint): the route's schema refuses it
+    return Number.POSITIVE_INFINITY;
   }
 }
 
@@ -210,7 +214,8 @@ export function createRequestHandler(router: Router, ctx: GatewayContext, cors: 
     }
     // Object.assign, not a literal opening with a spread: see docs/architecture.md "Allocation on the hot path".
     // An answer to a credential (a key's budget, a wallet's keys or usage) is never kept by a shared cache.
-    const credentialed = route?.authenticate !== undefined && response.headers["cache-control"] === undefined ? NO_STORE : undefined;
+    const takesCredential = route !== undefined && (route.authenticate !== undefined || (route.security?.accepts.length ?? 0) > 0);
+    const credentialed = takesCredential && response.headers["cache-control"] === undefined ? NO_STORE : undefined;
     const headers = Object.assign({}, response.headers, corsHeaders(cors, req), response.status === 409 ? DEFINITIVE : undefined, credentialed, { "x-request-id": requestId });
     const vary = response.headers.vary;
     if (vary !== undefined && headers.vary !== vary) headers.vary = `${vary}, ${headers.vary}`;

@@ -17,11 +17,14 @@ export function sseComment(text: string): SseFrame {
   return `: ${text.replace(/\n/g, " ")}\n\n`;
 }
 
+/** How an event stream may be cached: never, by nobody (a stream answers one caller, often a credential's), and not re-encoded on the way. */
+export const SSE_CACHE_CONTROL = "private, no-store, no-transform";
+
 /** A 200 `text/event-stream` response whose frames are written as the iterable yields them. */
 export function sseResponse(frames: AsyncIterable<SseFrame>, headers: Record<string, string> = {}): GatewayResponse {
   return {
     status: 200,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", ...headers },
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": SSE_CACHE_CONTROL, connection: "keep-alive", ...headers },
     body: { kind: "sse", frames },
   };
 }

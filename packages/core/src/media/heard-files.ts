@@ -9,7 +9,8 @@
  *
  * In the store (`TranscriptRestStore`), so the request that pays the rest may reach any instance,
  * also after a restart. Each entry costs its maker a paid call and lives `ttlMs`; a transcript
- * longer than `maxChars` is not kept (its rest is then a new call).
+ * longer than `maxChars` is not kept (its rest is then a new call); beyond `maxEntries` the entries
+ * whose payment paid least are dropped first.
  */
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
@@ -95,6 +96,8 @@ export interface HeardFilesOptions {
   readonly ttlMs?: number;
   /** UTF-16 code units of one transcript (text and segment texts) kept at most. @default 8388608 */
   readonly maxChars?: number;
+  /** Entries kept at most (beyond, the least paid go first). @default 10000 */
+  readonly maxEntries?: number;
 }
 
 /** The size an entry counts against `maxChars`: its text and its segments' texts. */
@@ -116,7 +119,7 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** Creates the remembered transcriptions over `options.store`. */
 export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
-  const { store, clock, logger, ttlMs = 600_000, maxChars = 8 * 1024 * 1024 } = options;
+  const { store, clock, logger, ttlMs = 600_000, maxChars = 8 * 1024 * 1024, maxEntries = 10_000 } = options;
   const recordOf = (id: string, entry: HeardEntry) => ({
     id,
     version: entry.version,
@@ -133,11 +136,11 @@ export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
     async remember(id, file) {
       if (charsOf(file.result) > maxChars) return;
       await store
-        .putTranscriptRest(recordOf(id, Object.assign({ version: hex(randomBytes(16)) }, file)), clock.now())
+        .putTranscriptRest(recordOf(id, Object.assign({ version: hex(randomBytes(16)) }, file)), clock.now(), false, maxEntries)
         .catch((err: unknown) => logger.warn({ err }, "x402: could not keep a transcription's rest (a request for it will be a new call)"));
     },
     async putBack(id, entry) {
-      await store.putTranscriptRest(recordOf(id, entry), clock.now(), true);
+      await store.putTranscriptRest(recordOf(id, entry), clock.now(), true, maxEntries);
     },
     take: (id, entry) => store.takeTranscriptRest(id, entry.version, clock.now()),
   };

@@ -8,11 +8,16 @@ export function createMemoryTranscriptRestStore(): TranscriptRestStore {
     for (const [id, r] of rests) if (r.expiresAt <= now) rests.delete(id);
   };
   return {
-    async putTranscriptRest(record, now, onlyIfAbsent = false) {
+    async putTranscriptRest(record, now, onlyIfAbsent = false, maxEntries = Number.POSITIVE_INFINITY) {
       prune(now);
       if (onlyIfAbsent && rests.has(record.id)) return false;
       rests.set(record.id, Object.assign({}, record));
-      return true;
+      while (rests.size > maxEntries) {
+        let cheapest: TranscriptRestRecord | undefined;
+        for (const r of rests.values()) if (!cheapest || r.paid < cheapest.paid || (r.paid === cheapest.paid && r.expiresAt < cheapest.expiresAt)) cheapest = r;
+        rests.delete(cheapest!.id);
+      }
+      return rests.has(record.id);
     },
     async getTranscriptRest(id, now) {
       const r = rests.get(id);

@@ -76,8 +76,14 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
       return true;
     },
 
-    async listUnsurePaymentNonces({ now, limit }) {
+    async listUnsurePaymentNonces({ now, limit, after }) {
       const unsure: UnsurePaymentNonce[] = [];
+      const order = (u: UnsurePaymentNonce) => [u.checkUntil, u.network, u.payer, u.nonce] as const;
+      const before = (a: UnsurePaymentNonce, b: UnsurePaymentNonce) => {
+        const [x, y] = [order(a), order(b)];
+        for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+        return 0;
+      };
       for (const c of claims.values())
         if (c.status === "claimed" && c.checkUntil !== undefined && c.checkUntil > now)
           unsure.push({
@@ -89,7 +95,10 @@ export function createMemoryPaymentNonceStore(insertVideoJob: (job: VideoJobReco
             payTo: payees.get(c) ?? "",
             checkUntil: c.checkUntil,
           });
-      return unsure.sort((a, b) => a.checkUntil - b.checkUntil).slice(0, limit);
+      return unsure
+        .sort(before)
+        .filter((u) => !after || before(after, u) < 0)
+        .slice(0, limit);
     },
 
     async getPaymentNonce(key) {

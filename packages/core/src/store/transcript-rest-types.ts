@@ -24,10 +24,13 @@ export interface TranscriptRestRecord {
 export interface TranscriptRestStore {
   /**
    * Keeps `record` under its id, replacing any entry there unless `onlyIfAbsent` (then an entry
-   * still fresh at `now` stays). Entries expired at `now` are deleted on the way.
+   * still fresh at `now` stays). Entries expired at `now` are deleted on the way, and beyond
+   * `maxEntries` the entries whose payment paid least (the soonest to expire of equals) are deleted,
+   * `record` among them if it paid least: pushing out a payer's rest takes as many payments, each at
+   * least as large. Under concurrent puts on PostgreSQL the bound may be passed by a few.
    * @returns whether `record` was stored.
    */
-  putTranscriptRest(record: TranscriptRestRecord, now: number, onlyIfAbsent?: boolean): Promise<boolean>;
+  putTranscriptRest(record: TranscriptRestRecord, now: number, onlyIfAbsent?: boolean, maxEntries?: number): Promise<boolean>;
   /** The entry of `id` if it is fresh at `now`; null otherwise. */
   getTranscriptRest(id: string, now: number): Promise<TranscriptRestRecord | null>;
   /**

@@ -111,9 +111,10 @@ export interface PaymentNonceStore {
   markPaymentNonceUnsure(input: PaymentNonceKey & { requestId: string; payTo: string; checkUntil: number }): Promise<boolean>;
   /**
    * Up to `limit` claims marked unsure that are still `claimed` and whose `checkUntil` is after
-   * `now`, soonest `checkUntil` first.
+   * `now`, ordered by (`checkUntil`, network, payer, nonce); with `after` (the last claim of the
+   * previous page), only those after it in that order.
    */
-  listUnsurePaymentNonces(input: { now: number; limit: number }): Promise<UnsurePaymentNonce[]>;
+  listUnsurePaymentNonces(input: { now: number; limit: number; after?: UnsurePaymentNonce }): Promise<UnsurePaymentNonce[]>;
   /** The claim, or null if the nonce is not claimed. */
   getPaymentNonce(key: PaymentNonceKey): Promise<PaymentNonceRecord | null>;
 }

@@ -241,7 +241,12 @@ describe("x402 through an HTTP facilitator", () => {
     expect(await env.balances()).toEqual(before);
     // Watched (the facilitator's transaction failed: unsure), but the nonce's transfer to itself is not the payment.
     expect(await service.checkLateTransfers()).toBe(0);
-    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed", checkUntil: expect.any(Number) });
+    const listed = async () => (await store.listUnsurePaymentNonces({ now: Date.now(), limit: 100 })).some((u) => u.nonce === v.payment.nonce);
+    expect(await listed()).toBe(true);
+    // Its nonce is used without its transfer at a second check too: it can never land, and is no longer looked for.
+    expect(await service.checkLateTransfers()).toBe(0);
+    expect(await listed()).toBe(false);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "claimed" });
   });
 
   it("a transfer that lands after its call was answered 502 is recorded on the claim, counted and reported for a refund", async () => {
@@ -267,6 +272,31 @@ describe("x402 through an HTTP facilitator", () => {
     // Reported once: the claim is no longer unsure.
     expect(await service.checkLateTransfers()).toBe(0);
     expect(late).toEqual(["eip155:31337"]);
+  });
+
+  it("a late transfer is found behind 250 unsure claims due before it: a check pages through them all", async () => {
+    const { service, store, v } = await verified();
+    const now = Date.now();
+    for (let i = 0; i < 250; i++) {
+      const claim = {
+        network: v.payment.network,
+        payer: env.payer.address,
+        nonce: `0x${(0xdead0000 + i).toString(16).padStart(64, "0")}`,
+        requestId: `req_dead_${i}`,
+      };
+      expect(await store.claimPaymentNonce(Object.assign({ now, expiresAt: now + 60_000, amount: PRICE }, claim))).toBe(true);
+      expect(await store.markPaymentNonceUnsure(Object.assign({ payTo: env.payTo, checkUntil: now + 30_000 + i }, claim))).toBe(true);
+    }
+    mode = "later";
+    await expect(service.settle(v.payment)).rejects.toMatchObject({ code: "upstream_error", details: { settlementUnsure: true } });
+    mode = "ok";
+    let recorded = 0;
+    for (let i = 0; i < 50 && recorded === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      recorded = await service.checkLateTransfers();
+    }
+    expect(recorded).toBe(1);
+    expect(await store.getPaymentNonce(v.payment)).toMatchObject({ status: "settled" });
   });
 
   it("a settle answered settlement_pending with a transaction that landed is a success with that transaction, not a 502", async () => {

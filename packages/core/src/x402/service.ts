@@ -24,7 +24,7 @@ import { createHttpFacilitator } from "./http-facilitator.js";
 import { createLocalFacilitator } from "./local-facilitator.js";
 import { INVALID, networkOf, paymentPayloadSchema, type PaymentPayload, type PaymentRequiredBody, type PaymentRequirements, type SettleResponse } from "./types.js";
 import { DEFAULT_SETTLE_CHECK_SECONDS, landedTransfer } from "./settle-check.js";
-import { checkLateTransfers, DEFAULT_LATE_TRANSFER_CHECK_SECONDS, LATE_TRANSFER_MARGIN_MS, scheduleLateTransferChecks } from "./late-transfers.js";
+import { checkLateTransfers, DEFAULT_LATE_TRANSFER_CHECK_SECONDS, LATE_TRANSFER_MARGIN_MS, newLateTransferWatch, scheduleLateTransferChecks } from "./late-transfers.js";
 import { acceptMarginSeconds, checkExactPayment, refusalOf, type RefusalReason } from "./verify.js";
 
 export type { PaymentPayload, PaymentRequiredBody, PaymentRequirements, SettleResponse } from "./types.js";
@@ -202,7 +202,8 @@ export function createX402Service(deps: CapabilityDeps): X402Service {
     networks.set(networkOf(n.chainId), { network: networkOf(n.chainId), chainId: n.chainId, chain, facilitator, label });
   }
   const chains = new Map([...networks.values()].map((n) => [n.network, n.chain] as const));
-  const checkLate = (signal?: AbortSignal) => checkLateTransfers(deps, chains, signal);
+  const watch = newLateTransferWatch();
+  const checkLate = (signal?: AbortSignal) => checkLateTransfers(deps, chains, watch, signal);
   scheduleLateTransferChecks(deps, checkLate, (o.lateTransferCheckSeconds ?? DEFAULT_LATE_TRANSFER_CHECK_SECONDS) * 1000);
   deps.describe(() => `x402: on (payTo ${o.payTo}; ${[...networks.values()].map((n) => `${n.network} via ${n.label}`).join(", ")}; maxTimeoutSeconds ${maxTimeoutSeconds})`);
 
