@@ -22,9 +22,10 @@ export interface Gateway<Services = unknown> {
   /** One line per capability saying whether it is enabled and how (printed by the CLI at start-up). */
   describe(): string[];
   /**
-   * Stops background work and closes the store. Chat calls still running or being billed (a
-   * reasoning model's call runs on to its usage after its client left) get up to 30 s to settle
-   * first; one that takes longer loses its store, and its reservation lapses uncharged. Idempotent.
+   * Stops background work and closes the store. Paid calls still running or being billed (media,
+   * embeddings, video submissions, and chat, whose reasoning model runs on to its usage after its
+   * client left) get up to 30 s to settle or release their payment first; one that takes longer
+   * loses its store, and its reservation lapses uncharged. Idempotent.
    */
   close(): Promise<void>;
 }

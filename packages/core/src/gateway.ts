@@ -5,7 +5,7 @@ import { catalogRoutes } from "./catalog/routes.js";
 import { systemClock } from "./clock.js";
 import type { GatewayContext } from "./context.js";
 import type { Gateway } from "./gateway-types.js";
-import { createFetchHttpClient } from "./http/client.js";
+import { createFetchHttpClient, urlForDisplay } from "./http/client.js";
 import { fromWebRequest, toWebResponse } from "./http/fetch.js";
 import { createRequestHandler } from "./http/handle.js";
 import { openApiRoute } from "./http/openapi.js";
@@ -212,7 +212,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       ...(o.store ? [] : ["store: in-memory (not persisted; pass a store such as createSqliteStore)"]),
       `catalog: ${catalog.size} models from ${catalog.providers().length} providers (version ${catalog.version})`,
       `extended catalog (/v1/models/all): ${o.extendedCards ? `${extendedCatalog.size} models` : "not configured, serving the native catalog"}`,
-      `models service (/api/models): ${o.modelsService ? o.modelsService.url : "not configured, serving the native catalog"}`,
+      `models service (/api/models): ${o.modelsService ? urlForDisplay(o.modelsService.url) : "not configured, serving the native catalog"}`,
       `keys and payment intents: on (intent TTL ${intentTtlMs / 1000} s, platform fee ${feeBps} bps)`,
       walletMode === "trusted-header"
         ? "wallet auth: TRUSTED-HEADER: x-session-user-address is believed as sent; only run so behind a proxy that authenticates users"

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -72,6 +72,17 @@ describe("tollgate CLI", () => {
     expect(res.status).toBe(201);
     run.child.kill("SIGTERM");
     expect(await run.exited).toBe(0);
+  });
+
+  it("a --config whose provider entry is null is refused with its path (exit 2), never a stack trace and a process that hangs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tollgate-cli-"));
+    const config = join(dir, "config.json");
+    writeFileSync(config, JSON.stringify({ media: { providers: { openai: null } } }));
+    // With the dev chain on auto (its default), which reads the providers before the options are checked.
+    const run = cli(["serve", "--port", "0", "--db", join(dir, "t.db"), "--config", config], { TOLLGATE_DEV_CHAIN: "auto" });
+    expect(await run.exited).toBe(2);
+    expect(run.err()).toContain("media.providers.openai");
+    expect(run.err()).not.toContain("TypeError");
   });
 
   it("exits 2 with one line on stderr for a bad value", async () => {

@@ -179,10 +179,15 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
     if (logFormat === "json") lifecycle.info({ ...fields, ...(safe.length > 0 ? { startup: safe } : {}) }, message);
     else process.stdout.write(`${message}\n${safe.map((line) => `  ${line}\n`).join("")}`);
   };
-  let stopping = false;
+  let stopping: { signal: NodeJS.Signals; at: number } | undefined;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1); // a second signal: stop waiting for in-flight requests
-    stopping = true;
+    // A second signal stops waiting for in-flight requests; not the same one repeated at once (npm
+    // and tsx pass on the Ctrl-C that the terminal already sent to the whole process group).
+    if (stopping) {
+      if (signal !== stopping.signal || Date.now() - stopping.at > REPEATED_SIGNAL_MS) process.exit(1);
+      return;
+    }
+    stopping = { signal, at: Date.now() };
     announce(`Tollgate stopping (${signal})`, { signal });
     running
       .close()
@@ -203,12 +208,16 @@ async function runServe(config: ServeConfig): Promise<number | "running"> {
   return "running";
 }
 
+/** A signal repeated within this many ms is the same stop request relayed by a parent process. */
+const REPEATED_SIGNAL_MS = 1_500;
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== "running") process.exitCode = code;
   },
   (error: unknown) => {
     console.error("tollgate:", error);
-    process.exitCode = 1;
+    // Exit, not just an exit code: whatever was opened before the error (a store's checkpoint worker) must not keep the process alive.
+    process.exit(1);
   },
 );

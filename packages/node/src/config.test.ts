@@ -101,11 +101,15 @@ describe("serve configuration", () => {
     expect(problems(["--wallet-auth", "header"])).toEqual(['tollgate: --wallet-auth must be verified or trusted-header (got "header")']);
   });
 
-  it("redactUrl hides the password and only the password", () => {
+  it("redactUrl hides the password, wherever the URL carries it, and only that", () => {
     expect(redactUrl("postgres://u:p%40ss@h:5432/d?sslmode=require")).toBe("postgres://u:***@h:5432/d?sslmode=require");
     expect(redactUrl("postgres://u@h/d")).toBe("postgres://u@h/d");
     expect(redactUrl("postgres://u:pw@/d")).toBe("postgres://u:***@/d");
     expect(redactUrl("./data/tollgate.db")).toBe("./data/tollgate.db");
+    // pg also takes the password (and a client key's passphrase) in the query string.
+    expect(redactUrl("postgres://u@h:5432/d?password=hunter2&sslmode=require")).toBe("postgres://u@h:5432/d?password=***&sslmode=require");
+    expect(redactUrl("postgres://u:pw@h/d?sslpassword=x&sslkey=/k")).toBe("postgres://u:***@h/d?sslpassword=***&sslkey=***");
+    expect(redactUrl("postgres://u@h/d?PASSWORD=x")).toBe("postgres://u@h/d?PASSWORD=***");
   });
 
   it("loads and validates catalog files (array or { cards })", () => {

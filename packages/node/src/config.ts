@@ -84,13 +84,19 @@ export const databaseSchema = z.string().transform((raw, ctx) => {
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url.trim());
-    if (parsed.password === "") return url;
-    parsed.password = "***";
-    return parsed.toString();
+    const secretParams = [...parsed.searchParams.keys()].filter((k) => SECRET_PARAMS.test(k));
+    if (parsed.password === "" && secretParams.length === 0) return url;
+    if (parsed.password !== "") parsed.password = "***";
+    for (const k of secretParams) parsed.searchParams.set(k, "***");
+    return parsed.toString().replace(/%2A%2A%2A/g, "***");
   } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@").replace(SECRET_PARAM_VALUES, "$1=***");
   }
 }
+
+/** Query parameters of a connection URL that carry a secret (pg takes `?password=`, `sslpassword=`, `sslkey=`). */
+const SECRET_PARAMS = /^(password|sslpassword|sslkey|pass|pwd|secret|token|api[_-]?key|key)$/i;
+const SECRET_PARAM_VALUES = /([?&](?:password|sslpassword|sslkey|pass|pwd|secret|token|api[_-]?key|key))=[^&#\s]*/gi;
 
 /** A PostgreSQL schema name: a lower-case unquoted identifier (so SQL and psql see the same name). */
 export const sqlIdentifierSchema = z.string().transform((raw, ctx) =>

@@ -48,7 +48,25 @@ function prettyMessage(log: Record<string, unknown>, messageKey: string): string
  * nothing is lost when the process exits), or pino-pretty in-process for `pretty` (no worker thread).
  */
 export function createCliLogger(options: { level: CliLogLevel; format: LogFormat }): Logger {
-  const base = { level: options.level, base: { pid: process.pid } };
+  const base = { level: options.level, base: { pid: process.pid }, serializers: { err: (error: Error) => withoutUrlSecrets(pino.stdSerializers.err(error)) } };
   if (options.format === "json") return pino(base);
   return pino(base, pretty({ colorize: process.stdout.isTTY === true, ignore: "pid,hostname,component", messageFormat: prettyMessage, sync: true }));
+}
+
+/** A URL in free text: its scheme, optional credentials, host, and the path and query after it. */
+const URL_IN_TEXT = /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/"'?#@]*@)?([^\s/"'?#]+)([^\s"']*)/gi;
+
+/**
+ * A logged error with every URL in its texts (message, stack, causes, a client's `url` field) cut
+ * to its scheme and host: an RPC or provider URL may carry an API key in its path or query (viem's
+ * errors print the URL they called), and logs travel further than the configuration.
+ */
+export function withoutUrlSecrets<T>(value: T, depth = 0): T {
+  if (typeof value === "string")
+    return value.replace(URL_IN_TEXT, (_m, scheme: string, host: string, rest: string) => `${scheme}${host}${rest ? "/…" : ""}`) as T;
+  if (value === null || typeof value !== "object" || depth > 8) return value;
+  if (Array.isArray(value)) return value.map((v) => withoutUrlSecrets(v, depth + 1)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = withoutUrlSecrets(v, depth + 1);
+  return out as T;
 }

@@ -218,6 +218,16 @@ export function hostOf(url: string): string {
   }
 }
 
+/** A URL as it may be printed: its origin and path, without credentials, query or fragment (where API keys ride). */
+export function urlForDisplay(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+  } catch {
+    return "(an unparseable URL)";
+  }
+}
+
 /**
  * The body of `res` as text, refused past `maxBytes` (502 `upstream_error` naming `what`): read
  * chunk by chunk when the client can (the read stops and the body is dropped at the limit), else

@@ -17,7 +17,10 @@ export async function servePaid<T>(
   call: PaidCall<T>,
   answer: (result: T, receipt: Receipt, headers: Record<string, string>, receiptJson: string) => GatewayResponse | Promise<GatewayResponse>,
 ): Promise<GatewayResponse> {
-  const outcome = await gateway.services.media.billing.run(from, call);
+  // Tracked: `gateway.close()` waits for a paid call to settle or release its payment before the store closes.
+  const billed = gateway.services.media.billing.run(from, call);
+  gateway.background.track(billed);
+  const outcome = await billed;
   if (outcome.kind === "respond") return outcome.response;
   return answer(outcome.result, outcome.receipt, outcome.headers, outcome.receiptJson);
 }

@@ -69,7 +69,7 @@ export function decideDevChain(inputs: DevChainInputs): DevChainDecision {
   if (mode === "off") return { kind: "off" };
   const configured = (options.chains?.length ?? 0) > 0 || options.x402 !== undefined || options.dispenser !== undefined || options.settlement !== undefined;
   const production = nodeEnv === "production";
-  const real = Object.entries(options.media?.providers ?? {}).find(([, p]) => p.type !== "local")?.[0];
+  const real = Object.entries(options.media?.providers ?? {}).find(([, p]) => (p as { type?: unknown } | null)?.type !== "local")?.[0];
   if (mode === "on") {
     if (real !== undefined)
       return { kind: "error", message: `--dev-chain on cannot be combined with a real provider (${real} in --config): its test USDC would pay for real upstream calls` };
