@@ -163,10 +163,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
   const walletMode = o.walletAuth ?? "verified";
   const pending = new Set<Promise<unknown>>();
   const background = {
+    // One reaction per tracked call (every paid call is tracked): the failures are swallowed at close.
     track(work: Promise<unknown>) {
-      const settled = work.catch(() => undefined);
-      pending.add(settled);
-      void settled.then(() => pending.delete(settled));
+      pending.add(work);
+      const done = () => void pending.delete(work);
+      work.then(done, done);
     },
   };
   // Loaded before the first paid call needs it (an embeddings upstream reporting 0 tokens is counted with it).
@@ -228,7 +229,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway<GatewayServ
       sweeper?.stop();
       return (closed ??= (async () => {
         // Billing still running (a stream its client left) gets the store while it finishes, within a bound.
-        if (pending.size > 0) await settleWithin([...pending], CLOSE_WAIT_MS);
+        if (pending.size > 0) await settleWithin([...pending].map((work) => work.catch(() => undefined)), CLOSE_WAIT_MS);
         for (const fn of closers) await fn();
         await store.close();
       })());

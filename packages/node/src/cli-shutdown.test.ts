@@ -4,43 +4,21 @@
  * process exits 0 with nothing left reserved. A node:http stub standing in for OpenAI answers after
  * a second; the SQLite file is read back after the exit.
  */
-import http from "node:http";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { startCli } from "./testing/cli-process.js";
+import { startSlowEmbeddingsUpstream, type SlowEmbeddingsUpstream } from "./testing/slow-embeddings-upstream.js";
 
 const SECRET = "cli-shutdown-internal-secret-01";
-let upstream: http.Server;
-let arrived: () => void = () => {};
+let upstream: SlowEmbeddingsUpstream;
 
 beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      arrived();
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            object: "list",
-            data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }],
-            model: "text-embedding-3-small",
-            usage: { prompt_tokens: 3, total_tokens: 3 },
-          }),
-        );
-      }, 1_000);
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  upstream = await startSlowEmbeddingsUpstream(1_000);
 });
-afterAll(async () => {
-  upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
-});
+afterAll(() => upstream?.close());
 
 it("SIGINT twice in a moment during a paid call: one graceful stop; the call is answered and charged, exit 0, nothing reserved", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tollgate-cli-stop-"));
@@ -50,7 +28,7 @@ it("SIGINT twice in a moment during a paid call: one graceful stop; the call is 
     config,
     JSON.stringify({
       media: {
-        providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, apiKey: "sk-test" } },
+        providers: { openai: { type: "openai-compatible", baseUrl: upstream.baseUrl, apiKey: "sk-test" } },
       },
     }),
   );
@@ -63,7 +41,7 @@ it("SIGINT twice in a moment during a paid call: one graceful stop; the call is 
       body: JSON.stringify({ budgetLimit: "100000000", expiresAt: Date.now() + 3_600_000, networkId: 8453, purpose: "api" }),
     });
     const key = (await created.json()) as { keyId: string; token: string };
-    const atUpstream = new Promise<void>((r) => (arrived = r));
+    const atUpstream = upstream.nextArrival();
     const call = fetch(`${url}/v1/embeddings`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key.token}` },

@@ -3,44 +3,22 @@
  * the store closes, so nothing is left reserved and the charge is recorded. A real SQLite file, a
  * node:http stub standing in for OpenAI embeddings that answers after a second.
  */
-import http from "node:http";
 import { mkdtempSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
+import { startSlowEmbeddingsUpstream, type SlowEmbeddingsUpstream } from "./testing/slow-embeddings-upstream.js";
 
 const SECRET = "close-paid-calls-internal-secret";
 const OWNER = "0x00000000000000000000000000000000000000c1";
-let upstream: http.Server;
-let arrived: () => void = () => {};
+let upstream: SlowEmbeddingsUpstream;
 
 beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      arrived();
-      setTimeout(() => {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            object: "list",
-            data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }],
-            model: "text-embedding-3-small",
-            usage: { prompt_tokens: 3, total_tokens: 3 },
-          }),
-        );
-      }, 1_000);
-    });
-  });
-  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  upstream = await startSlowEmbeddingsUpstream(1_000);
 });
-afterAll(async () => {
-  upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
-});
+afterAll(() => upstream?.close());
 
 it("close() while an embeddings call waits on its upstream: the call is answered and charged, and nothing stays reserved", async () => {
   const filename = join(mkdtempSync(join(tmpdir(), "tollgate-close-")), "gw.db");
@@ -49,7 +27,7 @@ it("close() while an embeddings call waits on its upstream: the call is answered
     sweepIntervalMs: 0,
     internalSecret: SECRET,
     media: {
-      providers: { openai: { type: "openai-compatible", baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, apiKey: "sk-test" } },
+      providers: { openai: { type: "openai-compatible", baseUrl: upstream.baseUrl, apiKey: "sk-test" } },
     },
   });
   const created = await gateway.fetch(
@@ -60,7 +38,7 @@ it("close() while an embeddings call waits on its upstream: the call is answered
     }),
   );
   const key = (await created.json()) as { keyId: string; token: string };
-  const atUpstream = new Promise<void>((r) => (arrived = r));
+  const atUpstream = upstream.nextArrival();
   const call = gateway.fetch(
     new Request("http://gw.test/v1/embeddings", {
       method: "POST",
