@@ -62,3 +62,4 @@ export * from "./key-limits.js";
 export * from "./usage-days.js";
 export * from "./ledger-records.js";
 export * from "./sql-rows-governance.js";
+export * from "./sql-rows-x402.js";

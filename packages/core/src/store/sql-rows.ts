@@ -22,9 +22,7 @@ import type {
   IntentStatus,
   KeyPurpose,
   KeyRecord,
-  PaymentNonceRecord,
   SessionRecord,
-  UnsurePaymentNonce,
   VideoJobRecord,
   VideoJobStatus,
 } from "./types.js";
@@ -106,31 +104,6 @@ export interface SqlChargeRow<I extends SqlInt = SqlInt> {
   lease_until: I | null;
   settled_at: I | null;
   transfer_tx: string | null;
-}
-
-/** A row of `x402_nonces`. */
-export interface SqlNonceRow<I extends SqlInt = SqlInt> {
-  network: string;
-  payer: string;
-  nonce: string;
-  request_id: string;
-  status: string;
-  claimed_at: I;
-  expires_at: I;
-  tx_hash: string | null;
-  settled_at: I | null;
-  check_until: I | null;
-}
-
-/** The columns of an `x402_nonces` row marked unsure that its watch reads. */
-export interface SqlUnsureNonceRow<I extends SqlInt = SqlInt> {
-  network: string;
-  payer: string;
-  nonce: string;
-  request_id: string;
-  amount: I;
-  pay_to: string;
-  check_until: I;
 }
 
 /** A row of `video_jobs`; `receipt` is JSON text. */
@@ -288,36 +261,6 @@ export function chargeFromRow(r: SqlChargeRow, text: SqlTextDecoder = same): Cha
   if (r.settled_at !== null) charge.settledAt = Number(r.settled_at);
   if (r.transfer_tx !== null) charge.transferTx = r.transfer_tx;
   return charge;
-}
-
-/** The nonce claim of an `x402_nonces` row (no free-text columns). */
-export function nonceFromRow(r: SqlNonceRow): PaymentNonceRecord {
-  const record: PaymentNonceRecord = {
-    network: r.network,
-    payer: r.payer,
-    nonce: r.nonce,
-    requestId: r.request_id,
-    status: r.status as PaymentNonceRecord["status"],
-    claimedAt: Number(r.claimed_at),
-    expiresAt: Number(r.expires_at),
-  };
-  if (r.tx_hash !== null) record.txHash = r.tx_hash;
-  if (r.settled_at !== null) record.settledAt = Number(r.settled_at);
-  if (r.check_until !== null) record.checkUntil = Number(r.check_until);
-  return record;
-}
-
-/** The unsure claim of an `x402_nonces` row. */
-export function unsureNonceFromRow(r: SqlUnsureNonceRow): UnsurePaymentNonce {
-  return {
-    network: r.network,
-    payer: r.payer,
-    nonce: r.nonce,
-    requestId: r.request_id,
-    amount: BigInt(r.amount),
-    payTo: r.pay_to,
-    checkUntil: Number(r.check_until),
-  };
 }
 
 /** The job of a `video_jobs` row. Free text: `url`, `error`. */
