@@ -110,6 +110,8 @@ describe("serve configuration", () => {
     expect(redactUrl("postgres://u@h:5432/d?password=hunter2&sslmode=require")).toBe("postgres://u@h:5432/d?password=***&sslmode=require");
     expect(redactUrl("postgres://u:pw@h/d?sslpassword=x&sslkey=/k")).toBe("postgres://u:***@h/d?sslpassword=***&sslkey=***");
     expect(redactUrl("postgres://u@h/d?PASSWORD=x")).toBe("postgres://u@h/d?PASSWORD=***");
+    // A URL that does not parse (a port out of range) is masked by pattern.
+    expect(redactUrl("postgres://u:pw@h:99999/d?password=x&sslmode=require")).toBe("postgres://u:***@h:99999/d?password=***&sslmode=require");
   });
 
   it("loads and validates catalog files (array or { cards })", () => {

@@ -95,8 +95,10 @@ export function redactUrl(url: string): string {
 }
 
 /** Query parameters of a connection URL that carry a secret (pg takes `?password=`, `sslpassword=`, `sslkey=`). */
-const SECRET_PARAMS = /^(password|sslpassword|sslkey|pass|pwd|secret|token|api[_-]?key|key)$/i;
-const SECRET_PARAM_VALUES = /([?&](?:password|sslpassword|sslkey|pass|pwd|secret|token|api[_-]?key|key))=[^&#\s]*/gi;
+const SECRET_PARAM_NAMES = "password|sslpassword|sslkey|pass|pwd|secret|token|api[_-]?key|key";
+const SECRET_PARAMS = new RegExp(`^(?:${SECRET_PARAM_NAMES})$`, "i");
+/** The same names with their values, in a URL that does not parse. */
+const SECRET_PARAM_VALUES = new RegExp(`([?&](?:${SECRET_PARAM_NAMES}))=[^&#\\s]*`, "gi");
 
 /** A PostgreSQL schema name: a lower-case unquoted identifier (so SQL and psql see the same name). */
 export const sqlIdentifierSchema = z.string().transform((raw, ctx) =>

@@ -14,7 +14,7 @@
  */
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
-import { randomBytes } from "../ids.js";
+import { randomBytes, toHex } from "../ids.js";
 import type { LineItem, Priced } from "../metering/pricing.js";
 import type { TranscriptionResult } from "../providers/types.js";
 import { sha256Hex, sha256BytesHex } from "../sha256.js";
@@ -115,7 +115,6 @@ const decodeRest = (text: string): Priced => {
   const p = JSON.parse(text) as { lineItems: LineItem[]; providerAmount: string; platformFee: string; finalAmount: string };
   return { lineItems: p.lineItems, providerAmount: BigInt(p.providerAmount), platformFee: BigInt(p.platformFee), finalAmount: BigInt(p.finalAmount) };
 };
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** Creates the remembered transcriptions over `options.store`. */
 export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
@@ -136,7 +135,7 @@ export function createHeardFiles(options: HeardFilesOptions): HeardFiles {
     async remember(id, file) {
       if (charsOf(file.result) > maxChars) return;
       await store
-        .putTranscriptRest(recordOf(id, Object.assign({ version: hex(randomBytes(16)) }, file)), clock.now(), false, maxEntries)
+        .putTranscriptRest(recordOf(id, Object.assign({ version: toHex(randomBytes(16)) }, file)), clock.now(), false, maxEntries)
         .catch((err: unknown) => logger.warn({ err }, "x402: could not keep a transcription's rest (a request for it will be a new call)"));
     },
     async putBack(id, entry) {
