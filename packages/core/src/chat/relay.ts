@@ -84,6 +84,29 @@ export function linkedAbort(client: AbortSignal | undefined): { signal: AbortSig
   return { signal: controller.signal, detach: () => client.removeEventListener("abort", follow), cancel };
 }
 
+/**
+ * The most output tokens (counted here) an answer may carry before the upstream is taken to have
+ * ignored the cap: the limit, with room for another vendor's tokenizer counting the same text
+ * differently. Past it the output was not paid for, so it is not served (routes.ts, {@link relayChat}).
+ */
+export const overrunBound = (outputLimit: number): number => Math.ceil(outputLimit * 1.5) + 64;
+
+/**
+ * Whether `text` counts more output tokens than {@link overrunBound}. A token covers at least one
+ * UTF-8 byte, at most three per UTF-16 unit, so text shorter than a third of the bound is not counted.
+ */
+export function overruns(counter: TokenCounter, text: string, outputLimit: number): boolean {
+  const bound = overrunBound(outputLimit);
+  return text.length * 3 > bound && counter.count(text) > bound;
+}
+
+/** The error of an answer past {@link overrunBound}. */
+export const overrunError = (outputLimit: number): GatewayError =>
+  new GatewayError(
+    "upstream_error",
+    `The upstream answered past the output cap this call paid for (${outputLimit} tokens in all): the rest of its answer is not served. The operator should send the cap in the field this server reads (outputCapField).`,
+  );
+
 /** How long before its reservation lapses a stream still running is stopped and billed. */
 export const DEADLINE_MARGIN_MS = 60_000;
 /** How often a running stream looks at its deadline. */
@@ -99,6 +122,9 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   let billed = false;
   let failure: unknown;
   let ended = false;
+  /** The output counted once it may pass the overrun bound (-1 before). */
+  let outputCount = -1;
+  const bound = overrunBound(input.outputLimit);
   const deadline = payment.expiresAt === undefined ? undefined : payment.expiresAt - DEADLINE_MARGIN_MS;
   const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: input.outputTokens(output) });
   /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
@@ -150,8 +176,9 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
       else await payment.release(cause);
       return undefined;
     }
-    // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else the count.
-    return payment.settleCut(priced ?? (usage ? reported() : counted()), cause);
+    // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else
+    // the count; past the overrun bound, the cap (what the call reserved for).
+    return payment.settleCut(priced ?? (outputCount > bound ? ceiling() : usage ? reported() : counted()), cause);
   };
   // The gateway's close() waits for this stream to be billed, however it ends (a drain after the
   // client left runs on after the answer, where nothing else awaits it).
@@ -199,6 +226,15 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
           input.keepUpstream?.();
         }
         output += chunk.outputText;
+        if (output.length * 3 > bound) {
+          outputCount = outputCount < 0 ? counter.count(output) : outputCount + counter.count(chunk.outputText);
+          if (outputCount > bound) {
+            // The upstream ignored the cap: stop it, and bill the most the call reserved for.
+            input.cancelUpstream?.();
+            await Promise.resolve(upstream.return?.()).catch(() => undefined);
+            throw overrunError(input.outputLimit);
+          }
+        }
         relayed += 1;
         yield `data: ${chunk.data}\n\n`;
         if (billed) return; // the deadline billed it while the client was not reading

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/chat/completions`: OpenAI's chat completions, streamed or not, billed to the token by
- * service key or x402 through the paid-call pipeline (docs/chat.md). Fields
- * the gateway does not read (tools, response_format, temperature…) go to the upstream untouched.
+ * service key or x402 through the paid-call pipeline (docs/chat.md). Fields the gateway does not
+ * read go to the upstream as sent; all but OpenAI's small parameters are counted as prompt
+ * ({@link promptExtras}), and fields that override the output cap are refused.
  */
 import { z } from "zod";
 import { GatewayError, invalidRequest } from "../errors.js";
@@ -20,7 +21,7 @@ import { appendMember } from "../providers/pass-through.js";
 import { openChatPayment, type ChatPayment, type CutCause } from "./payment.js";
 import type { Priced } from "../metering/pricing.js";
 import { billedUsage, foreignTokenizer, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
-import { linkedAbort, relayChat } from "./relay.js";
+import { linkedAbort, overrunError, overruns, relayChat } from "./relay.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
@@ -50,6 +51,39 @@ const UNPRICED = {
   route: "another model answering is not priced by this gateway: name one model",
 } as const;
 
+/** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
+const OWN_FIELDS = new Set(["provider", "stream", "stream_options", "model"]);
+
+/**
+ * Fields some servers read as the output cap in place of (or above) the one the gateway sends:
+ * llama.cpp's `n_predict`, Ollama's `num_predict` and `options`, TGI's `max_new_tokens`, vLLM's
+ * `min_tokens` and `ignore_eos`… Refused with 400: the cap is the one the call pays for.
+ */
+const CAP_OVERRIDES = "n_predict num_predict max_new_tokens max_output_tokens min_tokens ignore_eos max_length min_length options".split(" ");
+
+/**
+ * OpenAI's request fields that carry no prompt text (sampling, logging, tool-call switches), and
+ * the sampling knobs of open-weight servers: forwarded and not counted. Every other field the
+ * client sends reaches the upstream too, and is counted as prompt (a server may read it into the
+ * prompt: vLLM's and Groq's `documents`, a `chat_template`…).
+ */
+const SMALL_FIELDS = new Set([
+  ...OWN_FIELDS,
+  ..."messages max_completion_tokens max_tokens n service_tier modalities prediction temperature top_p frequency_penalty presence_penalty".split(" "),
+  ..."logit_bias logprobs top_logprobs seed stop user metadata store parallel_tool_calls reasoning_effort verbosity safety_identifier".split(" "),
+  ..."prompt_cache_key top_k min_p repetition_penalty".split(" "),
+]);
+
+/**
+ * What a quote counts as prompt beside the messages: the tool and format definitions, and every
+ * field not in {@link SMALL_FIELDS}: their values, counted as JSON.
+ */
+function promptExtras(body: Record<string, unknown>): unknown[] {
+  const extras: unknown[] = [];
+  for (const field in body) if (!SMALL_FIELDS.has(field) && body[field] != null) extras.push(body[field]);
+  return extras;
+}
+
 /**
  * The content parts a quote can bound: text is counted, an image is reserved at the most its
  * provider bills one as (the card's `imageInputTokens`). A file (a PDF is billed as its extracted
@@ -63,6 +97,8 @@ const PRICED_PARTS = new Set(["text", "image_url", "input_image", "refusal"]);
  */
 function refuseUnpriced(body: Record<string, unknown>): void {
   for (const [field, why] of Object.entries(UNPRICED)) if (body[field] != null) throw invalidRequest(`${field}: ${why}`, field);
+  for (const field of CAP_OVERRIDES)
+    if (body[field] !== undefined) throw invalidRequest(`${field}: some servers read it as the output cap, above the one this call pays for; send max_completion_tokens or max_tokens`, field);
   (body.messages as { content?: unknown }[]).forEach((message, i) => {
     if (!Array.isArray(message.content)) return;
     message.content.forEach((part: unknown, j) => {
@@ -96,8 +132,6 @@ function refuseOverContext(card: ModelCard, quote: ChatQuote): void {
     throw invalidRequest(`messages: the prompt counts about ${counted} tokens, more than the ${card.contextWindow} this gateway serves on ${card.modelId}`, "messages");
 }
 
-/** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
-const OWN_FIELDS = new Set(["provider", "stream", "stream_options", "model"]);
 
 /** The body sent upstream: the client's fields, the upstream's model id and the output cap. */
 function upstreamBody(body: ChatBody, modelId: string, cap: number): Record<string, unknown> {
@@ -149,7 +183,7 @@ export function chatRoutes(): AnyRoute[] {
         const call = stream ? upstream.provider.chatStream : upstream.provider.chat;
         if (!call) throw new GatewayError("not_configured", `Provider "${upstream.name}" does not serve chat${stream ? " streaming" : ""}; route the model to one that does in options.media.`);
         const counter = await tokenCounter();
-        const extras = [body.tools, body.functions, body.response_format, body.tool_choice];
+        const extras = promptExtras(body);
         // Tokenizing is the costly step before payment: its bytes count against the client IP (no
         // key) or the key's owner wallet until the call is billed (a call released or refused stays counted).
         const owner = auth.kind === "key" ? auth.key.owner : undefined;
@@ -190,6 +224,11 @@ export function chatRoutes(): AnyRoute[] {
             throw error;
           }
           if ("raw" in started) {
+            if (overruns(counter, started.outputText, payment.outputCap * quote.choices)) {
+              // The upstream ignored the cap: its answer was not paid for, so it is not served.
+              await payment.release("upstream_failed");
+              throw overrunError(payment.outputCap * quote.choices);
+            }
             const usage = billedUsage(started.usage, quote.billedPromptTokens, () => outputTokens(started.outputText));
             const { receipt, headers } = await payment.settle(price(usage));
             const receiptJson = JSON.stringify(receipt);

@@ -1,0 +1,213 @@
+/**
+ * Chat fields the gateway does not read, and upstreams that do not honour the output cap, on a real
+ * port with a real SQLite file and a local upstream that behaves as each vendor documents:
+ * - `/groq` bills Groq's `documents` (context the model reads) as prompt tokens;
+ * - `/ollama` reads only `max_tokens` (its OpenAI layer knows no `max_completion_tokens`);
+ * - `/llamacpp` lets `n_predict` override `max_tokens`.
+ * A field the upstream reads into the prompt is reserved for; a field that overrides the cap is
+ * refused; an answer past the cap is not served beyond what the call paid for.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createGateway, countPrompt, tokenCounter, NATIVE_CATALOG } from "@tollgate/core";
+import { createSqliteStore } from "@tollgate/sqlite";
+import { serve, type RunningServer } from "./server.js";
+
+const OWNER = "0x00000000000000000000000000000000000000c7";
+const SECRET = "chat-fields-internal-secret-0123456789";
+const dir = mkdtempSync(join(tmpdir(), "tollgate-chat-fields-"));
+const OLLAMA_CARD = {
+  modelId: "llama3.1:8b",
+  provider: "ollama",
+  name: "Llama 3.1 8B (self-hosted)",
+  description: "Llama 3.1 8B Instruct on our own Ollama server.",
+  modalities: { input: ["text"], output: ["text"] },
+  operations: [{ modality: "text", operation: "chat" }],
+  contextWindow: 131072,
+  pricing: [
+    { key: "input_tokens", unit: "usd_per_1m_tokens", unitPriceUsd: "0.05" },
+    { key: "output_tokens", unit: "usd_per_1m_tokens", unitPriceUsd: "0.10" },
+  ],
+};
+const LLAMACPP_CARD = Object.assign({}, OLLAMA_CARD, { modelId: "qwen2.5-7b", provider: "llamacpp", name: "Qwen 2.5 7B (llama.cpp)" });
+const WORDS = 3000;
+
+let upstream: http.Server;
+let running: RunningServer;
+let key: { keyId: string; token: string };
+const seen: Record<string, unknown>[] = [];
+
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify(Object.assign({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices }, extra))}\n\n`;
+
+beforeAll(async () => {
+  const counter = await tokenCounter();
+  upstream = http.createServer((req, res) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (text += c));
+    req.on("end", () => {
+      const body = JSON.parse(text) as Record<string, any>;
+      seen.push(body);
+      const vendor = req.url!.split("/")[1];
+      const docs = vendor === "groq" && Array.isArray(body.documents) ? body.documents.map((d: { text: string }) => ({ role: "user", content: d.text })) : [];
+      const prompt = countPrompt(counter, { messages: [...body.messages, ...docs] });
+      // The cap each server really honours (-1: none, it writes on).
+      const cap =
+        vendor === "ollama"
+          ? (body.max_tokens ?? -1)
+          : vendor === "llamacpp"
+            ? (body.n_predict ?? body.max_tokens ?? -1)
+            : (body.max_completion_tokens ?? body.max_tokens);
+      const words = Array.from({ length: cap === -1 ? WORDS : Math.min(cap, WORDS) }, (_, i) => ` w${i}`);
+      const usage = { prompt_tokens: prompt, completion_tokens: words.length, total_tokens: prompt + words.length };
+      if (body.stream !== true) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: "x",
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: words.join("") }, finish_reason: "stop" }],
+            usage,
+          }),
+        );
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let i = 0; i < words.length; i += 5) res.write(chunk([{ index: 0, delta: { content: words.slice(i, i + 5).join("") } }]));
+      res.write(chunk([{ index: 0, delta: {}, finish_reason: "stop" }]));
+      res.write(chunk([], { usage }));
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const gateway = createGateway({
+    store: createSqliteStore({ filename: join(dir, "gateway.db") }),
+    sweepIntervalMs: 0,
+    internalSecret: SECRET,
+    catalog: { native: [...NATIVE_CATALOG, OLLAMA_CARD, LLAMACPP_CARD] as never },
+    media: {
+      providers: {
+        groq: { type: "openai-compatible", baseUrl: `${url}/groq`, apiKey: "gsk-upstream-secret" },
+        // An Ollama entry without outputCapField: the cap goes in max_completion_tokens, which Ollama ignores.
+        ollama: { type: "openai-compatible", baseUrl: `${url}/ollama` },
+        llamacpp: { type: "openai-compatible", baseUrl: `${url}/llamacpp`, outputCapField: "max_tokens" },
+      },
+    },
+  });
+  running = await serve(gateway, { port: 0 });
+  const res = await fetch(`${running.url}/api/keys`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-session-user-address": OWNER, "x-internal-secret": SECRET },
+    body: JSON.stringify({ budgetLimit: "100000000000", expiresAt: Date.now() + 86_400_000, networkId: 8453, purpose: "api" }),
+  });
+  key = (await res.json()) as typeof key;
+});
+
+afterAll(async () => {
+  await running?.close({ graceMs: 100 });
+  upstream.closeAllConnections();
+  await new Promise((r) => upstream.close(r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The key's spend once no reservation is open. */
+async function used(): Promise<bigint> {
+  for (let i = 0; i < 100; i++) {
+    const r = await fetch(`${running.url}/api/keys/${key.keyId}`, { headers: { authorization: `Bearer ${key.token}` } });
+    const v = (await r.json()) as { budgetUsed: string; budgetReserved: string };
+    if (v.budgetReserved === "0") return BigInt(v.budgetUsed);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("the reservation was never given back");
+}
+
+async function meter(modelId: string, provider: string, promptTokens: number, completionTokens: number): Promise<bigint> {
+  const r = await fetch(`${running.url}/api/payments/meter/model`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ modelId, provider, modality: "text", usage: { promptTokens, completionTokens } }),
+  });
+  return BigInt(((await r.json()) as { finalAmountWei: string }).finalAmountWei);
+}
+
+const chat = (body: Record<string, unknown>) =>
+  fetch(`${running.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key.token}` },
+    body: JSON.stringify(body),
+  });
+
+const DOCS = Array.from({ length: 10 }, (_, i) => ({ text: `Document ${i}: ` + "The quick brown fox jumps over the lazy dog. ".repeat(150) }));
+const WRITE = [{ role: "user", content: "Write a lot." }];
+
+it("a field the upstream reads into the prompt (Groq's documents) is reserved for, and its usage billed in full", async () => {
+  const before = await used();
+  const res = await chat({
+    model: "llama-3.3-70b-versatile",
+    messages: [{ role: "user", content: "Summarize the documents." }],
+    max_tokens: 16,
+    documents: DOCS,
+  });
+  expect(res.status).toBe(200);
+  const out = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+  expect(seen.at(-1)!.documents).toEqual(DOCS);
+  expect(out.usage.prompt_tokens).toBeGreaterThan(10_000);
+  const metered = await meter("llama-3.3-70b-versatile", "groq", out.usage.prompt_tokens, out.usage.completion_tokens);
+  expect((await used()) - before).toBe(metered);
+});
+
+it("fields that override the output cap are refused before anything is reserved", async () => {
+  const before = await used();
+  for (const [field, value] of [
+    ["n_predict", -1],
+    ["num_predict", 4096],
+    ["max_new_tokens", 4096],
+    ["ignore_eos", true],
+    ["options", { num_predict: -1 }],
+  ] as const) {
+    const res = await chat({ model: "qwen2.5-7b", messages: WRITE, max_tokens: 1, [field]: value });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: "invalid_request", param: field });
+  }
+  expect(await used()).toBe(before);
+});
+
+it("a streamed answer past the cap (an upstream that ignores it) is cut and billed the cap", async () => {
+  const before = await used();
+  const res = await chat({ model: "llama3.1:8b", messages: WRITE, max_completion_tokens: 1, stream: true });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("x-output-cap")).toBe("1");
+  const text = await res.text();
+  const relayed = (text.match(/ w\d+/g) ?? []).length;
+  expect(relayed).toBeGreaterThan(0);
+  // The bound is 1.5 × the cap + 64 tokens; each word is two tokens.
+  expect(relayed).toBeLessThan(40);
+  expect(text).toContain('"code":"upstream_error"');
+  expect(text).toContain('"receipt"');
+  const paid = (await used()) - before;
+  const prompt = countPrompt(await tokenCounter(), { messages: WRITE });
+  expect(paid).toBeGreaterThan(0n);
+  expect(paid).toBeLessThan(await meter("llama3.1:8b", "ollama", prompt, 100));
+});
+
+it("an answer not streamed past the cap is not served and not billed", async () => {
+  const before = await used();
+  const res = await chat({ model: "llama3.1:8b", messages: WRITE, max_completion_tokens: 1 });
+  expect(res.status).toBe(502);
+  const body = await res.text();
+  expect(body).toContain("upstream_error");
+  expect(body).not.toContain(" w100");
+  expect(await used()).toBe(before);
+  // Within the cap (the server reads max_tokens), the answer is served and billed its usage.
+  const ok = await chat({ model: "llama3.1:8b", messages: WRITE, max_tokens: 3 });
+  expect(ok.status).toBe(200);
+  const out = (await ok.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+  expect(out.usage.completion_tokens).toBe(3);
+  expect((await used()) - before).toBe(await meter("llama3.1:8b", "ollama", out.usage.prompt_tokens, 3));
+});
