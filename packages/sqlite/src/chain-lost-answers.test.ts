@@ -79,6 +79,17 @@ describe("chain writes whose answer is lost", () => {
   );
 
   it(
+    "the same with its lookups lagging past the wait: the block that used the nonce shows this transfer, so it is not signed again; the address is paid once",
+    dispenserGateway(2, async (h) => {
+      const address = someone();
+      Object.assign(faults.proxy.state, { resend: 1, lag: 5 });
+      expect((await claim(h, address)).status).toBe(200);
+      expect((await claim(h, address)).status).toBe(409);
+      expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
+    }),
+  );
+
+  it(
     "a claim whose send never reached the node: the address's next claim after 3 minutes sends the very same transaction, and it is paid once",
     dispenserGateway(7, async (h) => {
       const address = someone();

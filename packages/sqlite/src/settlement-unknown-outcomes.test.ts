@@ -81,6 +81,17 @@ describe("settlement transfers whose outcome is unknown", () => {
   );
 
   it(
+    "a provider that passes our send to another node and answers nonce too low, its lookups lagging past the wait: the block that used the nonce shows this transfer, never signed again",
+    settlement(async (_h, { treasury, batch }) => {
+      Object.assign(faults.proxy.state, { resend: 1, lag: 5 });
+      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
+      expect((await batch()).results).toEqual([]);
+      expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
+    }),
+    60_000,
+  );
+
+  it(
     "a transfer still unmined when its receipt wait ends: later batches finish that same transaction once it lands, never a second one",
     settlement(async (h, { treasury, batch }) => {
       await manualMining(async () => {

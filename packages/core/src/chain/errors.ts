@@ -21,10 +21,11 @@ export function isRefusal(error: unknown): boolean {
 const NONCE_RETRIES = 8;
 
 /**
- * True when the node refused a send because its nonce was already used or is pending from
- * another sender of the same wallet (another gateway process): the transaction was NOT
- * accepted, so sending it again with a fresh nonce cannot pay twice. "already known" (the very
- * same signed transaction is in the pool) is deliberately not a conflict: it was accepted.
+ * True when the node refused a send because its nonce was already used or is pending: from
+ * another sender of the same wallet (another gateway process), or from this very transaction
+ * passed on by a load-balanced RPC, which the block that used the nonce tells apart
+ * (viem-chain.ts). "already known" (the very same signed transaction is in the pool) is
+ * deliberately not a conflict: it was accepted.
  */
 export function isNonceConflict(error: unknown): boolean {
   if (error instanceof BaseError && error.walk((e) => e instanceof NonceTooLowError) instanceof NonceTooLowError) return true;
@@ -38,7 +39,7 @@ export async function sendWithNonceRetry(send: () => Promise<Hex>): Promise<Hex>
     try {
       return await send();
     } catch (error) {
-      if (attempt >= NONCE_RETRIES || !isNonceConflict(error)) throw error;
+      if (attempt >= NONCE_RETRIES || error instanceof ChainError || !isNonceConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 + Math.floor(Math.random() * 80) * (attempt + 1)));
     }
   }

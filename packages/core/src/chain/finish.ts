@@ -92,20 +92,20 @@ export function createFinisher(client: PublicClient, wait: { timeout: number; po
 
   /**
    * `hash` (nonce `nonce` of `from`) shows no receipt, and the nonce is used. Once it was used
-   * {@link NONCE_CONFIRMATIONS} blocks ago (before that: unknown), finds the block that used it
+   * `confirmations` blocks ago (default {@link NONCE_CONFIRMATIONS}; before that: unknown), finds the block that used it
    * (halving between a block where the nonce was free and one where it was used, from the node's
    * past state) and the transaction of that nonce in it: this one or one with its call landed (see
    * {@link outcome}); another call, `nothingMoved`. A node that cannot serve that past state, or
    * shows no such transaction, leaves it unknown.
    */
-  async function consumed(label: string, hash: Hex, tx: { from: Address; nonce: number }, call: Call): Promise<Hex> {
+  async function consumed(label: string, hash: Hex, tx: { from: Address; nonce: number }, call: Call, confirmations = NONCE_CONFIRMATIONS): Promise<Hex> {
     let used;
     try {
       const count = (blockNumber: bigint) => client.getTransactionCount({ address: tx.from, blockNumber });
       const latest = await client.getBlockNumber({ cacheTime: 0 });
-      let hi = latest > NONCE_CONFIRMATIONS ? latest - NONCE_CONFIRMATIONS : 0n;
+      let hi = latest > confirmations ? latest - confirmations : 0n;
       if ((await count(hi)) <= tx.nonce)
-        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used less than ${NONCE_CONFIRMATIONS} blocks ago; judged once it is deeper`, undefined, { txHash: hash });
+        throw new ChainError(`${label}: nonce ${tx.nonce} of ${tx.from} was used less than ${confirmations} blocks ago; judged once it is deeper`, undefined, { txHash: hash });
       // Back, doubling the step, to a block where the nonce was still free (block 0 always is)…
       let lo = hi;
       for (let step = NONCE_CONFIRMATIONS; ; step *= 2n) {

@@ -27,7 +27,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { ChainError, type Address, type Chain, type Hex, type SignedTransaction, type TokenDomain, type TransferAuthorization } from "./types.js";
 import { USDC_ABI } from "./usdc-abi.js";
 import { isNonceConflict, isRefusal, sendWithNonceRetry, toChainError } from "./errors.js";
-import { callOf, createFinisher } from "./finish.js";
+import { callOf, createFinisher, type Call } from "./finish.js";
 import { randomBytes, toHex } from "../ids.js";
 
 export { isNonceConflict, isRefusal, toChainError } from "./errors.js";
@@ -76,8 +76,10 @@ export function createViemChain(options: ViemChainOptions): Chain {
    * receipt (not just the send) also keeps us correct on load-balanced RPCs whose "pending" view
    * lags. The cost is throughput (one write per block); callers that need more batch on-chain.
    * Separate Chain instances sharing one key (several gateway processes) are coordinated only by
-   * the node: a send it refuses for a taken nonce was not accepted, so `sendWithNonceRetry` signs
-   * it again with a fresh nonce (see {@link isNonceConflict}).
+   * the node: a send it refuses for a taken nonce is signed again with a fresh one
+   * (`sendWithNonceRetry`) once the block that used the nonce shows another call there
+   * ({@link takenNonce}): a load-balanced RPC may have passed this very transaction to another of
+   * its nodes, and answer "nonce too low" from one that saw it mined but cannot show it yet.
    */
   let queue: Promise<unknown> = Promise.resolve();
   function enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -143,6 +145,7 @@ export function createViemChain(options: ViemChainOptions): Chain {
    */
   async function signAndSend(label: string, request: WriteRequest, beforeSend?: (tx: SignedTransaction) => Promise<void>): Promise<Hex> {
     let serialized: Hex;
+    let sent: { from: Address; nonce: number };
     try {
       // A transfer's call is made unique (see ./finish.ts): 32 random bytes after its arguments, which the token ignores.
       const tag = request.functionName === "transferWithAuthorization" ? undefined : (`0x${toHex(randomBytes(32))}` as Hex);
@@ -156,7 +159,8 @@ export function createViemChain(options: ViemChainOptions): Chain {
       // write to a balance slot costs ~17k more) must not make it run out and revert.
       if (typeof tx.gas === "bigint") tx.gas = tx.gas + tx.gas / 4n;
       serialized = await walletClient!.signTransaction(tx as Parameters<NonNullable<typeof walletClient>["signTransaction"]>[0]);
-      await beforeSend?.({ raw: serialized, hash: keccak256(serialized), from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number });
+      sent = { from: account!.address.toLowerCase() as Address, nonce: tx.nonce as number };
+      await beforeSend?.(Object.assign({ raw: serialized, hash: keccak256(serialized) }, sent));
     } catch (error) {
       const failed = toChainError(label, error);
       throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: true, reverted: failed.reason !== undefined });
@@ -168,11 +172,33 @@ export function createViemChain(options: ViemChainOptions): Chain {
     } catch (error) {
       const found = await lookup(hash);
       if (found === "held") return serialized;
-      // Another sender's transaction holds the nonce (ours is nowhere): signed again with a fresh one.
-      if (found === "absent" && isNonceConflict(error)) throw error;
+      // Another sender's transaction holds the nonce: signed again with a fresh one; this one: sent.
+      if (found === "absent" && isNonceConflict(error)) {
+        if (await takenNonce(label, hash, sent, callOf(serialized))) return serialized;
+        throw error;
+      }
       const refused = found === "absent" && isRefusal(error);
       const failed = toChainError(refused ? label : `${label} (sent as ${hash}; it may still land)`, error);
       throw new ChainError(failed.message, failed.reason, { cause: error, nothingMoved: refused, txHash: hash });
+    }
+  }
+
+  /**
+   * After a send refused for a taken nonce, the transaction that took it (waiting ~1 s for the nonce
+   * to be mined): true when it is this one (it landed), false when it is another call (this one can
+   * never land, so signing anew pays once). Throws the unknown outcome when the chain does not tell
+   * yet (the nonce only pending, or its block not shown).
+   */
+  async function takenNonce(label: string, hash: Hex, tx: { from: Address; nonce: number }, call: Call): Promise<boolean> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await finisher.consumed(`${label} (sent as ${hash}; refused for its nonce, it may still land)`, hash, tx, call, 0n);
+        return true;
+      } catch (error) {
+        if (error instanceof ChainError && error.nothingMoved) return false;
+        if (attempt + 1 >= LOOKUPS) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_GAP_MS));
     }
   }
 
