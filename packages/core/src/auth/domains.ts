@@ -43,6 +43,18 @@ export function isLoopbackHost(host: string): boolean {
   return name === "localhost" || name.endsWith(".localhost") || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
+/**
+ * Whether a session opened for `domain` proves its wallet on a request that reached `host`: the
+ * domain is one this gateway signs in to (a store shared by gateways of other domains, staging
+ * and production say, must not carry one's sessions to the other). Without `auth.domains`, a
+ * session of a loopback domain holds on any loopback host (one developer machine).
+ */
+export function servesSessionDomain(policy: SignInPolicy, domain: string, host: string | undefined): boolean {
+  if (policy.configured) return policy.configured.includes(domain);
+  if (policy.corsHosts.includes(domain)) return true;
+  return policy.loopback && host !== undefined && isLoopbackHost(host) && isLoopbackHost(domain);
+}
+
 /** One line describing the policy, for the start banner. */
 export function describeSignInPolicy(policy: SignInPolicy): string {
   if (policy.configured) return policy.configured.join(", ");

@@ -7,7 +7,7 @@ import { json } from "../http/respond.js";
 import { defineRoute, type AnyRoute } from "../http/route.js";
 import { addressSchema, chainIdInput } from "../http/schemas.js";
 import type { GatewayRequest } from "../http/types.js";
-import { secureSessionCookie, sessionCookieName, sessionTokenOf } from "../http/wallet-proof.js";
+import { liveSession, secureSessionCookie, sessionCookieName, sessionTokenOf } from "../http/wallet-proof.js";
 import { signInDomains } from "./domains.js";
 import { requestHost } from "../http/headers.js";
 import type { SessionRecord } from "../store/auth-types.js";
@@ -67,8 +67,7 @@ export function authRoutes(): AnyRoute[] {
       handle: async ({ request, gateway }) => {
         const token = sessionTokenOf(request, sessionCookieName(request, gateway));
         if (token === undefined) throw new GatewayError("authentication_required", "Send a wallet session as Authorization: Bearer sess_… or its cookie.");
-        const session = await gateway.services.auth.sessionFor(token);
-        if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
+        const session = await liveSession(request, gateway, token);
         return json(sessionView(session), { headers: { "cache-control": "no-store" } });
       },
     }),

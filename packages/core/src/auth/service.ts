@@ -33,10 +33,13 @@ export interface AuthService {
   issueNonce(input: { address: string; chainId: number }): Promise<{ nonce: string; expiresAt: number }>;
   /**
    * Verifies a signed SIWE message and opens a session. The message's `domain` must be one of
-   * `domains`; its time bounds must hold; its signature must be the wallet's (EOA offline, smart
-   * wallets through the chain's RPC); then its nonce is consumed atomically, which succeeds only
-   * if it was issued to that address and is unexpired. Throws 400 `invalid_request` for a message
-   * or signature that does not parse, 401 `wallet_unverified` for every other refusal.
+   * `domains`; its time bounds must hold; its nonce is consumed atomically, which succeeds only if
+   * it was issued to that address for the message's chain and is unexpired; only then is the
+   * signature checked (EOA offline, smart wallets through the chain's RPC), so a caller without an
+   * issued nonce never makes the gateway call the chain. A refused signature spends its nonce. The
+   * session ends at the message's `Expiration Time` when that comes before the session lifetime.
+   * Throws 400 `invalid_request` for a message or signature that does not parse, 401
+   * `wallet_unverified` for every other refusal.
    */
   verify(input: { message: string; signature: string; domains: readonly string[] }): Promise<SignIn>;
   /** The live session of a token: null when the token is malformed, unknown, expired or signed out. */
@@ -95,15 +98,17 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
       } catch {
         throw invalidRequest("the message's address must be an EIP-55 checksummed address", "message");
       }
+      for (const [name, at] of [["Expiration Time", fields.expirationTime], ["Not Before", fields.notBefore]] as const)
+        if (at !== undefined && Number.isNaN(at.getTime())) throw invalidRequest(`the message's ${name} must be an ISO 8601 date-time`, "message");
       const now = clock.now();
       if (!domains.includes(fields.domain)) throw unverified(`The message signs in to ${fields.domain}, not to this gateway (${domains.join(", ")}).`);
       if (!validateSiweMessage({ message: fields, time: new Date(now) })) throw unverified("The message is expired or not yet valid.");
       if (Number.isNaN(fields.issuedAt.getTime()) || fields.issuedAt.getTime() > now + SKEW_MS) throw unverified("The message's issuedAt is invalid or in the future.");
-      const signer = await verifySignature({ address, message, signature: signature as Hex, chainId: fields.chainId });
-      if (!signer) throw unverified("The signature is not the wallet's signature of this message.");
       const nonce = await store.consumeAuthNonce({ nonce: fields.nonce, address: address.toLowerCase(), now: clock.now() });
       if (!nonce) throw unverified("The nonce is unknown, used, expired or was issued to another wallet; ask for a new one.");
       if (nonce.chainId !== fields.chainId) throw unverified(`The nonce was issued for chain ${nonce.chainId}; the message names chain ${fields.chainId}.`);
+      const signer = await verifySignature({ address, message, signature: signature as Hex, chainId: fields.chainId });
+      if (!signer) throw unverified("The signature is not the wallet's signature of this message; ask for a new nonce and sign again.");
       const token = `sess_${bytesToBase64Url(randomBytes(32))}`;
       const createdAt = clock.now();
       const session: SessionRecord = {
@@ -114,7 +119,8 @@ export function createAuthService(deps: Pick<CapabilityDeps, "store" | "clock" |
         signer,
         domain: fields.domain,
         createdAt,
-        expiresAt: createdAt + sessionTtlMs,
+        // Never past the Expiration Time the wallet showed its user.
+        expiresAt: Math.min(createdAt + sessionTtlMs, fields.expirationTime?.getTime() ?? Infinity),
       };
       await store.insertSession(session);
       return { token, session };

@@ -22,6 +22,7 @@
 import { parse as parseCookie } from "cookie";
 import type { GatewayContext } from "../context.js";
 import { GatewayError } from "../errors.js";
+import { servesSessionDomain } from "../auth/domains.js";
 import { isSessionToken } from "../auth/service.js";
 import { assertKeyChain } from "../keys/service.js";
 import { bearerToken } from "../keys/token.js";
@@ -108,6 +109,18 @@ export function sessionTokenOf(request: GatewayRequest, cookieName: string): str
 }
 
 /**
+ * The live session of `token` for a request to this gateway. Throws 401 `wallet_unverified` when it
+ * is unknown, expired or signed out, or was opened for a domain this gateway does not sign in to.
+ */
+export async function liveSession(request: GatewayRequest, gateway: GatewayContext, token: string): Promise<SessionRecord> {
+  const session = await gateway.services.auth.sessionFor(token);
+  if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
+  if (!servesSessionDomain(gateway.signIn, session.domain, requestHost(request, gateway.rateLimits.trustedProxies)))
+    throw new GatewayError("wallet_unverified", `The wallet session was opened for ${session.domain}, which this gateway does not sign in to; sign in here.`);
+  return session;
+}
+
+/**
  * Resolves the wallet a request proves. Throws 400 `invalid_request` (malformed or mis-checksummed
  * header), 401 `wallet_unverified` (header without proof, or a dead session), 401
  * `authentication_required` (neither), 401 `unauthorized` (wrong internal secret), the 401s of a
@@ -185,8 +198,7 @@ async function resolveProof(request: GatewayRequest, gateway: GatewayContext, cl
   }
   if (sessionToken !== undefined) {
     if (bearerToken(request.headers.authorization) === undefined) assertSameSiteCookie(request, gateway);
-    const session = await gateway.services.auth.sessionFor(sessionToken);
-    if (!session) throw new GatewayError("wallet_unverified", "The wallet session is unknown, expired or signed out; sign in again.");
+    const session = await liveSession(request, gateway, sessionToken);
     return session.signer === "eoa" ? { address: session.address, via: "session", session } : { address: session.address, via: "session", session, chainId: session.chainId };
   }
   if (policy.authenticate) {
