@@ -75,7 +75,7 @@ export function createVideoOps(db: Queryable, t: TableName): VideoStore {
       const { rows } = await db.query<VideoRow>(
         `SELECT ${COLS} FROM ${jobs} x
          WHERE status NOT IN ${TERMINAL} AND (lease_owner IS NULL OR lease_until <= $1::bigint)
-         ORDER BY x.updated_at, x.id LIMIT $2::int`,
+         ORDER BY COALESCE(x.lease_until, 0), x.updated_at, x.id LIMIT $2::int`,
         [now, Math.max(0, Math.floor(limit))],
       );
       return rows.map(toJob);

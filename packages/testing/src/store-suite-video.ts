@@ -52,4 +52,16 @@ export const videoTests: Record<string, StoreTest> = {
     const later = (await store.listPendingVideoJobs({ now: T0 + 101, limit: 10 })).map((j) => j.id);
     expect(later.indexOf(b.id)).toBeLessThan(later.indexOf(a.id));
   },
+  "listPendingVideoJobs takes the least recently leased first, whatever their updates": async ({ store }) => {
+    const stuck = makeJob({ updatedAt: T0 });
+    const fresh = makeJob({ updatedAt: T0 + 5 });
+    const never = makeJob({ updatedAt: T0 + 9 });
+    for (const j of [stuck, fresh, never]) await store.insertVideoJob(j);
+    // Both leased, and neither updated since (their polls failed): the one leased longer ago goes first.
+    expect(await store.leaseVideoJob({ id: fresh.id, owner: "x", now: T0 + 10, leaseMs: 100 })).toBe(true);
+    expect(await store.leaseVideoJob({ id: stuck.id, owner: "x", now: T0 + 20, leaseMs: 100 })).toBe(true);
+    const ids = (await store.listPendingVideoJobs({ now: T0 + 500, limit: 10 })).map((j) => j.id);
+    expect(ids).toEqual([never.id, fresh.id, stuck.id]);
+    expect((await store.listPendingVideoJobs({ now: T0 + 500, limit: 2 })).map((j) => j.id)).toEqual([never.id, fresh.id]);
+  },
 };

@@ -49,7 +49,7 @@ export function createMemoryVideoStore(): { store: VideoStore; insert: (job: Vid
     async listPendingVideoJobs({ now, limit }) {
       return [...jobs.values()]
         .filter((j) => !terminal(j.status) && (j.leaseOwner === undefined || (j.leaseUntil ?? 0) <= now))
-        .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
+        .sort((a, b) => (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0) || a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
         .slice(0, limit)
         .map(copy);
     },

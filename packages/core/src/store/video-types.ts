@@ -47,6 +47,10 @@ export interface VideoStore {
    * returns the updated job, or null when the guard fails.
    */
   updateVideoJob(input: { id: string; owner: string; now: number; status: VideoJobStatus; progress?: number; url?: string; error?: string }): Promise<VideoJobRecord | null>;
-  /** Up to `limit` non-terminal jobs whose lease is free or lapsed at `now`, oldest update first. */
+  /**
+   * Up to `limit` non-terminal jobs whose lease is free or lapsed at `now`: jobs never leased first,
+   * then the least recently leased (a job whose polls keep failing takes its turn after the
+   * others), then the oldest update.
+   */
   listPendingVideoJobs(input: { now: number; limit: number }): Promise<VideoJobRecord[]>;
 }

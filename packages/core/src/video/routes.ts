@@ -3,7 +3,7 @@ import { z } from "zod";
 import { priceUsage } from "../metering/usage.js";
 import { pricedSelection } from "../metering/pricing.js";
 import { json } from "../http/respond.js";
-import { invalidRequest } from "../errors.js";
+import { GatewayError, invalidRequest } from "../errors.js";
 import { PAID_ROUTE } from "../media/credential.js";
 import { servePaid } from "../media/serve.js";
 import { clientIp } from "../http/client-ip.js";
@@ -104,8 +104,8 @@ export function videoRoutes(): AnyRoute[] {
             quote: price,
             // Not cancelled when the client goes away: an upstream that has the job renders it anyway, so
             // the submission completes and is billed (with its job row) whether or not anyone reads the 202.
-            run: () =>
-              upstream.provider.createVideo({
+            run: async () => {
+              const created = await upstream.provider.createVideo({
                 model: card.modelId,
                 prompt: body.prompt,
                 seconds,
@@ -113,7 +113,14 @@ export function videoRoutes(): AnyRoute[] {
                 // Every param the price depends on goes upstream, defaults included: the clip rendered is the one billed.
                 priced: Object.assign(pricedSelection(card, variant), clip.param),
                 ...(image ? { image: image.data } : {}),
-              }),
+              });
+              // Refused on arrival (moderation…): nothing will be rendered, so nothing is billed.
+              if (created.status === "failed")
+                throw new GatewayError("upstream_error", "The upstream refused the video job as it was submitted (status failed); nothing was billed.", {
+                  details: { nothingDone: true },
+                });
+              return created;
+            },
             meter: () => price,
             // The job row lands in the same store step as the charge: never a charge without its job.
             persist: (created, receipt) => ({

@@ -10,6 +10,9 @@ import type { Upstreams } from "../media/upstreams.js";
 import type { Sleep } from "./options.js";
 
 /** Stream limits of docs/media.md (ms). */
+/** How long after its submission an upstream's "not found" for a job ends it (before: read lag). */
+const LOST_AFTER_MS = 60_000;
+
 export const STREAM_LIMITS = { pollIntervalMs: { def: 2000, min: 500, max: 30_000 }, timeoutMs: { def: 600_000, min: 5000, max: 3_600_000 } } as const;
 
 /** The public view of a job (`GET /v1/videos/{id}`). */
@@ -117,9 +120,15 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
     try {
       state = await upstreams.videoByName(job.upstream).getVideo(job.upstreamId);
     } catch (error) {
-      // A failed poll leaves the job as it was; the next poll tries again.
-      if (!(error instanceof GatewayError)) deps.logger.error({ err: error, jobId: job.id }, "video poll failed");
-      return job;
+      // An upstream that answers it no longer knows the job (deleted, expired, lost) ends it, past a
+      // minute after its submission (a store may lag behind its own answer): it would be polled for
+      // ever. Any other failed poll leaves the job as it was; the next poll tries again.
+      const status = error instanceof GatewayError ? error.details?.["upstreamStatus"] : undefined;
+      if ((status === 404 || status === 410) && now - job.createdAt > LOST_AFTER_MS) state = { status: "failed" as const, error: `the upstream no longer knows this job (HTTP ${status})` };
+      else {
+        if (!(error instanceof GatewayError)) deps.logger.error({ err: error, jobId: job.id }, "video poll failed");
+        return job;
+      }
     }
     try {
       const updated = await deps.store.updateVideoJob({
