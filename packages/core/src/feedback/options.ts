@@ -22,6 +22,11 @@ export const feedbackOptionsSchema = z
     targetTypes: z.array(targetType).min(1).optional(),
     /** Which of `targetTypes` accept a rating (the others take comments only). @default every type of `targetTypes` */
     ratingTargets: z.array(targetType).optional(),
+    /**
+     * Anonymous ratings one client IP (an IPv6 /64) may give one target per day, counted in this
+     * process (0: none). Proven reviewers are one voice per target instead. @default 1
+     */
+    anonymousRatingsPerDay: z.number().int().min(0).max(1_000_000).optional(),
   })
   .superRefine((o, ctx) => {
     noDuplicates(o.targetTypes, "targetTypes", ctx);

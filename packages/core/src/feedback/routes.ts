@@ -1,5 +1,7 @@
 /** The routes of feedback (docs/discovery.md "Feedback"). */
 import type { GatewayContext } from "../context.js";
+import { GatewayError } from "../errors.js";
+import { clientIp } from "../http/client-ip.js";
 import { parseAddress, requestChainId } from "../http/headers.js";
 import { json } from "../http/respond.js";
 import type { GatewayRequest } from "../http/types.js";
@@ -35,6 +37,28 @@ export async function reviewerOf(request: GatewayRequest, gateway: GatewayContex
   return { verification: "wallet_header", address: wallet.address, chainId };
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Counts an anonymous rating against its client's daily allowance for the target
+ * (`feedback.anonymousRatingsPerDay`, default 1): one client cannot outvote a target's proven
+ * reviewers with ratings that each count. Throws 429 `rate_limited` past it. A client whose IP is
+ * unknown (an adapter without a socket and no trusted proxy) is not counted.
+ */
+function limitAnonymousRating(request: GatewayRequest, gateway: GatewayContext, target: { type: string; id: string }): void {
+  const perDay = gateway.services.feedback.anonymousRatingsPerDay;
+  const ip = clientIp(request, gateway.rateLimits.trustedProxies);
+  if (ip === undefined) return;
+  const decision = gateway.rateLimits.limiter.hit(`anon-rating:${ip}|${target.type}|${target.id}`, perDay, DAY_MS);
+  if (decision.allowed) return;
+  const retryAfter = Math.max(1, Math.ceil((decision.resetAt - gateway.clock.now()) / 1000));
+  throw new GatewayError(
+    "rate_limited",
+    `${ip} has given this target ${perDay} anonymous rating${perDay === 1 ? "" : "s"} today; rate it again with a service key or a wallet session (one voice per wallet), or send a comment without a rating.`,
+    { headers: { "retry-after": String(retryAfter) }, details: { limit: perDay, retryAfterSeconds: retryAfter } },
+  );
+}
+
 /** Builds the feedback route table. */
 export function feedbackRoutes(): AnyRoute[] {
   return [
@@ -48,8 +72,10 @@ export function feedbackRoutes(): AnyRoute[] {
       authenticate: reviewerOf,
       rateLimit: { ip: "feedback" },
       security: { ...WALLET_PROOF, optional: true },
-      handle: async ({ auth, body, gateway }) => {
-        const record = await gateway.services.feedback.submit(body, auth);
+      handle: async ({ request, auth, body, gateway }) => {
+        const record = await gateway.services.feedback.submit(body, auth, (r) => {
+          if (r.verification === "anonymous" && r.rating !== undefined) limitAnonymousRating(request, gateway, { type: r.targetType, id: r.targetId });
+        });
         return json(feedbackCreatedView(record, gateway.compat), { status: 201 });
       },
     }),

@@ -40,12 +40,15 @@ export interface FeedbackService {
   readonly targetTypes: readonly string[];
   /** The target types that accept a rating. */
   readonly ratingTargets: readonly string[];
+  /** Anonymous ratings one client may give one target per day (`feedback.anonymousRatingsPerDay`, default 1; the HTTP route counts them). */
+  readonly anonymousRatingsPerDay: number;
   /**
    * Validates and stores a submission (either spelling, see `feedbackSubmissionSchema`). Throws
    * 400 `invalid_request` naming the field: an unconfigured `targetType`, a rating on a type that
-   * takes none, or any rule of the schema. @default reviewer anonymous
+   * takes none, or any rule of the schema. `admit`, when given, is called with the valid record
+   * before it is stored, and may refuse it by throwing (a limit the caller keeps). @default reviewer anonymous
    */
-  submit(input: FeedbackSubmission, reviewer?: FeedbackReviewer): Promise<FeedbackRecord>;
+  submit(input: FeedbackSubmission, reviewer?: FeedbackReviewer, admit?: (record: FeedbackRecord) => void): Promise<FeedbackRecord>;
   /** A target's records, newest first; `limit` is clamped to 1..100. @default limit 50 */
   list(target: FeedbackTarget, options?: { limit?: number }): Promise<FeedbackRecord[]>;
   /** A target's summary; `recentLimit` is clamped to 1..100. @default recentLimit 10 */
@@ -80,8 +83,9 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
   return {
     targetTypes,
     ratingTargets,
+    anonymousRatingsPerDay: deps.options.feedback?.anonymousRatingsPerDay ?? 1,
 
-    async submit(input, reviewer = ANONYMOUS) {
+    async submit(input, reviewer = ANONYMOUS, admit) {
       const body = parseWith(feedbackSubmissionSchema, input, "body");
       const target = checkTarget({ type: body.targetType, id: body.targetId });
       if (body.rating !== undefined && !rated.has(target.type))
@@ -101,6 +105,7 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
         ...(reviewer.verification === "service_key" ? { keyId: reviewer.keyId } : {}),
         createdAt: clock.now(),
       };
+      admit?.(record);
       await store.insertFeedback(record);
       return record;
     },
