@@ -3,9 +3,10 @@
  * port with a real SQLite file and a local upstream that behaves as each vendor documents:
  * - `/groq` bills Groq's `documents` (context the model reads) as prompt tokens;
  * - `/ollama` reads only `max_tokens` (its OpenAI layer knows no `max_completion_tokens`);
- * - `/llamacpp` lets `n_predict` override `max_tokens`.
- * A field the upstream reads into the prompt is reserved for; a field that overrides the cap is
- * refused; an answer past the cap is not served beyond what the call paid for.
+ * - `/llamacpp` lets `n_predict` override `max_tokens`;
+ * - `/vllm` honours the cap, and sends its reasoning in both `reasoning` and `reasoning_content`.
+ * A field the upstream reads into the prompt is reserved for; a field that may override the cap is
+ * refused; an answer past the cap is not served beyond what the call paid for, and is billed the cap.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,6 +35,7 @@ const OLLAMA_CARD = {
   ],
 };
 const LLAMACPP_CARD = Object.assign({}, OLLAMA_CARD, { modelId: "qwen2.5-7b", provider: "llamacpp", name: "Qwen 2.5 7B (llama.cpp)" });
+const VLLM_CARD = Object.assign({}, OLLAMA_CARD, { modelId: "qwen3-32b", provider: "vllm", name: "Qwen3 32B (vLLM)" });
 const WORDS = 3000;
 
 let upstream: http.Server;
@@ -63,22 +65,30 @@ beforeAll(async () => {
           : vendor === "llamacpp"
             ? (body.n_predict ?? body.max_tokens ?? -1)
             : (body.max_completion_tokens ?? body.max_tokens);
-      const words = Array.from({ length: cap === -1 ? WORDS : Math.min(cap, WORDS) }, (_, i) => ` w${i}`);
+      // One token a word, as the upstream counts (vLLM's are one o200k token each too: " ok").
+      const words = Array.from({ length: cap === -1 ? WORDS : Math.min(cap, WORDS) }, (_, i) => (vendor === "vllm" ? " ok" : ` w${i}`));
       const usage = { prompt_tokens: prompt, completion_tokens: words.length, total_tokens: prompt + words.length };
+      // vLLM: most of the answer is reasoning, sent under both of its names.
+      const thought = vendor === "vllm" ? Math.floor(words.length * 0.95) : 0;
+      const part = (from: number, to: number) => {
+        const reasoning = words.slice(from, Math.min(to, thought)).join("");
+        const content = words.slice(Math.max(from, thought), to).join("");
+        return vendor === "vllm" ? { content, reasoning, reasoning_content: reasoning } : { content };
+      };
       if (body.stream !== true) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(
           JSON.stringify({
             id: "x",
             object: "chat.completion",
-            choices: [{ index: 0, message: { role: "assistant", content: words.join("") }, finish_reason: "stop" }],
+            choices: [{ index: 0, message: Object.assign({ role: "assistant" }, part(0, words.length)), finish_reason: "stop" }],
             usage,
           }),
         );
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
-      for (let i = 0; i < words.length; i += 5) res.write(chunk([{ index: 0, delta: { content: words.slice(i, i + 5).join("") } }]));
+      for (let i = 0; i < words.length; i += 5) res.write(chunk([{ index: 0, delta: part(i, i + 5) }]));
       res.write(chunk([{ index: 0, delta: {}, finish_reason: "stop" }]));
       res.write(chunk([], { usage }));
       res.end("data: [DONE]\n\n");
@@ -90,13 +100,14 @@ beforeAll(async () => {
     store: createSqliteStore({ filename: join(dir, "gateway.db") }),
     sweepIntervalMs: 0,
     internalSecret: SECRET,
-    catalog: { native: [...NATIVE_CATALOG, OLLAMA_CARD, LLAMACPP_CARD] as never },
+    catalog: { native: [...NATIVE_CATALOG, OLLAMA_CARD, LLAMACPP_CARD, VLLM_CARD] as never },
     media: {
       providers: {
         groq: { type: "openai-compatible", baseUrl: `${url}/groq`, apiKey: "gsk-upstream-secret" },
         // An Ollama entry without outputCapField: the cap goes in max_completion_tokens, which Ollama ignores.
         ollama: { type: "openai-compatible", baseUrl: `${url}/ollama` },
         llamacpp: { type: "openai-compatible", baseUrl: `${url}/llamacpp`, outputCapField: "max_tokens" },
+        vllm: { type: "openai-compatible", baseUrl: `${url}/vllm` },
       },
     },
   });
@@ -162,20 +173,45 @@ it("a field the upstream reads into the prompt (Groq's documents) is reserved fo
   expect((await used()) - before).toBe(metered);
 });
 
-it("fields that override the output cap are refused before anything is reserved", async () => {
+it("fields that may override the output cap are refused before anything is reserved: listed, vendor, nested, or a known name in other case", async () => {
   const before = await used();
-  for (const [field, value] of [
+  const fields: [string, unknown][] = [
     ["n_predict", -1],
     ["num_predict", 4096],
     ["max_new_tokens", 4096],
     ["ignore_eos", true],
     ["options", { num_predict: -1 }],
-  ] as const) {
+    ["max_gen_len", 4096],
+    ["max_tokens_to_sample", 4096],
+    ["extra_body", { max_tokens: 4096 }],
+    ["generation_config", { max_output_tokens: 4096 }],
+    ["N_PREDICT", -1],
+    ["MAX_TOKENS", 100_000],
+    ["Max_Completion_Tokens", 100_000],
+    ["Messages", []],
+  ];
+  for (const [field, value] of fields) {
     const res = await chat({ model: "qwen2.5-7b", messages: WRITE, max_tokens: 1, [field]: value });
-    expect(res.status).toBe(400);
+    expect(res.status, field).toBe(400);
     expect(((await res.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: "invalid_request", param: field });
   }
   expect(await used()).toBe(before);
+  // The cap the upstream gets is the one the call pays for.
+  expect((await chat({ model: "qwen2.5-7b", max_tokens: 2, messages: WRITE, temperature: 0 })).status).toBe(200);
+  expect(seen.at(-1)!.max_tokens).toBe(2);
+});
+
+it("an honest reasoning answer within the cap, its reasoning sent under two names, is served whole", async () => {
+  const before = await used();
+  const streamed = await chat({ model: "qwen3-32b", messages: WRITE, max_completion_tokens: 400, stream: true });
+  const text = await streamed.text();
+  expect(text).not.toContain("upstream_error");
+  expect(text).toContain("[DONE]");
+  const whole = await chat({ model: "qwen3-32b", messages: WRITE, max_completion_tokens: 400 });
+  expect(whole.status).toBe(200);
+  const out = (await whole.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+  expect(out.usage.completion_tokens).toBe(400);
+  expect((await used()) - before).toBe(2n * (await meter("qwen3-32b", "vllm", out.usage.prompt_tokens, 400)));
 });
 
 it("a streamed answer past the cap (an upstream that ignores it) is cut and billed the cap", async () => {
@@ -196,18 +232,21 @@ it("a streamed answer past the cap (an upstream that ignores it) is cut and bill
   expect(paid).toBeLessThan(await meter("llama3.1:8b", "ollama", prompt, 100));
 });
 
-it("an answer not streamed past the cap is not served and not billed", async () => {
+it("an answer not streamed past the cap is not served, and is billed the cap", async () => {
   const before = await used();
   const res = await chat({ model: "llama3.1:8b", messages: WRITE, max_completion_tokens: 1 });
   expect(res.status).toBe(502);
   const body = await res.text();
   expect(body).toContain("upstream_error");
   expect(body).not.toContain(" w100");
-  expect(await used()).toBe(before);
+  const prompt = countPrompt(await tokenCounter(), { messages: WRITE });
+  const paid = (await used()) - before;
+  expect(paid).toBeGreaterThan(0n);
+  expect(paid).toBeLessThan(await meter("llama3.1:8b", "ollama", prompt, 100));
   // Within the cap (the server reads max_tokens), the answer is served and billed its usage.
   const ok = await chat({ model: "llama3.1:8b", messages: WRITE, max_tokens: 3 });
   expect(ok.status).toBe(200);
   const out = (await ok.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
   expect(out.usage.completion_tokens).toBe(3);
-  expect((await used()) - before).toBe(await meter("llama3.1:8b", "ollama", out.usage.prompt_tokens, 3));
+  expect((await used()) - before - paid).toBe(await meter("llama3.1:8b", "ollama", out.usage.prompt_tokens, 3));
 });

@@ -184,21 +184,22 @@ export function createViemChain(options: ViemChainOptions): Chain {
   }
 
   /**
-   * After a send refused for a taken nonce, the transaction that took it (waiting ~1 s for the nonce
-   * to be mined): true when it is this one (it landed), false when it is another call (this one can
-   * never land, so signing anew pays once). Throws the unknown outcome when the chain does not tell
-   * yet (the nonce only pending, or its block not shown).
+   * After a send refused for a taken nonce, the transaction that took it, waiting (as for a
+   * receipt) while the nonce is only pending: true when it is this one (it landed), false when it is
+   * another call (this one can never land, so signing anew pays once). Throws the unknown outcome
+   * when the chain does not tell within the receipt timeout.
    */
   async function takenNonce(label: string, hash: Hex, tx: { from: Address; nonce: number }, call: Call): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
+    const deadline = Date.now() + receiptTimeout;
+    for (;;) {
       try {
         await finisher.consumed(`${label} (sent as ${hash}; refused for its nonce, it may still land)`, hash, tx, call, 0n);
         return true;
       } catch (error) {
         if (error instanceof ChainError && error.nothingMoved) return false;
-        if (attempt + 1 >= LOOKUPS) throw error;
+        if (Date.now() + pollingInterval > deadline) throw error;
       }
-      await new Promise((resolve) => setTimeout(resolve, LOOKUP_GAP_MS));
+      await new Promise((resolve) => setTimeout(resolve, pollingInterval));
     }
   }
 

@@ -92,19 +92,23 @@ export function linkedAbort(client: AbortSignal | undefined): { signal: AbortSig
 export const overrunBound = (outputLimit: number): number => Math.ceil(outputLimit * 1.5) + 64;
 
 /**
- * Whether `text` counts more output tokens than {@link overrunBound}. A token covers at least one
- * UTF-8 byte, at most three per UTF-16 unit, so text shorter than a third of the bound is not counted.
+ * Whether an answer not streamed passed the cap: its reported output tokens (`usage`, the
+ * upstream's own count, reasoning and `predicted` tokens included) past {@link overrunBound} of the
+ * limit and the prediction; without a usage, `text` counting past the bound of the limit. A token
+ * covers at least one UTF-8 byte, at most three per UTF-16 unit, so shorter text is not counted.
  */
-export function overruns(counter: TokenCounter, text: string, outputLimit: number): boolean {
+export function overruns(counter: TokenCounter, text: string, usage: ChatUsage | undefined, outputLimit: number, predicted: number): boolean {
+  if (usage && usage.completionTokens > 0) return usage.completionTokens > overrunBound(outputLimit + predicted);
   const bound = overrunBound(outputLimit);
   return text.length * 3 > bound && counter.count(text) > bound;
 }
 
-/** The error of an answer past {@link overrunBound}. */
-export const overrunError = (outputLimit: number): GatewayError =>
+/** The error of an answer past {@link overrunBound} (it is billed the cap: the most its caller agreed to pay). */
+export const overrunError = (outputLimit: number, headers?: Record<string, string>): GatewayError =>
   new GatewayError(
     "upstream_error",
-    `The upstream answered past the output cap this call paid for (${outputLimit} tokens in all): the rest of its answer is not served. The operator should send the cap in the field this server reads (outputCapField).`,
+    `The upstream answered past the output cap this call paid for (${outputLimit} tokens in all): the rest of its answer is not served, and the call is billed its cap. The operator should send the cap in the field this server reads (outputCapField).`,
+    headers ? { headers } : {},
   );
 
 /** How long before its reservation lapses a stream still running is stopped and billed. */
@@ -167,6 +171,11 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
    */
   const cut = async (cause: CutCause): Promise<Receipt | undefined> => {
     billed = true;
+    if (outputCount > bound) {
+      // An answer past the cap is billed the cap, relayed or not (an x402 call pays here if it had not yet).
+      if (relayed === 0) await payment.commit?.().catch(() => undefined);
+      return payment.settleCut(ceiling(), cause);
+    }
     const drains = relayed > 0 && cause === "client_disconnected" && input.keepUpstream !== undefined;
     const priced = drains ? await drain() : undefined;
     if (!drains && !ended) await Promise.resolve(upstream.return?.()).catch(() => undefined);
@@ -214,6 +223,17 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
         const chunk = step.value;
         if (chunk.usage) usage = chunk.usage;
         if (chunk.empty && chunk.usage && !input.includeUsage) continue;
+        output += chunk.outputText;
+        // Past the bound the upstream ignored the cap: stopped before this chunk is relayed (or, the
+        // first, paid for), and billed the most the call reserved for.
+        if (output.length * 3 > bound) {
+          outputCount = outputCount < 0 ? counter.count(output) : outputCount + counter.count(chunk.outputText);
+          if (outputCount > bound) {
+            input.cancelUpstream?.();
+            await Promise.resolve(upstream.return?.()).catch(() => undefined);
+            throw overrunError(input.outputLimit);
+          }
+        }
         if (relayed === 0) {
           // x402 pays here, before anything is relayed: a payment that cannot be collected stops the upstream too.
           try {
@@ -224,16 +244,6 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
             throw error;
           }
           input.keepUpstream?.();
-        }
-        output += chunk.outputText;
-        if (output.length * 3 > bound) {
-          outputCount = outputCount < 0 ? counter.count(output) : outputCount + counter.count(chunk.outputText);
-          if (outputCount > bound) {
-            // The upstream ignored the cap: stop it, and bill the most the call reserved for.
-            input.cancelUpstream?.();
-            await Promise.resolve(upstream.return?.()).catch(() => undefined);
-            throw overrunError(input.outputLimit);
-          }
         }
         relayed += 1;
         yield `data: ${chunk.data}\n\n`;

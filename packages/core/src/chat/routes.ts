@@ -22,6 +22,7 @@ import { openChatPayment, type ChatPayment, type CutCause } from "./payment.js";
 import type { Priced } from "../metering/pricing.js";
 import { billedUsage, foreignTokenizer, hidesReasoning, priceChat, quoteChat, type ChatQuote } from "./quote.js";
 import { linkedAbort, overrunError, overruns, relayChat } from "./relay.js";
+import { promptExtras, refuseCapOverrides, upstreamBody } from "./fields.js";
 import type { ChatCompletionResult, ChatStreamChunk } from "../providers/types.js";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
@@ -51,39 +52,6 @@ const UNPRICED = {
   route: "another model answering is not priced by this gateway: name one model",
 } as const;
 
-/** Fields the gateway reads or sets itself; everything else reaches the upstream as sent. */
-const OWN_FIELDS = new Set(["provider", "stream", "stream_options", "model"]);
-
-/**
- * Fields some servers read as the output cap in place of (or above) the one the gateway sends:
- * llama.cpp's `n_predict`, Ollama's `num_predict` and `options`, TGI's `max_new_tokens`, vLLM's
- * `min_tokens` and `ignore_eos`… Refused with 400: the cap is the one the call pays for.
- */
-const CAP_OVERRIDES = "n_predict num_predict max_new_tokens max_output_tokens min_tokens ignore_eos max_length min_length options".split(" ");
-
-/**
- * OpenAI's request fields that carry no prompt text (sampling, logging, tool-call switches), and
- * the sampling knobs of open-weight servers: forwarded and not counted. Every other field the
- * client sends reaches the upstream too, and is counted as prompt (a server may read it into the
- * prompt: vLLM's and Groq's `documents`, a `chat_template`…).
- */
-const SMALL_FIELDS = new Set([
-  ...OWN_FIELDS,
-  ..."messages max_completion_tokens max_tokens n service_tier modalities prediction temperature top_p frequency_penalty presence_penalty".split(" "),
-  ..."logit_bias logprobs top_logprobs seed stop user metadata store parallel_tool_calls reasoning_effort verbosity safety_identifier".split(" "),
-  ..."prompt_cache_key top_k min_p repetition_penalty".split(" "),
-]);
-
-/**
- * What a quote counts as prompt beside the messages: the tool and format definitions, and every
- * field not in {@link SMALL_FIELDS}: their values, counted as JSON.
- */
-function promptExtras(body: Record<string, unknown>): unknown[] {
-  const extras: unknown[] = [];
-  for (const field in body) if (!SMALL_FIELDS.has(field) && body[field] != null) extras.push(body[field]);
-  return extras;
-}
-
 /**
  * The content parts a quote can bound: text is counted, an image is reserved at the most its
  * provider bills one as (the card's `imageInputTokens`). A file (a PDF is billed as its extracted
@@ -97,8 +65,6 @@ const PRICED_PARTS = new Set(["text", "image_url", "input_image", "refusal"]);
  */
 function refuseUnpriced(body: Record<string, unknown>): void {
   for (const [field, why] of Object.entries(UNPRICED)) if (body[field] != null) throw invalidRequest(`${field}: ${why}`, field);
-  for (const field of CAP_OVERRIDES)
-    if (body[field] !== undefined) throw invalidRequest(`${field}: some servers read it as the output cap, above the one this call pays for; send max_completion_tokens or max_tokens`, field);
   (body.messages as { content?: unknown }[]).forEach((message, i) => {
     if (!Array.isArray(message.content)) return;
     message.content.forEach((part: unknown, j) => {
@@ -133,19 +99,6 @@ function refuseOverContext(card: ModelCard, quote: ChatQuote): void {
 }
 
 
-/** The body sent upstream: the client's fields, the upstream's model id and the output cap. */
-function upstreamBody(body: ChatBody, modelId: string, cap: number): Record<string, unknown> {
-  const out: Record<string, unknown> = { model: modelId };
-  for (const [k, v] of Object.entries(body)) if (!OWN_FIELDS.has(k) && v !== undefined) out[k] = v;
-  // The cap goes in the field the client used (reasoning models refuse `max_tokens`; some servers only know it).
-  if (body.max_tokens != null && body.max_completion_tokens == null) out.max_tokens = cap;
-  else {
-    out.max_completion_tokens = cap;
-    if (body.max_tokens != null) out.max_tokens = cap;
-  }
-  return out;
-}
-
 /** `payment`, calling `refund` once it has billed the call (settled, or billed for what a cut call delivered). */
 function refundOnBilling(payment: ChatPayment, refund: () => void): ChatPayment {
   return Object.assign({}, payment, {
@@ -178,6 +131,7 @@ export function chatRoutes(): AnyRoute[] {
         const media = gateway.services.media;
         const fee = gateway.services.feeBps;
         const card = media.cardFor(body.model, body.provider, "text", "chat");
+        refuseCapOverrides(body, card);
         const upstream = media.upstreams.inference(card);
         const stream = body.stream === true;
         const call = stream ? upstream.provider.chatStream : upstream.provider.chat;
@@ -224,10 +178,11 @@ export function chatRoutes(): AnyRoute[] {
             throw error;
           }
           if ("raw" in started) {
-            if (overruns(counter, started.outputText, payment.outputCap * quote.choices)) {
-              // The upstream ignored the cap: its answer was not paid for, so it is not served.
-              await payment.release("upstream_failed");
-              throw overrunError(payment.outputCap * quote.choices);
+            const limit = payment.outputCap * quote.choices;
+            if (overruns(counter, started.outputText, started.usage, limit, quote.predictedTokens)) {
+              // The upstream ignored the cap: the answer is not served past what was paid for, and the call is billed its cap.
+              const { headers } = await payment.settle(price({ promptTokens: quote.billedPromptTokens, completionTokens: limit }));
+              throw overrunError(limit, Object.assign({}, payment.headers, headers));
             }
             const usage = billedUsage(started.usage, quote.billedPromptTokens, () => outputTokens(started.outputText));
             const { receipt, headers } = await payment.settle(price(usage));

@@ -220,8 +220,11 @@ export function outputTextOf(choices: unknown, key: "message" | "delta"): string
     } else {
       out += str(m.content);
     }
-    // Reasoning some servers stream beside the content (DeepSeek's `reasoning_content`, OpenRouter's `reasoning`).
-    out += str(m.refusal) + str(m.reasoning_content) + str(m.reasoning);
+    // Reasoning some servers stream beside the content (DeepSeek's `reasoning_content`, OpenRouter's
+    // `reasoning`); a server that sends both carries the same text twice, counted once.
+    const reasoning = str(m.reasoning_content);
+    const alias = str(m.reasoning);
+    out += str(m.refusal) + (alias.length > reasoning.length ? alias : reasoning);
     if (Array.isArray(m.tool_calls))
       for (const call of m.tool_calls) if (isObject(call)) out += callText(call.function, "arguments") + callText(call.custom, "input");
     out += callText(m.function_call, "arguments");
