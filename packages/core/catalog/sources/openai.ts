@@ -167,6 +167,7 @@ const audio: CardInput[] = [
     name: "GPT-4o Transcribe",
     description: "Speech-to-text built on GPT-4o with lower word error rates than Whisper across many languages.",
     perMinute: "0.006",
+    promptPerM: "2.50",
     params: transcribeParams(["json", "text"], { stream: bool("Stream transcript deltas as server-sent events.", { default: false }) }),
   }),
   transcriptionCard(P, {
@@ -174,6 +175,7 @@ const audio: CardInput[] = [
     name: "GPT-4o mini Transcribe",
     description: "Cheaper speech-to-text built on GPT-4o mini, for high-volume transcription.",
     perMinute: "0.003",
+    promptPerM: "1.25",
     params: transcribeParams(["json", "text"], { stream: bool("Stream transcript deltas as server-sent events.", { default: false }) }),
   }),
 ];

@@ -178,7 +178,7 @@ export function speechCard(provider: string, o: Base & { pricing: PriceLine[] })
 }
 
 /** A speech-to-text model priced per minute of audio. */
-export function transcriptionCard(provider: string, o: Base & { perMinute: string }): CardInput {
+export function transcriptionCard(provider: string, o: Base & { perMinute: string; promptPerM?: string }): CardInput {
   return {
     modelId: o.id,
     provider,
@@ -186,7 +186,8 @@ export function transcriptionCard(provider: string, o: Base & { perMinute: strin
     description: o.description,
     modalities: { input: ["audio"], output: ["text"] },
     operations: [{ modality: "audio", operation: "transcription" }],
-    pricing: [perAudioMinute(o.perMinute)],
+    // A model that bills its prompt as text tokens (GPT-4o transcribe) prices them too.
+    pricing: [perAudioMinute(o.perMinute), ...(o.promptPerM ? [perMInputTokens(o.promptPerM)] : [])],
     params: { file: req(str("The audio file to transcribe (multipart upload or URL).")), ...o.params },
     ...(o.deprecated ? { deprecated: true } : {}),
   };

@@ -16,7 +16,7 @@ import { checkImageVariant, MAX_EDIT_IMAGES, priceImages } from "./image-pricing
 import { servePaid, withReceipt } from "./serve.js";
 import { appendMember } from "../providers/pass-through.js";
 import { utf8Length } from "../encoding.js";
-import { loadedTokenCounter } from "../metering/tokens.js";
+import { loadedTokenCounter, tokenCounter } from "../metering/tokens.js";
 import { measuredSpeechSeconds, quotedSpeechSeconds } from "./speech-length.js";
 
 const imageFields = {
@@ -235,7 +235,9 @@ export function mediaRoutes(): AnyRoute[] {
         const media = gateway.services.media;
         const card = media.cardFor(body.model, body.provider, "audio", "transcription");
         const transcribe = method(media.upstreams.inference(card), "transcribe");
-        const pricing = priceTranscription(card, file.data, gateway.services.feeBps);
+        // A model that bills its prompt as text tokens prices it (o200k: GPT-4o's own tokenizer).
+        const promptTokens = body.prompt && card.pricing.some((l) => l.key === "input_tokens") ? (await tokenCounter()).count(body.prompt) : 0;
+        const pricing = priceTranscription(card, file.data, gateway.services.feeBps, promptTokens);
         // x402: a request whose earlier payment was cut is quoted the rest, and answered the whole transcript (heard-files.ts).
         let id: string | undefined;
         const idOf = () =>

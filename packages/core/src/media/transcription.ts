@@ -55,12 +55,19 @@ export interface TranscriptionPricing {
   rest(): { seconds: number; price: Priced } | undefined;
 }
 
-/** Prices a transcription of `file` on `card`. */
-export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: number): TranscriptionPricing {
+/**
+ * Prices a transcription of `file` on `card`, with `promptTokens` of prompt where the card prices
+ * input tokens (a model that bills its prompt as text, GPT-4o transcribe): every price of the call
+ * carries them, but the price of a cut transcript's rest, whose prompt was paid with the call.
+ */
+export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: number, promptTokens = 0): TranscriptionPricing {
   const known = audioSeconds(file).seconds;
   const most = audioSecondsBound(file, known);
   // Whole microseconds, rounded up: a length with more decimals than the pricer reads would price to 0.
-  const price = (seconds: number) => priceUsage(card, undefined, { seconds: Math.ceil(seconds * 1e6) / 1e6 }, feeBps);
+  const pricer = (prompt: number) => (seconds: number) =>
+    priceUsage(card, prompt > 0 ? { promptTokens: prompt } : undefined, { seconds: Math.ceil(seconds * 1e6) / 1e6 }, feeBps);
+  const price = pricer(promptTokens);
+  const audioOnly = pricer(0);
   const quote = price(known);
   // What `meter` read: the seconds heard, and those the key's settlement paid for; unset for x402, which pays the quote.
   let metered: { heard: number; paid: number } | undefined;
@@ -91,7 +98,7 @@ export function priceTranscription(card: ModelCard, file: Uint8Array, feeBps: nu
     rest() {
       if (!metered || !cuts(metered)) return undefined;
       const seconds = metered.heard - metered.paid;
-      return { seconds, price: price(seconds) };
+      return { seconds, price: audioOnly(seconds) };
     },
     deliver(result) {
       if (!metered || !cuts(metered)) return { text: result.text };

@@ -3,7 +3,7 @@
 import type { ModelCard } from "../card.js";
 
 /** Content version of the bundled catalog (first 12 hex digits of the sha256 of its JSON). */
-export const NATIVE_CATALOG_VERSION = "70656db3d587";
+export const NATIVE_CATALOG_VERSION = "a19936200ed2";
 
 /** The bundled native model catalog, ordered by (modelId, provider). */
 export const NATIVE_CATALOG: readonly ModelCard[] = [
@@ -3123,7 +3123,10 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "description": "Cheaper speech-to-text built on GPT-4o mini, for high-volume transcription.",
     "modalities": {"input": ["audio"], "output": ["text"]},
     "operations": [{"modality": "audio", "operation": "transcription"}],
-    "pricing": [{"key": "audio_seconds", "unit": "usd_per_minute", "unitPriceUsd": "0.003"}],
+    "pricing": [
+      {"key": "audio_seconds", "unit": "usd_per_minute", "unitPriceUsd": "0.003"},
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "1.25"}
+    ],
     "params": {
       "file": {"type": "string", "required": true, "description": "The audio file to transcribe (multipart upload or URL)."},
       "language": {
@@ -3221,7 +3224,10 @@ export const NATIVE_CATALOG: readonly ModelCard[] = [
     "description": "Speech-to-text built on GPT-4o with lower word error rates than Whisper across many languages.",
     "modalities": {"input": ["audio"], "output": ["text"]},
     "operations": [{"modality": "audio", "operation": "transcription"}],
-    "pricing": [{"key": "audio_seconds", "unit": "usd_per_minute", "unitPriceUsd": "0.006"}],
+    "pricing": [
+      {"key": "audio_seconds", "unit": "usd_per_minute", "unitPriceUsd": "0.006"},
+      {"key": "input_tokens", "unit": "usd_per_1m_tokens", "unitPriceUsd": "2.50"}
+    ],
     "params": {
       "file": {"type": "string", "required": true, "description": "The audio file to transcribe (multipart upload or URL)."},
       "language": {
