@@ -46,9 +46,15 @@ export function refuseCapOverrides(body: Record<string, unknown>, card: ModelCar
     if (SMALL_FIELDS.has(field) || body[field] === undefined) continue;
     const lower = field.toLowerCase();
     if (lower !== field && (SMALL_FIELDS.has(lower) || card.params?.[lower] !== undefined))
-      throw invalidRequest(`${field}: send field names as the API spells them (${lower}); some servers read names without case, in place of the gateway's`, field);
+      throw invalidRequest(
+        `${field}: send field names as the API spells them (${lower}); some servers read names without case, in place of the gateway's`,
+        field,
+      );
     if (card.params?.[field] === undefined && CAP_LIKE.test(lower))
-      throw invalidRequest(`${field}: some servers read it as the output cap, above the one this call pays for; send max_completion_tokens or max_tokens`, field);
+      throw invalidRequest(
+        `${field}: some servers read it as the output cap, above the one this call pays for; send max_completion_tokens or max_tokens`,
+        field,
+      );
   }
 }
 
@@ -66,7 +72,11 @@ export function promptExtras(body: Record<string, unknown>): unknown[] {
  * The body sent upstream: the client's fields, the upstream's model id and the output cap, in the
  * field the client used (reasoning models refuse `max_tokens`; some servers only know it), last.
  */
-export function upstreamBody(body: { max_tokens?: number | null | undefined; max_completion_tokens?: number | null | undefined } & Record<string, unknown>, modelId: string, cap: number): Record<string, unknown> {
+export function upstreamBody(
+  body: { max_tokens?: number | null | undefined; max_completion_tokens?: number | null | undefined } & Record<string, unknown>,
+  modelId: string,
+  cap: number,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { model: modelId };
   for (const field in body) if (!OWN_FIELDS.has(field) && !CAP_FIELDS.has(field) && body[field] !== undefined) out[field] = body[field];
   if (body.max_tokens != null && body.max_completion_tokens == null) out.max_tokens = cap;
