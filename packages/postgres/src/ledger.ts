@@ -25,7 +25,7 @@ import { windowValues } from "./governance.js";
 import type { GroupCommit, LockHint } from "./group-commit.js";
 import { ledgerSql, type FinishRow, type LeanReserveRow, type StepRow } from "./ledger-sql.js";
 import { retryOnConflict, type Queryable } from "./queryable.js";
-import { chargeValues, checkAmount, enc, parseRow, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
+import { chargeValues, checkAmount, enc, parseRow, requestJson, toIntent, toJson, toKey, type IntentRow, type KeyRow, type TableName } from "./rows.js";
 import { videoJobValues } from "./video.js";
 
 /**
@@ -130,7 +130,7 @@ export function createLedgerOps(db: Queryable, t: TableName, group?: GroupCommit
         intent.intentId,
         enc(intent.idempotencyKey),
         intent.fingerprint,
-        toJson(intent.request ?? null),
+        requestJson(intent.request),
         intent.createdAt,
         intent.expiresAt,
         ...windowValues(now),

@@ -24,6 +24,20 @@ export function toJson(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
+/** A `\u0000` escape of JSON text, not itself escaped (an odd run of backslashes before `u0000`). */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * The JSON text of an intent's request, U+0000 stored as U+FFFD: PostgreSQL refuses to read any
+ * member of a `json` value that holds `\u0000` anywhere (22P05), and the charge trigger reads the
+ * request's `modelId` (usage.ts), so such a request could never be settled with a charge. The
+ * request is informational; the idempotency fingerprint is taken before, from the request as sent.
+ */
+export function requestJson(request: unknown): string {
+  const json = JSON.stringify(request ?? null);
+  return json.includes("\\u0000") ? json.replace(NUL_ESCAPE, "$1\\ufffd") : json;
+}
+
 /**
  * PostgreSQL text cannot hold U+0000, which callers may send (a feedback target id, a key name,
  * an idempotency key). Free text is therefore stored with `\` doubled and NUL written `\0`: the

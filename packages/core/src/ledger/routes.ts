@@ -13,7 +13,14 @@ import { mediaSchema, usageSchema } from "../metering/usage.js";
 import { meterCard, meterSchema, modelMeterQuote, type MeterInput } from "./meter.js";
 import { isManagedIntent } from "./service.js";
 
-const text = (max: number) => z.string().trim().min(1).max(max);
+/** A text field of an intent's request: no U+0000, which a PostgreSQL store cannot read back out of JSON. */
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((s) => !s.includes("\0"), "must not contain U+0000");
 const idempotencyKey = z.string().trim().min(1).max(255);
 
 /**
