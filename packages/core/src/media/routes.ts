@@ -7,6 +7,7 @@ import { defineRoute, type AnyRoute, type RouteContext } from "../http/route.js"
 import type { GatewayResponse } from "../http/types.js";
 import type { ModelCard } from "../catalog/card.js";
 import { priceUsage } from "../metering/usage.js";
+import { pricedSelection } from "../metering/pricing.js";
 import { priceTranscription } from "./transcription.js";
 import { heardFileId, restTaken } from "./heard-files.js";
 import { subjectOf } from "./billing.js";
@@ -115,6 +116,11 @@ async function serveImages(
   if (body.quality) variant.quality = body.quality;
   checkImageVariant(card, variant);
   const pricing = await priceImages(card, { prompt: body.prompt, n, variant, inputImages }, ctx.gateway.services.feeBps);
+  // The size and quality the price was read at go upstream, defaults included: the images made are the ones billed.
+  const priced = pricedSelection(card, variant);
+  const sent: { size?: string; quality?: string } = {};
+  if (priced.size !== undefined) sent.size = priced.size;
+  if (priced.quality !== undefined) sent.quality = priced.quality;
   return servePaid(
     ctx.gateway,
     { request: ctx.request, requestId: ctx.requestId, credential: ctx.auth, trace: ctx.trace },
@@ -123,7 +129,11 @@ async function serveImages(
       action,
       mimeType: "application/json",
       quote: pricing.quote,
-      run: (signal) => run({ n, ...variant, ...(signal ? { signal } : {}) }),
+      // An upstream that answers more images than asked for serves (and bills) the `n` paid for.
+      run: async (signal) => {
+        const r = await run(Object.assign({ n }, variant, sent, signal ? { signal } : {}));
+        return r.data.length > n ? Object.assign({}, r, { data: r.data.slice(0, n) }) : r;
+      },
       meter: (r) => pricing.meter(r),
     },
     (r, receipt, headers) => withReceipt({ created: r.created, data: r.data }, receipt, headers),
