@@ -69,6 +69,9 @@ function method<K extends keyof InferenceProvider>(provider: { name: string; pro
 
 const encoder = new TextEncoder();
 
+/** Special tokens an embedding model's tokenizer may add to each input, beyond its text's (at most 2 in the families served; 4 for room). */
+const SPECIAL_TOKENS_PER_INPUT = 4;
+
 /**
  * The tokens of embedding inputs whose upstream reported 0 (some self-hosted servers do): counted
  * with the gateway's tokenizer when it is loaded, else the byte bound. Never below 1.
@@ -326,8 +329,9 @@ export function mediaRoutes(): AnyRoute[] {
         const card = media.cardFor(body.model, body.provider, "embedding", "embedding");
         const embed = method(media.upstreams.inference(card), "embeddings");
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
-        // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill.
-        const bound = inputs.reduce((n, s) => n + utf8Length(s), 0);
+        // A token is at least one UTF-8 byte for the tokenizers these models use: bytes bound the bill,
+        // with the special tokens a tokenizer adds to each input (BERT's [CLS] and [SEP], T5's </s>).
+        const bound = inputs.reduce((n, s) => n + utf8Length(s) + SPECIAL_TOKENS_PER_INPUT, 0);
         return servePaid(
           gateway,
           { request, requestId, credential: auth, trace },
