@@ -74,7 +74,7 @@ export function createVideoOps(db: Queryable, t: TableName): VideoStore {
     async listPendingVideoJobs({ now, limit }) {
       const { rows } = await db.query<VideoRow>(
         `SELECT ${COLS} FROM ${jobs} x
-         WHERE status NOT IN ${TERMINAL} AND (lease_owner IS NULL OR lease_until <= $1::bigint)
+         WHERE status IN ('queued', 'processing') AND (lease_owner IS NULL OR lease_until <= $1::bigint)
          ORDER BY COALESCE(x.lease_until, 0), x.updated_at, x.id LIMIT $2::int`,
         [now, Math.max(0, Math.floor(limit))],
       );

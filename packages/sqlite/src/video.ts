@@ -48,7 +48,7 @@ export function createVideoOps(db: Database.Database): VideoStore {
     RETURNING *`);
   const pending = db.prepare<{ now: number; limit: number }, VideoRow>(`
     SELECT * FROM video_jobs
-    WHERE status NOT IN ('completed', 'failed') AND (lease_owner IS NULL OR lease_until <= @now)
+    WHERE status IN ('queued', 'processing') AND (lease_owner IS NULL OR lease_until <= @now)
     ORDER BY COALESCE(lease_until, 0), updated_at, id LIMIT @limit`);
   return {
     async insertVideoJob(job) {
