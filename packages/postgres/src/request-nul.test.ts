@@ -4,28 +4,15 @@
  * stored request (as U+FFFD), so such an intent settles with its charge, in a group with others;
  * the HTTP prepare refuses it in its text fields with a 400.
  */
-import type { KeyRecord } from "@tollgate/core";
-import { withGateway } from "@tollgate/testing";
+import { makeIntent, makeKey, withGateway } from "@tollgate/testing";
 import { describe, expect, it } from "vitest";
 import { requestJson } from "./rows.js";
 import { createPostgresStore } from "./store.js";
 import { testDatabases } from "./test-databases.js";
 
-const T0 = Date.UTC(2026, 0, 1);
-const OWNER = "0x00000000000000000000000000000000000000aa";
+const T0 = Date.UTC(2026, 0, 1); // makeKey's and makeIntent's
+const OWNER = "0x00000000000000000000000000000000000000aa"; // makeKey's
 let n = 0;
-const key = (): KeyRecord => ({
-  keyId: `key_nul${++n}`,
-  tokenHash: `tok_nul${n}`,
-  owner: OWNER,
-  chainId: 8453,
-  purpose: "api",
-  budgetLimit: 1000n,
-  budgetUsed: 0n,
-  budgetReserved: 0n,
-  createdAt: T0,
-  expiresAt: T0 + 86_400_000,
-});
 const charge = (intentId: string, keyId: string) => ({
   chargeId: `ch_nul${++n}`,
   intentId,
@@ -36,15 +23,8 @@ const charge = (intentId: string, keyId: string) => ({
   status: "queued" as const,
   createdAt: T0 + 1,
 });
-const intent = (keyId: string, resource: string) => ({
-  intentId: `pi_nul${++n}`,
-  keyId,
-  maxAmount: 10n,
-  fingerprint: "",
-  request: { service: "s", action: "a", resource, method: "GET", modelId: "gpt-4o-mini" },
-  createdAt: T0,
-  expiresAt: T0 + 60_000,
-});
+const intent = (keyId: string, resource: string) =>
+  makeIntent(keyId, 10n, { request: { service: "s", action: "a", resource, method: "GET", modelId: "gpt-4o-mini" } });
 
 describe("requestJson", () => {
   it("writes U+0000 as U+FFFD and leaves an escaped backslash before u0000 alone", () => {
@@ -58,7 +38,7 @@ for (const { db, schema, name } of testDatabases("requestnul")) {
   describe(`U+0000 in an intent's request (${name})`, () => {
     it("an intent whose request holds U+0000 settles with its charge, grouped with another", async () => {
       const store = await createPostgresStore({ pool: db, schema: schema() });
-      const k = key();
+      const k = makeKey();
       await store.insertKey(k);
       const bad = await store.reserve({ intent: intent(k.keyId, "r\u0000"), now: T0 });
       const good = await store.reserve({ intent: intent(k.keyId, "r"), now: T0 });

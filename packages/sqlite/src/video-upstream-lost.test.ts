@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { withGateway } from "@tollgate/testing";
+import { withGateway, type Harness } from "@tollgate/testing";
 import { tempSqliteStores } from "./temp-stores.js";
 
 const createStore = tempSqliteStores("video-upstream-lost");
@@ -45,94 +45,73 @@ const options = (url: string) => ({
   video: { pollerIntervalMs: 0, minPollMs: 0 },
 });
 
+/** `fn` on a gateway over an upstream of `startUpstream(...upstreamArgs)`, with a funded key. */
+async function onUpstream(
+  upstreamArgs: Parameters<typeof startUpstream>,
+  fn: (h: Harness, key: { token: string; keyId: string }, up: Awaited<ReturnType<typeof startUpstream>>) => Promise<void>,
+) {
+  const up = await startUpstream(...upstreamArgs);
+  try {
+    await withGateway({ createStore }, async (h) => fn(h, await h.createKey({ budgetLimit: "1000000000" }), up), options(up.url));
+  } finally {
+    await up.close();
+  }
+}
+
+/** `POST /v1/videos/generations` of one sora-2 clip with `key`. */
+const submit = (h: Harness, key: { token: string }) =>
+  h.call("POST", "/v1/videos/generations", { headers: { authorization: `Bearer ${key.token}` }, body: { model: "sora-2", prompt: "a boat" } });
+
 describe("video jobs the upstream lost or refused", () => {
   for (const brokenStatus of [404, 500]) {
-    it(`50 jobs whose polls answer ${brokenStatus} do not keep a newer job from the poller${brokenStatus === 404 ? "; the lost ones are ended, still billed" : ""}`, async () => {
-      const up = await startUpstream((n) => n <= 50, brokenStatus);
-      try {
-        await withGateway(
-          { createStore },
-          async (h) => {
-            const key = await h.createKey({ budgetLimit: "1000000000" });
-            const ids: string[] = [];
-            for (let i = 0; i < 51; i++) {
-              const r = await h.call("POST", "/v1/videos/generations", {
-                headers: { authorization: `Bearer ${key.token}` },
-                body: { model: "sora-2", prompt: "a boat" },
-              });
-              expect(r.status, JSON.stringify(r.body)).toBe(202);
-              ids.push(r.body.id);
-              h.clock.advance(1);
-            }
-            const video = h.gateway.services.video;
-            for (let tick = 0; tick < 3; tick++) {
-              h.clock.advance(61_000); // past every lease, and a minute past submission
-              await video.pollPending();
-            }
-            expect(up.gets.get("up_51")).toBeGreaterThan(0);
-            expect((await h.call("GET", `/v1/videos/${ids[50]}`)).body.status).toBe("completed");
-            const first = await h.gateway.services.store.getVideoJob(ids[0]!);
-            if (brokenStatus === 404) {
-              expect(first).toMatchObject({ status: "failed", error: expect.stringMatching(/no longer knows this job \(HTTP 404\)/) });
-              const asked = up.gets.get("up_1");
-              await video.pollPending();
-              expect(up.gets.get("up_1")).toBe(asked); // ended: never asked about again
-            } else {
-              expect(first?.status).toBe("queued"); // a failing poll is no answer: tried again later
-            }
-            // Accepted jobs stay billed, whatever became of them upstream.
-            expect((await h.inspect(key.token, key.keyId)).budgetUsed).toBe(String(51n * PRICE));
-          },
-          options(up.url),
-        );
-      } finally {
-        await up.close();
-      }
-    }, 60_000);
+    it(
+      `50 jobs whose polls answer ${brokenStatus} do not keep a newer job from the poller${brokenStatus === 404 ? "; the lost ones are ended, still billed" : ""}`,
+      () =>
+        onUpstream([(n) => n <= 50, brokenStatus], async (h, key, up) => {
+          const ids: string[] = [];
+          for (let i = 0; i < 51; i++) {
+            const r = await submit(h, key);
+            expect(r.status, JSON.stringify(r.body)).toBe(202);
+            ids.push(r.body.id);
+            h.clock.advance(1);
+          }
+          const video = h.gateway.services.video;
+          for (let tick = 0; tick < 3; tick++) {
+            h.clock.advance(61_000); // past every lease, and a minute past submission
+            await video.pollPending();
+          }
+          expect(up.gets.get("up_51")).toBeGreaterThan(0);
+          expect((await h.call("GET", `/v1/videos/${ids[50]}`)).body.status).toBe("completed");
+          const first = await h.gateway.services.store.getVideoJob(ids[0]!);
+          if (brokenStatus === 404) {
+            expect(first).toMatchObject({ status: "failed", error: expect.stringMatching(/no longer knows this job \(HTTP 404\)/) });
+            const asked = up.gets.get("up_1");
+            await video.pollPending();
+            expect(up.gets.get("up_1")).toBe(asked); // ended: never asked about again
+          } else {
+            expect(first?.status).toBe("queued"); // a failing poll is no answer: tried again later
+          }
+          // Accepted jobs stay billed, whatever became of them upstream.
+          expect((await h.inspect(key.token, key.keyId)).budgetUsed).toBe(String(51n * PRICE));
+        }),
+      60_000,
+    );
   }
 
-  it("a job answered 404 within a minute of its submission is polled again, not ended", async () => {
-    const up = await startUpstream(() => true, 404);
-    try {
-      await withGateway(
-        { createStore },
-        async (h) => {
-          const key = await h.createKey({ budgetLimit: "1000000000" });
-          const r = await h.call("POST", "/v1/videos/generations", {
-            headers: { authorization: `Bearer ${key.token}` },
-            body: { model: "sora-2", prompt: "a boat" },
-          });
-          await h.gateway.services.video.pollPending();
-          expect(up.gets.get("up_1")).toBe(1);
-          expect((await h.gateway.services.store.getVideoJob(r.body.id))?.status).toBe("queued");
-        },
-        options(up.url),
-      );
-    } finally {
-      await up.close();
-    }
-  });
+  it("a job answered 404 within a minute of its submission is polled again, not ended", () =>
+    onUpstream([() => true, 404], async (h, key, up) => {
+      const r = await submit(h, key);
+      await h.gateway.services.video.pollPending();
+      expect(up.gets.get("up_1")).toBe(1);
+      expect((await h.gateway.services.store.getVideoJob(r.body.id))?.status).toBe("queued");
+    }));
 
-  it("a job the upstream refuses on arrival (status failed) is a 502 and is not billed", async () => {
-    const up = await startUpstream(() => false, 404, "failed");
-    try {
-      await withGateway(
-        { createStore },
-        async (h) => {
-          const key = await h.createKey({ budgetLimit: "1000000000" });
-          const r = await h.call("POST", "/v1/videos/generations", {
-            headers: { authorization: `Bearer ${key.token}` },
-            body: { model: "sora-2", prompt: "a boat" },
-          });
-          expect(r.status).toBe(502);
-          expect(r.body.error).toMatchObject({ code: "upstream_error", details: { nothingDone: true } });
-          const key2 = await h.inspect(key.token, key.keyId);
-          expect([key2.budgetUsed, key2.budgetReserved]).toEqual(["0", "0"]);
-        },
-        options(up.url),
-      );
-    } finally {
-      await up.close();
-    }
-  });
+  it("a job the upstream refuses on arrival (status failed) is a 502 and is not billed", () =>
+    onUpstream([() => false, 404, "failed"], async (h, key) => {
+      const r = await submit(h, key);
+      expect(r.status).toBe(502);
+      expect(r.body.error).toMatchObject({ code: "upstream_error", details: { nothingDone: true } });
+      const after = await h.inspect(key.token, key.keyId);
+      expect([after.budgetUsed, after.budgetReserved]).toEqual(["0", "0"]);
+    }));
 });
