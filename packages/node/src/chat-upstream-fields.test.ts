@@ -17,6 +17,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateway, countPrompt, tokenCounter, NATIVE_CATALOG } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
 import { serve, type RunningServer } from "./server.js";
+import { meteredPrice, withJsonBody } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000c7";
 const SECRET = "chat-fields-internal-secret-0123456789";
@@ -48,12 +49,8 @@ const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
 
 beforeAll(async () => {
   const counter = await tokenCounter();
-  upstream = http.createServer((req, res) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (text += c));
-    req.on("end", () => {
-      const body = JSON.parse(text) as Record<string, any>;
+  upstream = http.createServer(
+    withJsonBody((req, res, body) => {
       seen.push(body);
       const vendor = req.url!.split("/")[1];
       const docs = vendor === "groq" && Array.isArray(body.documents) ? body.documents.map((d: { text: string }) => ({ role: "user", content: d.text })) : [];
@@ -92,8 +89,8 @@ beforeAll(async () => {
       res.write(chunk([{ index: 0, delta: {}, finish_reason: "stop" }]));
       res.write(chunk([], { usage }));
       res.end("data: [DONE]\n\n");
-    });
-  });
+    }),
+  );
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   const gateway = createGateway({
@@ -138,14 +135,8 @@ async function used(): Promise<bigint> {
   throw new Error("the reservation was never given back");
 }
 
-async function meter(modelId: string, provider: string, promptTokens: number, completionTokens: number): Promise<bigint> {
-  const r = await fetch(`${running.url}/api/payments/meter/model`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ modelId, provider, modality: "text", usage: { promptTokens, completionTokens } }),
-  });
-  return BigInt(((await r.json()) as { finalAmountWei: string }).finalAmountWei);
-}
+const meter = (modelId: string, provider: string, promptTokens: number, completionTokens: number): Promise<bigint> =>
+  meteredPrice(running.url, { modelId, provider, modality: "text" }, { usage: { promptTokens, completionTokens } });
 
 const chat = (body: Record<string, unknown>) =>
   fetch(`${running.url}/v1/chat/completions`, {
@@ -196,6 +187,8 @@ it("fields that may override the output cap are refused before anything is reser
     expect(((await res.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: "invalid_request", param: field });
   }
   expect(await used()).toBe(before);
+  // A parameter sent as null is absent, and vLLM's stop_token_ids only ends an answer sooner.
+  expect((await chat({ model: "qwen2.5-7b", max_tokens: 1, messages: WRITE, web_search_options: null, audio: null, stop_token_ids: [2] })).status).toBe(200);
   // The cap the upstream gets is the one the call pays for.
   expect((await chat({ model: "qwen2.5-7b", max_tokens: 2, messages: WRITE, temperature: 0 })).status).toBe(200);
   expect(seen.at(-1)!.max_tokens).toBe(2);

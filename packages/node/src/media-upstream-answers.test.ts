@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createGateway } from "@tollgate/core";
 import { createSqliteStore } from "@tollgate/sqlite";
-import { serveWithKey, type ServedKey } from "./testing/served-key.js";
+import { meteredPrice, serveWithKey, withJsonBody, type ServedKey } from "./testing/served-key.js";
 
 const OWNER = "0x00000000000000000000000000000000000000d8";
 const SECRET = "media-upstream-internal-secret-0123456789";
@@ -41,16 +41,12 @@ function answer(path: string, body: Record<string, unknown>): unknown {
 }
 
 beforeAll(async () => {
-  upstream = http.createServer((req, res) => {
-    let text = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (text += c));
-    req.on("end", () => {
-      const body = JSON.parse(text) as Record<string, unknown>;
+  upstream = http.createServer(
+    withJsonBody((req, res, body) => {
       bodies.push(body);
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer(req.url ?? "", body)));
-    });
-  });
+    }),
+  );
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   const gateway = createGateway({
@@ -73,15 +69,8 @@ afterAll(async () => {
 });
 
 const spent = async () => BigInt((await served.spend()).budgetUsed);
-/** The gateway's own price of a usage or media evidence (POST /api/payments/meter/model). */
-const price = async (modelId: string, provider: string, modality: string, evidence: Record<string, unknown>) => {
-  const res = await fetch(`${served.running.url}/api/payments/meter/model`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(Object.assign({ modelId, provider, modality }, evidence)),
-  });
-  return BigInt(((await res.json()) as { finalAmountWei: string }).finalAmountWei);
-};
+const price = (modelId: string, provider: string, modality: string, evidence: { usage?: object; media?: object }) =>
+  meteredPrice(served.running.url, { modelId, provider, modality }, evidence);
 
 it("an image call without size or quality sends the card's priced defaults upstream, and is billed at them", async () => {
   const before = await spent();

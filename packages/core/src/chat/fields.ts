@@ -23,7 +23,7 @@ const SMALL_FIELDS = new Set([
   ...CAP_FIELDS,
   ..."messages n service_tier modalities prediction temperature top_p frequency_penalty presence_penalty logit_bias logprobs".split(" "),
   ..."top_logprobs seed stop user metadata store parallel_tool_calls reasoning_effort verbosity safety_identifier prompt_cache_key".split(" "),
-  ..."top_k min_p repetition_penalty".split(" "),
+  ..."top_k min_p repetition_penalty stop_token_ids skip_special_tokens".split(" "),
 ]);
 
 /**
@@ -43,7 +43,8 @@ const CAP_LIKE = /max|min|token|predict|len|eos|option|extra|config|limit|num_/;
  */
 export function refuseCapOverrides(body: Record<string, unknown>, card: ModelCard): void {
   for (const field in body) {
-    if (SMALL_FIELDS.has(field) || body[field] === undefined) continue;
+    // A field sent as null is absent (OpenAI's SDKs and wrappers send unused parameters so).
+    if (SMALL_FIELDS.has(field) || body[field] == null) continue;
     const lower = field.toLowerCase();
     if (lower !== field && (SMALL_FIELDS.has(lower) || card.params?.[lower] !== undefined))
       throw invalidRequest(

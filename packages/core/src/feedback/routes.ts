@@ -1,6 +1,5 @@
 /** The routes of feedback (docs/discovery.md "Feedback"). */
 import type { GatewayContext } from "../context.js";
-import { GatewayError } from "../errors.js";
 import { clientIp } from "../http/client-ip.js";
 import { parseAddress, requestChainId } from "../http/headers.js";
 import { json } from "../http/respond.js";
@@ -37,26 +36,15 @@ export async function reviewerOf(request: GatewayRequest, gateway: GatewayContex
   return { verification: "wallet_header", address: wallet.address, chainId };
 }
 
-const DAY_MS = 86_400_000;
-
 /**
- * Counts an anonymous rating against its client's daily allowance for the target
- * (`feedback.anonymousRatingsPerDay`, default 1): one client cannot outvote a target's proven
- * reviewers with ratings that each count. Throws 429 `rate_limited` past it. A client whose IP is
- * unknown (an adapter without a socket and no trusted proxy) is not counted.
+ * Counts an anonymous rating against its client's daily allowance (feedback/anonymous-ratings.ts):
+ * one client cannot outvote a target's proven reviewers with ratings that each count. Throws 429
+ * `rate_limited` past it. A client whose IP is unknown (an adapter without a socket and no trusted
+ * proxy) is not counted.
  */
 function limitAnonymousRating(request: GatewayRequest, gateway: GatewayContext, target: { type: string; id: string }): void {
-  const perDay = gateway.services.feedback.anonymousRatingsPerDay;
   const ip = clientIp(request, gateway.rateLimits.trustedProxies);
-  if (ip === undefined) return;
-  const decision = gateway.rateLimits.limiter.hit(`anon-rating:${ip}|${target.type}|${target.id}`, perDay, DAY_MS);
-  if (decision.allowed) return;
-  const retryAfter = Math.max(1, Math.ceil((decision.resetAt - gateway.clock.now()) / 1000));
-  throw new GatewayError(
-    "rate_limited",
-    `${ip} has given this target ${perDay} anonymous rating${perDay === 1 ? "" : "s"} today; rate it again with a service key or a wallet session (one voice per wallet), or send a comment without a rating.`,
-    { headers: { "retry-after": String(retryAfter) }, details: { limit: perDay, retryAfterSeconds: retryAfter } },
-  );
+  if (ip !== undefined) gateway.services.feedback.admitAnonymousRating(ip, target);
 }
 
 /** Builds the feedback route table. */

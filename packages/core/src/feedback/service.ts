@@ -7,6 +7,7 @@ import { invalidRequest } from "../errors.js";
 import { parseWith } from "../validation.js";
 import type { FeedbackRecord, FeedbackTarget, FeedbackVerification } from "../store/feedback-types.js";
 import { DEFAULT_TARGET_TYPES } from "./options.js";
+import { createAnonymousRatings } from "./anonymous-ratings.js";
 import { FEEDBACK_CATEGORIES, FEEDBACK_LIMITS, feedbackSubmissionSchema, type FeedbackSubmission } from "./schemas.js";
 
 /** Who wrote a piece of feedback, and how that is known. */
@@ -40,8 +41,12 @@ export interface FeedbackService {
   readonly targetTypes: readonly string[];
   /** The target types that accept a rating. */
   readonly ratingTargets: readonly string[];
-  /** Anonymous ratings one client may give one target per day (`feedback.anonymousRatingsPerDay`, default 1; the HTTP route counts them). */
-  readonly anonymousRatingsPerDay: number;
+  /**
+   * Counts one anonymous rating of `target` by `client` (an IP) against the daily allowance
+   * (`feedback.anonymousRatingsPerDay` of one target, default 1; 100 in all): throws 429
+   * `rate_limited` past it (./anonymous-ratings.ts). The HTTP route calls it for anonymous ratings.
+   */
+  admitAnonymousRating(client: string, target: FeedbackTarget): void;
   /**
    * Validates and stores a submission (either spelling, see `feedbackSubmissionSchema`). Throws
    * 400 `invalid_request` naming the field: an unconfigured `targetType`, a rating on a type that
@@ -64,6 +69,7 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
   const targetTypes: readonly string[] = deps.options.feedback?.targetTypes ?? DEFAULT_TARGET_TYPES;
   const ratingTargets: readonly string[] = deps.options.feedback?.ratingTargets ?? targetTypes;
   const types = new Set(targetTypes);
+  const anonymous = createAnonymousRatings(clock, deps.options.feedback?.anonymousRatingsPerDay ?? 1);
   const rated = new Set(ratingTargets);
 
   deps.describe(() => {
@@ -83,7 +89,7 @@ export function createFeedbackService(deps: CapabilityDeps): FeedbackService {
   return {
     targetTypes,
     ratingTargets,
-    anonymousRatingsPerDay: deps.options.feedback?.anonymousRatingsPerDay ?? 1,
+    admitAnonymousRating: (client, target) => anonymous.admit(client, target),
 
     async submit(input, reviewer = ANONYMOUS, admit) {
       const body = parseWith(feedbackSubmissionSchema, input, "body");

@@ -65,3 +65,35 @@ export async function serveOnStub(
   };
   return Object.assign(served, { close });
 }
+
+/**
+ * The gateway's own price of a model's usage or media evidence: `POST /api/payments/meter/model`
+ * at `baseUrl` with `{modelId, provider, modality, ...evidence}` (`usage` or `media`). Resolves to
+ * its `finalAmountWei`.
+ */
+export async function meteredPrice(
+  baseUrl: string,
+  model: { modelId: string; provider: string; modality: string },
+  evidence: { usage?: object; media?: object },
+): Promise<bigint> {
+  const res = await fetch(`${baseUrl}/api/payments/meter/model`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(Object.assign({}, model, evidence)),
+  });
+  if (res.status !== 200) throw new Error(`meteredPrice: ${res.status}: ${await res.text()}`);
+  return BigInt(((await res.json()) as { finalAmountWei: string }).finalAmountWei);
+}
+
+/**
+ * Reads a request's body as JSON, then calls `answer` with it: the body of an upstream stub's
+ * `http.createServer` handler.
+ */
+export function withJsonBody(answer: (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, any>) => void): http.RequestListener {
+  return (req, res) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (text += c));
+    req.on("end", () => answer(req, res, JSON.parse(text) as Record<string, any>));
+  };
+}
