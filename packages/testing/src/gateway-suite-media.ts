@@ -300,7 +300,7 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
       );
     }
 
-    // The quote bounds embedding tokens by UTF-8 bytes; the charge is the upstream's usage, at most the quote.
+    // The quote bounds embedding tokens by UTF-8 bytes and 4 special tokens an input; the charge is the upstream's usage, at most the quote.
     const usages: [string, string, number][] = [
       ["the upstream's reported usage is settled", "hello metered world", 2],
       ["more usage than quoted is charged the quote", "x".repeat(2000), 1e9],
@@ -314,7 +314,7 @@ export function runMediaRouteSuite(name: string, options: GatewaySuiteOptions): 
           // The upstream's answer passed through as it was sent (this stub leaves out `object`), with the receipt added.
           expect([r.body.usage, r.body.data]).toEqual([{ prompt_tokens: reported, total_tokens: reported }, [{ embedding: [1, 0], index: 0 }]]);
           expect(r.body.receipt).toMatchObject({ finalAmountWei: expect.any(String) });
-          await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: Math.min(reported, input.length) } });
+          await expectPaid(h, r, key, "openai:text-embedding-3-small", { modality: "embedding", usage: { promptTokens: Math.min(reported, input.length + 4) } });
         },
         () => upstream(`usage/${reported}`),
       );
