@@ -212,7 +212,7 @@ export function runAgentRouteSuite(name: string, options: GatewaySuiteOptions): 
       afterAll(() => stub.close());
       const configured =
         (extra: Record<string, unknown> = {}) =>
-        () => ({ agents: { directory: { url: `${stub.url}/`, apiKey: "dir-secret", timeoutMs: 300, ...extra } } });
+        () => ({ agents: { directory: { url: `${stub.url}/`, apiKey: "dir-secret", timeoutMs: 5000, ...extra } } });
       const last = () => stub.requests.at(-1)!;
 
       test("not configured → 503 not_configured naming the option, on both paths", async (h) => {
