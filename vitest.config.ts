@@ -9,5 +9,8 @@ export default defineConfig({
     projects: ["packages/*", "examples/*/vitest.config.ts", "scripts/vitest.config.ts"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // Two test files at once on a 2-core machine (vitest's default leaves one core idle): much of a
+    // file's time is spent waiting on its child processes (anvil, PostgreSQL, gateway processes).
+    maxWorkers: 2,
   },
 });
