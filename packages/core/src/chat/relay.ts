@@ -133,11 +133,13 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
   const counted = () => input.price({ promptTokens: input.promptTokens, completionTokens: input.outputTokens(output) });
   /** The upstream's usage (a zero where tokens were seen counted instead), else the counted prompt and output. */
   const reported = () => input.price(billedUsage(usage, input.promptTokens, () => input.outputTokens(output)));
+  /** The counted prompt and the whole output cap: the most the call reserved for (capped at the reservation by the payment). */
+  const whole = () => input.price({ promptTokens: input.promptTokens, completionTokens: input.outputLimit });
   /**
    * A reasoning model's call cut before its usage arrived (at the deadline): its hidden tokens are
-   * unknown, so it pays the most it reserved for, the cap (capped at the reservation by the payment).
+   * unknown, so it pays {@link whole}.
    */
-  const ceiling = () => (usage ? reported() : input.price({ promptTokens: input.promptTokens, completionTokens: input.outputLimit }));
+  const ceiling = () => (usage ? reported() : whole());
   /**
    * Reads the rest of the upstream without relaying it, for its usage; stops past the output limit
    * and at the deadline. Resolves to what the call is billed: the usage (or, without one, all the
@@ -174,7 +176,7 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
     if (outputCount > bound) {
       // An answer past the cap is billed the cap, relayed or not (an x402 call pays here if it had not yet).
       if (relayed === 0) await payment.commit?.().catch(() => undefined);
-      return payment.settleCut(ceiling(), cause);
+      return payment.settleCut(whole(), cause);
     }
     const drains = relayed > 0 && cause === "client_disconnected" && input.keepUpstream !== undefined;
     const priced = drains ? await drain() : undefined;
@@ -185,9 +187,8 @@ export async function* relayChat(input: RelayInput): AsyncGenerator<SseFrame> {
       else await payment.release(cause);
       return undefined;
     }
-    // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else
-    // the count; past the overrun bound, the cap (what the call reserved for).
-    return payment.settleCut(priced ?? (outputCount > bound ? ceiling() : usage ? reported() : counted()), cause);
+    // The upstream's usage when it came before the cut (a client may leave right after the last chunk); else the count.
+    return payment.settleCut(priced ?? (usage ? reported() : counted()), cause);
   };
   // The gateway's close() waits for this stream to be billed, however it ends (a drain after the
   // client left runs on after the answer, where nothing else awaits it).
