@@ -83,7 +83,11 @@ describe("chain writes whose answer is lost", () => {
     dispenserGateway(2, async (h) => {
       const address = someone();
       Object.assign(faults.proxy.state, { resend: 1, lag: 5 });
-      expect((await claim(h, address)).status).toBe(200);
+      // 200 when the second node answers "nonce too low"; a loaded anvil that has not mined the first
+      // send yet answers "already known", which leaves the outcome unknown (502), finished by a later claim.
+      const first = await claim(h, address);
+      expect([200, 502]).toContain(first.status);
+      if (first.status === 502) h.clock.advance(180_000);
       expect((await claim(h, address)).status).toBe(409);
       expect(await faults.usdc.balanceOf(address)).toBe(1_000_000n);
     }),

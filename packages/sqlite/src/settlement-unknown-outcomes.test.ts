@@ -82,9 +82,16 @@ describe("settlement transfers whose outcome is unknown", () => {
 
   it(
     "a provider that passes our send to another node and answers nonce too low, its lookups lagging past the wait: the block that used the nonce shows this transfer, never signed again",
-    settlement(async (_h, { treasury, batch }) => {
+    settlement(async (h, { treasury, batch }) => {
       Object.assign(faults.proxy.state, { resend: 1, lag: 5 });
-      expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
+      // Settled when the second node answers "nonce too low"; a loaded anvil that has not mined the first
+      // send yet answers "already known", which leaves it unknown, finished by the batch after the lease.
+      const [first] = (await batch()).results;
+      if (first.error !== undefined) {
+        expect(first.error).toMatch(/outcome is unknown/);
+        h.clock.advance(LEASE_MS);
+        expect((await batch()).results).toEqual([expect.objectContaining({ amountWei: "400", txHash: expect.stringMatching(HASH) })]);
+      } else expect(first).toMatchObject({ amountWei: "400", txHash: expect.stringMatching(HASH) });
       expect((await batch()).results).toEqual([]);
       expect(await faults.usdc.balanceOf(treasury)).toBe(400n);
     }),
