@@ -215,18 +215,19 @@ export function runCatalogRouteSuite(name: string, connect: Connect): void {
       });
 
       it("maps a slow models service to 504 and a failing one to 502", async () => {
+        // The stub's slow answer takes 2 s; the failing ones get a deadline a loaded CI machine cannot miss.
         const cases = [
-          ["/slow", 504, "upstream_timeout"],
-          ["/fail", 502, "upstream_error"],
-          ["/html", 502, "upstream_error"],
+          ["/slow", 504, "upstream_timeout", 300],
+          ["/fail", 502, "upstream_error", 1500],
+          ["/html", 502, "upstream_error", 1500],
         ] as const;
-        for (const [path, status, code] of cases) {
-          const gw = await open({ modelsService: { url: `${stubUrl}${path}`, timeoutMs: 300 } });
+        for (const [path, status, code, timeoutMs] of cases) {
+          const gw = await open({ modelsService: { url: `${stubUrl}${path}`, timeoutMs } });
           const res = await gw.fetch("/api/models");
           expect(res.status).toBe(status);
           expect((await body(res)).error.code).toBe(code);
         }
-        const refused = await open({ modelsService: { url: "http://127.0.0.1:9/models", timeoutMs: 300 } });
+        const refused = await open({ modelsService: { url: "http://127.0.0.1:9/models", timeoutMs: 1500 } });
         expect((await refused.fetch("/api/models")).status).toBe(502);
       });
     });

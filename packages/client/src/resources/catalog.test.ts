@@ -43,8 +43,8 @@ beforeAll(async () => {
   );
   [gw, bare] = await Promise.all([
     startGateway({
-      modelsService: { url: `${services.url}/models`, timeoutMs: 300 },
-      agents: { seed: [AGENT_A, AGENT_B], directory: { url: services.url, timeoutMs: 300 } },
+      modelsService: { url: `${services.url}/models`, timeoutMs: 1000 },
+      agents: { seed: [AGENT_A, AGENT_B], directory: { url: services.url, timeoutMs: 1000 } },
     }),
     startGateway(),
   ]);

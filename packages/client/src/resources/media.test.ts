@@ -27,7 +27,7 @@ let upstream: Stub;
 
 beforeAll(async () => {
   upstream = await startStub((req) => (req.url.startsWith("/fail") ? { status: 500, json: { error: { message: "upstream broke" } } } : "hang"));
-  const openai = (mode: string) => ({ media: { providers: { openai: { type: "openai-compatible" as const, baseUrl: `${upstream.url}/${mode}`, apiKey: "sk-stub", timeoutMs: 300 } } } });
+  const openai = (mode: string) => ({ media: { providers: { openai: { type: "openai-compatible" as const, baseUrl: `${upstream.url}/${mode}`, apiKey: "sk-stub", timeoutMs: 1000 } } } });
   [gw, failing, hanging] = await Promise.all([startGateway({ limits: { mediaBodyBytes: 1024 * 1024 } }), startGateway(openai("fail")), startGateway(openai("hang"))]);
 });
 afterAll(async () => {
