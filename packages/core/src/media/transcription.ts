@@ -2,8 +2,8 @@
  * What a transcription costs, before and after the upstream heard the file (docs/media.md
  * "Transcription: quoted before, settled on what the upstream heard"). Only the upstream decodes
  * the audio. Before it, the gateway knows a PCM WAV's length and estimates any other file's at
- * 128 kbit/s (the quote), and bounds what an ordinary file holds by its byte length at a low codec
- * bitrate (the bound). A key reserves the bound, or what it has left down to the quote, and settles
+ * 128 kbit/s or at the length its headers declare when longer (the quote), and bounds what an
+ * ordinary file holds by its byte length at a low codec bitrate (the bound). A key reserves the bound, or what it has left down to the quote, and settles
  * the length the upstream heard, at most what it reserved; the transcript of audio that ran past
  * what was paid is cut to the paid seconds. x402 (`exact`) pays the quote, and its transcript is
  * cut the same way to the seconds the quote pays for; the rest is offered to the same request sent

@@ -1,18 +1,13 @@
 /**
  * The most audio a file can hold, for what a paid transcription reserves. Only the upstream
  * decodes the audio; before it, the gateway knows a PCM WAV's length from its header
- * (`audioSeconds`) and estimates any other file's at 128 kbit/s, which is short for anything coded
- * below that rate. The byte length at a low codec bitrate bounds what ordinary speech files hold;
+ * (`audioSeconds`) and estimates any other file's at 128 kbit/s, or at the length its headers
+ * declare when longer. The byte length at a low codec bitrate bounds what ordinary speech files hold;
  * what runs past it is cut from the transcript (docs/media.md).
  */
-import { audioSeconds } from "./wav.js";
+import { audioSeconds, MIN_AUDIO_BITS_PER_SECOND } from "./wav.js";
 
-/**
- * The bitrate a file's bound assumes: 6 kbit/s, Opus's lowest for wideband speech (voice notes run
- * at 12 to 32 kbit/s). Audio coded lower still (Opus down to 0.5 kbit/s, silence in FLAC) runs past
- * the bound.
- */
-export const MIN_AUDIO_BITS_PER_SECOND = 6_000;
+export { MIN_AUDIO_BITS_PER_SECOND };
 
 /**
  * Seconds of audio `bytes` is expected to hold at most: the longer of its `audioSeconds` (pass

@@ -140,8 +140,9 @@ export interface TranscriptionResult {
   /**
    * Length of the audio in seconds — the quantity `usd_per_second`/`usd_per_minute` bill. Taken
    * from the upstream when it reports it (the length it decoded); else read from the WAV header
-   * when the file is a WAV; else ESTIMATED from the byte length at 128 kbit/s (`audioSeconds`). A
-   * paid call settles this, at most what it reserved (docs/media.md).
+   * when the file is a WAV; else ESTIMATED (`audioSeconds`: the byte length at 128 kbit/s, or the
+   * length the file's headers declare when longer). A paid call settles this, at most what it
+   * reserved (docs/media.md).
    */
   durationSeconds: number;
   /** The transcript's timed pieces, when the upstream gives them (OpenAI's `verbose_json` segments): a paid call that covered less than the audio delivers the pieces it paid for. */

@@ -3,6 +3,7 @@
  * chunks, and a header reader that yields the duration billing needs.
  */
 import { concatBytes, hasAscii } from "./bytes.js";
+import { declaredAudioSeconds } from "./audio-headers.js";
 
 /** One RIFF chunk to write after `data`, e.g. `{ id: "tgtx", data: utf8 }`. `id` is 4 ASCII characters. */
 export interface RiffChunk {
@@ -158,19 +159,30 @@ function hasBytes(bytes: Uint8Array, at: number, expected: readonly number[]): b
   return true;
 }
 
-/** Assumed bitrate of {@link estimateAudioSeconds}: 128 kbit/s. */
+/** Assumed bitrate of the byte-length estimate of {@link audioSeconds}: 128 kbit/s. */
 export const ESTIMATE_BITS_PER_SECOND = 128_000;
 
 /**
+ * The bitrate a file's bound assumes: 6 kbit/s, Opus's lowest for wideband speech (voice notes run
+ * at 12 to 32 kbit/s). Audio coded lower still (Opus down to 0.5 kbit/s, silence in FLAC) runs past
+ * the bound.
+ */
+export const MIN_AUDIO_BITS_PER_SECOND = 6_000;
+
+/**
  * The length of an audio file in seconds: exact for a WAV of sample frames (see
- * {@link WavInfo.durationSeconds}); otherwise an ESTIMATE from the byte length at
- * {@link ESTIMATE_BITS_PER_SECOND} (right for 128 kbit/s CBR MP3, short for lower bitrates). Never
- * below 0.
+ * {@link WavInfo.durationSeconds}); otherwise an ESTIMATE: the byte length at
+ * {@link ESTIMATE_BITS_PER_SECOND} (right for 128 kbit/s CBR MP3), or the length the file's headers
+ * declare when that is longer ({@link declaredAudioSeconds}: an MP3, FLAC, Ogg or MP4 coded below
+ * 128 kbit/s), at most the byte length at {@link MIN_AUDIO_BITS_PER_SECOND}. A header never lowers
+ * the estimate: a forged one could then buy a long file at a short file's price. Never below 0.
  */
 export function audioSeconds(bytes: Uint8Array): { seconds: number; estimated: boolean } {
   const seconds = parseWav(bytes)?.durationSeconds;
   if (seconds !== undefined && seconds !== null) return { seconds, estimated: false };
-  return { seconds: (bytes.length * 8) / ESTIMATE_BITS_PER_SECOND, estimated: true };
+  const bits = bytes.length * 8;
+  const declared = Math.min(declaredAudioSeconds(bytes) ?? 0, bits / MIN_AUDIO_BITS_PER_SECOND);
+  return { seconds: Math.max(bits / ESTIMATE_BITS_PER_SECOND, declared), estimated: true };
 }
 
 function riffChunk(id: string, data: Uint8Array): Uint8Array {
