@@ -55,6 +55,7 @@ const targets: Target[] = [
 interface Sample {
   perSecond: number;
   cpuPerCall: number;
+  cpuPerCallC1: number;
   p50: number;
   p99: number;
 }
@@ -64,9 +65,9 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [i, t] of targets.entries()) {
     const thr = await throughput(t, CONNECTIONS, SECONDS, LOAD_CPU);
     const lat = await latency(t, SECONDS, LOAD_CPU);
-    samples[i]!.push({ perSecond: thr.perSecond, cpuPerCall: thr.cpuPerCall, p50: lat.p50, p99: lat.p99 });
+    samples[i]!.push({ perSecond: thr.perSecond, cpuPerCall: thr.cpuPerCall, cpuPerCallC1: lat.cpuPerCall, p50: lat.p50, p99: lat.p99 });
     console.error(
-      `round ${round + 1}/${ROUNDS} ${t.label}: ${Math.round(thr.perSecond)} req/s, ${thr.cpuPerCall.toFixed(0)} µs CPU/call, p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms`,
+      `round ${round + 1}/${ROUNDS} ${t.label}: ${Math.round(thr.perSecond)} req/s, ${thr.cpuPerCall.toFixed(0)} µs CPU/call, p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms, ${lat.cpuPerCall.toFixed(0)} µs CPU/call at c=1`,
     );
   }
 }
@@ -92,6 +93,9 @@ const rows = targets.map((t, i) => {
   )} | ${spread(
     s.map((x) => x.p99),
     ms3,
+  )} | ${spread(
+    s.map((x) => x.cpuPerCallC1),
+    int,
   )} |`;
 });
 const d = samples[3]!;
@@ -117,11 +121,11 @@ the metered route (authenticate the key, reserve the quote, call the stub, meter
 charge, answer the vectors with a receipt) on a memory store and on a SQLite file (WAL, \`synchronous=NORMAL\`).
 ${WARMUP_SECONDS} s warm-up per target at c=${CONNECTIONS}, then ${ROUNDS} round(s) interleaving A, B, C, D; each round runs
 \`wrk -t1 -c${CONNECTIONS} -d${SECONDS}s\` (throughput, and the server process's user+system CPU time from /proc over the
-requests answered) then \`wrk -t1 -c1 -d${SECONDS}s --latency\` (p50/p99). Cells are medians over rounds with min–max;
+requests answered) then \`wrk -t1 -c1 -d${SECONDS}s --latency\` (p50/p99, and the CPU time per call again). Cells are medians over rounds with min–max;
 ratios are medians of the per-round ratios to A. Any non-2xx answer or socket error fails the run.
 
-| target | req/s at c=${CONNECTIONS} | vs raw proxy | CPU per call µs | p50 ms at c=1 | p99 ms at c=1 |
-|---|---:|---:|---:|---:|---:|
+| target | req/s at c=${CONNECTIONS} | vs raw proxy | CPU per call µs | p50 ms at c=1 | p99 ms at c=1 | CPU per call µs at c=1 |
+|---|---:|---:|---:|---:|---:|---:|
 ${rows.join("\n")}
 
 Billing check (every metered 200 charged once, nothing left reserved):

@@ -131,8 +131,12 @@ export async function throughput(t: Target, connections: number, seconds: number
   return { ...r, cpuPerCall: (cpuMicros(t.pid) - before) / r.requests };
 }
 
-/** Latency at one connection (p50/p99 from the load generator). */
-export const latency = (t: Target, seconds: number, cpu?: number) => loadTarget(t, 1, seconds, true, cpu);
+/** Latency at one connection (p50/p99 from the load generator), with the server's CPU time per answered request, in µs. */
+export async function latency(t: Target, seconds: number, cpu?: number): Promise<LoadResult & { cpuPerCall: number }> {
+  const before = cpuMicros(t.pid);
+  const r = await loadTarget(t, 1, seconds, true, cpu);
+  return { ...r, cpuPerCall: (cpuMicros(t.pid) - before) / r.requests };
+}
 
 /** Warm-up: c=connections for `seconds`, counted on the meter but not reported. */
 export const warmUp = (t: Target, connections: number, seconds: number, cpu?: number) => loadTarget(t, connections, seconds, false, cpu);
