@@ -77,8 +77,15 @@ describe("declaredAudioSeconds reads the length a compressed file's headers decl
     expect(declaredAudioSeconds(thrice(mp3))).toBeCloseTo(10.08, 2);
   });
 
-  it("MP3 without a tag: its bytes at the first frame's bitrate; with a Xing or VBRI tag, the frames it counts", () => {
-    expect(declaredAudioSeconds(mp3Frames(1, 32, 500))).toBeCloseTo((500 * 104 * 8) / 32_000, 6);
+  it("MP3 without a tag: its frames counted header to header; with a Xing or VBRI tag, the frames it counts", () => {
+    const seconds = (frames: number) => (frames * 1152) / 44_100;
+    expect(declaredAudioSeconds(mp3Frames(1, 32, 500))).toBeCloseTo(seconds(500), 6);
+    // A variable bitrate without a tag (a quiet first frame at 32 kbit/s, then 128): each frame counts once, not the bytes at the first bitrate.
+    expect(declaredAudioSeconds(concat(mp3Frames(1, 32, 1), mp3Frames(9, 128, 999)))).toBeCloseTo(seconds(1000), 6);
+    // Past 65,536 frames the rest counts at the walked frames' mean length.
+    expect(declaredAudioSeconds(mp3Frames(1, 32, 70_000))).toBeCloseTo(seconds(70_000), 6);
+    // Bytes after the last frame (an APEv2 tag with cover art, junk) are not audio.
+    expect(declaredAudioSeconds(concat(mp3Frames(1, 32, 100), new Uint8Array(200_000)))).toBeCloseTo(seconds(100), 6);
     const xing = mp3Frames(9, 128, 3);
     xing.set(Buffer.from("Xing"), 36);
     xing.set(u32be(1), 40);
@@ -88,17 +95,34 @@ describe("declaredAudioSeconds reads the length a compressed file's headers decl
     vbri.set(Buffer.from("VBRI"), 36);
     vbri.set(u32be(20_000), 50);
     expect(declaredAudioSeconds(vbri)).toBeCloseTo((20_000 * 1152) / 44_100, 6);
+    // With a CRC the tag is still right after the side information (LAME writes it there; FFmpeg and mpg123 read it there).
+    const crc = mp3Frames(9, 128, 3);
+    crc.set([0xff, 0xfa], 0);
+    crc.set(Buffer.from("Xing"), 36);
+    crc.set(u32be(1), 40);
+    crc.set(u32be(10_000), 44);
+    expect(declaredAudioSeconds(crc)).toBeCloseTo((10_000 * 1152) / 44_100, 6);
     // An ID3v2 tag before the first frame is skipped by its size.
     const id3 = concat(Buffer.from([0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 0, 20]), new Uint8Array(20));
-    expect(declaredAudioSeconds(concat(id3, mp3Frames(1, 32, 500)))).toBeCloseTo((500 * 104 * 8) / 32_000, 6);
+    expect(declaredAudioSeconds(concat(id3, mp3Frames(1, 32, 500)))).toBeCloseTo(seconds(500), 6);
   });
 
-  it("FLAC: STREAMINFO's samples at its rate; Ogg Opus and Vorbis: the last page's granule position", () => {
+  it("FLAC: STREAMINFO's samples at its rate; Ogg Opus and Vorbis: the last page's granule position, less where the stream starts", () => {
     expect(declaredAudioSeconds(flac(16_000, 16_000 * 90))).toBe(90);
-    const opus = concat(oggPage(0n, opusHead(312)), new Uint8Array(5000), oggPage(48_000n * 60n + 312n, new Uint8Array(10)));
+    const packets = new Uint8Array(200);
+    const opus = concat(
+      oggPage(0n, opusHead(312)),
+      oggPage(960n + 312n, packets),
+      oggPage(48_000n * 30n, packets),
+      oggPage(48_000n * 60n + 312n, new Uint8Array(10)),
+    );
     expect(declaredAudioSeconds(opus)).toBe(60);
-    const vorbis = concat(oggPage(0n, vorbisHead(22_050)), new Uint8Array(5000), oggPage(22_050n * 45n, new Uint8Array(10)));
+    const vorbis = concat(oggPage(0n, vorbisHead(22_050)), oggPage(2048n, packets), oggPage(22_050n * 45n, new Uint8Array(10)));
     expect(declaredAudioSeconds(vorbis)).toBe(45);
+    // RFC 7845: a stream cut from a live one starts at a granule above 0 (here 10 h in); it is its own 60 s, less at most its first page.
+    const start = 48_000n * 36_000n;
+    const live = concat(oggPage(0n, opusHead(312)), oggPage(start + 960n, packets), oggPage(start + 48_000n * 60n, new Uint8Array(10)));
+    expect(declaredAudioSeconds(live)).toBeCloseTo(60 - (960 + 312) / 48_000, 9);
   });
 
   it("MP4 / M4A: the movie header's duration in its timescale, version 0 and 1, the header after the media", () => {
@@ -115,10 +139,15 @@ describe("declaredAudioSeconds reads the length a compressed file's headers decl
       flac(0, 100),
       flac(16_000, 0),
       Buffer.from("OggS"),
-      concat(oggPage(0n, opusHead(0)), oggPage(-1n, new Uint8Array(1))), // granule -1: no packet ends there
+      concat(oggPage(0n, opusHead(0)), oggPage(960n, new Uint8Array(1)), oggPage(-1n, new Uint8Array(1))), // granule -1: no packet ends there
+      concat(oggPage(0n, opusHead(0)), oggPage(960n, new Uint8Array(1)), oggPage(-(2n ** 62n), new Uint8Array(1))), // another negative granule
+      concat(oggPage(0n, opusHead(0)), new Uint8Array(50), oggPage(48_000n, new Uint8Array(1))), // no audio page where the pages lead
+      concat(oggPage(0n, opusHead(0)), new Uint8Array(32 << 20)), // the end page is looked for in the last 64 KiB only
       concat(oggPage(0n, opusHead(0)), new Uint8Array(70_000)), // no end page within the last 64 KiB
       oggPage(0n, Buffer.from("OpusTags")),
       m4a(0, 0, 100, 10),
+      m4a(1, 1000, 5, 10).fill(0xff, 50 + 24, 50 + 32), // a 64-bit duration of all ones (at 24 in the mvhd body, which starts at 50): unknown
+      concat(Buffer.from("fLaC"), Buffer.from([0x80, 0, 0, 33]), new Uint8Array(40)), // STREAMINFO is 34 bytes
       m4a(0, 1000, 100, 10).subarray(0, 40), // cut inside the media box
       concat(u32be(16), Buffer.from("ftypM4A "), u32be(0), u32be(0xffffff), Buffer.from("moov")), // a box longer than the file
       Buffer.from([0xff, 0xfb, 0x00, 0x04]), // free-format bitrate
