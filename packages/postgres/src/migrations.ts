@@ -179,7 +179,10 @@ export async function migrate(db: Queryable, options: { schema?: string } = {}, 
   const schema = options.schema ?? "public";
   if (typeof schema !== "string" || schema.length === 0) throw new TypeError("migrate: `schema` must be a non-empty string");
   const table = tablesIn(schema)("schema_migrations");
-  const lock = (tx: Queryable) => tx.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))", [LOCK_CLASS, schema]);
+  // A migration waits as long as it must for its locks (another instance migrating, a busy table),
+  // whatever lock_timeout the connection's session has (createPostgresStore sets one).
+  const lock = (tx: Queryable) =>
+    tx.query("SELECT set_config('lock_timeout', '0', true), pg_advisory_xact_lock($1::int, hashtext($2::text))", [LOCK_CLASS, schema]);
 
   const done = await inTransaction(db, async (tx) => {
     await lock(tx);
