@@ -105,7 +105,7 @@ async function assertSessionTimeouts(db: Queryable, timeouts: PostgresStoreOptio
   const want = String(timeouts?.lockMs ?? 5000);
   const { rows } = await db.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'lock_timeout'");
   if (rows[0]?.setting !== want)
-    throw new TypeError(`createPostgresStore: sessionTimeouts need pg's pool to run its onConnect hook (pg 8.16 or later); upgrade pg or pass sessionTimeouts: false`);
+    throw new TypeError(`createPostgresStore: sessionTimeouts need pg's pool to run its onConnect hook (tested with pg 8.23); upgrade pg or pass sessionTimeouts: false`);
 }
 
 /** Throws unless every migration is recorded in `schema`. */
