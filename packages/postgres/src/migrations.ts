@@ -180,7 +180,7 @@ export async function migrate(db: Queryable, options: { schema?: string } = {}, 
   if (typeof schema !== "string" || schema.length === 0) throw new TypeError("migrate: `schema` must be a non-empty string");
   const table = tablesIn(schema)("schema_migrations");
   // A migration waits as long as it must for its locks (another instance migrating, a busy table),
-  // whatever lock_timeout the connection's session has (createPostgresStore sets one).
+  // whatever lock_timeout the role or the connection sets.
   const lock = (tx: Queryable) =>
     tx.query("SELECT set_config('lock_timeout', '0', true), pg_advisory_xact_lock($1::int, hashtext($2::text))", [LOCK_CLASS, schema]);
 

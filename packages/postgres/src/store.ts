@@ -56,27 +56,6 @@ export interface PostgresStoreOptions {
    * @default true
    */
   preparedStatements?: boolean;
-  /**
-   * Session limits the pool created for `connectionString` sets on each new connection, so that a
-   * row lock held elsewhere (an operator's open `psql` transaction, a process frozen inside one)
-   * cannot stall this store's ledger writes for ever: a statement waits at most `lockMs` for a
-   * lock (PostgreSQL's `lock_timeout`; it then fails, and its call with it), and a session of this
-   * store left idle inside a transaction for `idleInTransactionMs` is ended by the server, which
-   * releases its locks (`idle_in_transaction_session_timeout`). 0 turns one off; `false` both.
-   * Not set with `preparedStatements: false` (a pooler in transaction mode gives each transaction
-   * any server connection, so a session setting would neither hold nor stay ours) nor on a `pool`
-   * passed in: set them there on the database role (`ALTER ROLE … SET lock_timeout = '5s'`).
-   * Migrations wait for their locks regardless.
-   * @default { lockMs: 5000, idleInTransactionMs: 30000 }
-   */
-  sessionTimeouts?: { lockMs?: number; idleInTransactionMs?: number } | false;
-}
-
-/** The SET statements of `sessionTimeouts` (one simple query), or undefined when there is nothing to set. */
-export function sessionSettings(timeouts: PostgresStoreOptions["sessionTimeouts"]): string | undefined {
-  if (timeouts === false) return undefined;
-  const { lockMs = 5000, idleInTransactionMs = 30_000 } = timeouts ?? {};
-  return `SET lock_timeout = ${lockMs}; SET idle_in_transaction_session_timeout = ${idleInTransactionMs}`;
 }
 
 function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOptions, "poolSize" | "schema" | "migrate" | "groupCommit" | "preparedStatements">> {
@@ -91,21 +70,8 @@ function check(options: PostgresStoreOptions): Required<Pick<PostgresStoreOption
   if (typeof run !== "boolean") problems.push("`migrate` must be a boolean");
   if (typeof groupCommit !== "boolean") problems.push("`groupCommit` must be a boolean");
   if (typeof prepared !== "boolean") problems.push("`preparedStatements` must be a boolean");
-  const { sessionTimeouts: limits } = options;
-  const ms = (v: unknown) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 2_147_483_647);
-  if (limits !== undefined && limits !== false && (typeof limits !== "object" || limits === null || !ms(limits.lockMs) || !ms(limits.idleInTransactionMs)))
-    problems.push("`sessionTimeouts` must be false or { lockMs?, idleInTransactionMs? } of whole milliseconds from 0 to 2147483647");
   if (problems.length > 0) throw new TypeError(`createPostgresStore: ${problems.join("; ")}`);
   return { poolSize, schema, migrate: run, groupCommit, preparedStatements: prepared };
-}
-
-/** Throws unless a connection of the store's own pool has the lock timeout `timeouts` asks for (a pg-pool without the onConnect hook runs none). */
-async function assertSessionTimeouts(db: Queryable, timeouts: PostgresStoreOptions["sessionTimeouts"]): Promise<void> {
-  if (timeouts === false) return;
-  const want = String(timeouts?.lockMs ?? 5000);
-  const { rows } = await db.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'lock_timeout'");
-  if (rows[0]?.setting !== want)
-    throw new TypeError(`createPostgresStore: sessionTimeouts need pg's pool to run its onConnect hook (tested with pg 8.23); upgrade pg or pass sessionTimeouts: false`);
 }
 
 /** Throws unless every migration is recorded in `schema`. */
@@ -130,15 +96,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   let ops: Queryable;
   let end: (() => Promise<void>) | undefined;
   if (options.connectionString !== undefined) {
-    const settings = prepared ? sessionSettings(options.sessionTimeouts) : undefined;
-    const pool = new pg.Pool({
-      connectionString: options.connectionString,
-      max: poolSize,
-      // A bounded connect: an address that drops packets fails in 10 s, not at the OS TCP timeout.
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-      // Awaited on each new connection before it is first handed out (checked once below).
-      ...(settings ? { onConnect: (client: pg.ClientBase) => client.query(settings) } : {}),
-    });
+    // A bounded connect: an address that drops packets fails in 10 s, not at the OS TCP timeout.
+    const pool = new pg.Pool({ connectionString: options.connectionString, max: poolSize, connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000 });
     // An idle connection that breaks (server restart, network) is dropped by the pool and the next
     // query opens a new one; without a listener pg's "error" event would end the process instead.
     pool.on("error", () => {});
@@ -154,7 +113,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   try {
     if (run) await migrate(db, { schema });
     else await assertMigrated(db, schema);
-    if (end && prepared) await assertSessionTimeouts(db, options.sessionTimeouts);
   } catch (error) {
     await end?.();
     throw error;
