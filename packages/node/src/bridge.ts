@@ -80,7 +80,8 @@ export function toGatewayRequest(req: IncomingMessage, opts: ToGatewayRequestOpt
 /**
  * Writes a {@link GatewayResponse} to a Node response and resolves when it is fully written (or
  * the client went away). JSON is serialised with `JSON.stringify` (a stray bigint becomes a
- * decimal string); bytes get a Content-Length; SSE frames are written one by one after
+ * decimal string); bytes get a Content-Length; SSE frames (and a `stream` body's chunks, under
+ * the response's own headers) are written one by one after
  * `flushHeaders()`, awaiting `drain` when the socket buffer is full, and the frame iterator's
  * `return()` is called as soon as the client disconnects. Rejects only on errors before any byte
  * of a JSON/bytes body was written (e.g. a value JSON cannot represent); SSE errors go to `onError`.
@@ -103,7 +104,10 @@ export async function writeGatewayResponse(res: ServerResponse, response: Gatewa
       await endWith(res, undefined);
       return;
     case "sse":
-      await writeSse(res, response, body.frames, opts.onError);
+      await writeStream(res, response, body.frames, opts.onError, true);
+      return;
+    case "stream":
+      await writeStream(res, response, body.chunks, opts.onError, false);
       return;
   }
 }
@@ -276,11 +280,20 @@ function waitDrainOrClose(res: ServerResponse): Promise<void> {
   });
 }
 
-async function writeSse(res: ServerResponse, response: GatewayResponse, frames: AsyncIterable<string>, onError: ((e: unknown) => void) | undefined): Promise<void> {
+/** Writes SSE frames (`sse`: the event-stream headers, no length) or a byte stream's chunks as they come (see {@link writeGatewayResponse}). */
+async function writeStream(
+  res: ServerResponse,
+  response: GatewayResponse,
+  frames: AsyncIterable<string | Uint8Array>,
+  onError: ((e: unknown) => void) | undefined,
+  sse: boolean,
+): Promise<void> {
   const headers: Record<string, string> = Object.assign({}, response.headers, { "x-accel-buffering": "no" });
-  headers["content-type"] ??= "text/event-stream; charset=utf-8";
-  headers["cache-control"] ??= SSE_CACHE_CONTROL;
-  delete headers["content-length"];
+  if (sse) {
+    headers["content-type"] ??= "text/event-stream; charset=utf-8";
+    headers["cache-control"] ??= SSE_CACHE_CONTROL;
+    delete headers["content-length"];
+  }
   res.writeHead(response.status, headers);
   res.flushHeaders();
   const iterator = frames[Symbol.asyncIterator]();
@@ -307,7 +320,8 @@ async function writeSse(res: ServerResponse, response: GatewayResponse, frames: 
     }
     await endWith(res, undefined);
   } catch (error) {
-    onError?.(error);
+    // A read that fails because the client left (its signal aborted the upstream read) is no error.
+    if (!stopped) onError?.(error);
     stop();
     res.destroy();
   } finally {

@@ -120,15 +120,17 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(await get()).toEqual({ id: body.id, object: "video.generation", status: "queued", progress: 0 });
       h.clock.advance(5_000);
       expect(await get()).toEqual({ id: body.id, object: "video.generation", status: "processing", progress: 50 });
+      // Before the job is completed its file is a 409; then its url is the gateway's own path.
+      expectError(await h.call("GET", `/v1/videos/${body.id}/content`), 409, "invalid_state");
       h.clock.advance(5_000);
       const done = await get();
-      expect(done).toEqual({
-        id: body.id,
-        object: "video.generation",
-        status: "completed",
-        progress: 100,
-        url: expect.stringMatching(/^local:\/\/videos\/lvid_.+\.mp4$/),
-      });
+      expect(done).toEqual({ id: body.id, object: "video.generation", status: "completed", progress: 100, url: `/v1/videos/${body.id}/content` });
+      const file = await h.gateway.fetch(new Request(`http://gateway.test${done.url}`));
+      expect([file.status, file.headers.get("content-type"), file.headers.get("x-content-type-options")]).toEqual([200, "video/mp4", "nosniff"]);
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      expect(Buffer.from(bytes.subarray(4, 8)).toString("latin1")).toBe("ftyp");
+      expect(file.headers.get("content-length")).toBe(String(bytes.byteLength));
+      expectError(await h.call("GET", "/v1/videos/vid_nope/content"), 404, "job_not_found");
       h.clock.advance(60_000);
       expect(await get()).toEqual(done);
       await expectUncharged(h, key, used);
@@ -155,7 +157,7 @@ export function runVideoRouteSuite(name: string, options: GatewaySuiteOptions): 
       expect(s.frames).toEqual([
         status({ status: "queued", progress: 0 }),
         ...[20, 40, 60, 80].map((progress) => status({ status: "processing", progress })),
-        status({ status: "completed", progress: 100, url: expect.stringMatching(/^local:\/\//) }),
+        status({ status: "completed", progress: 100, url: `/v1/videos/${body.id}/content` }),
         DONE,
       ]);
       expect(t.sleeps).toEqual([2000, 2000, 2000, 2000, 2000]);

@@ -1,5 +1,5 @@
 /** `client.videos`: paid video submission, status polling and the status stream (docs/media.md). */
-import type { APIPromise } from "../api-promise.js";
+import { APIPromise } from "../api-promise.js";
 import { segment, type Caller } from "../http/caller.js";
 import { fileField } from "../http/encoding.js";
 import type { PaidRequestOptions, RequestOptions } from "../options.js";
@@ -37,7 +37,10 @@ export interface VideoStatus {
   object: "video.generation";
   status: VideoJobStatus;
   progress?: number;
-  /** Set when completed. */
+  /**
+   * Set when completed: where the file is. For the gateway's own providers, the path of
+   * `GET /v1/videos/{id}/content` on the gateway (fetch it with {@link VideosResource.content}).
+   */
   url?: string;
   /** Set when failed. */
   error?: string;
@@ -62,6 +65,14 @@ export interface VideosResource {
    * (see {@link VideoStream}). `timeoutMs` bounds the wait for the stream's headers only.
    */
   stream(id: string, options?: VideoStreamOptions): VideoStream;
+  /** Downloads a completed job's file, relayed by the gateway (409 `invalid_state` before it is completed; not billed). */
+  content(id: string, options?: RequestOptions): APIPromise<VideoFile>;
+}
+
+/** A video file and its content type. */
+export interface VideoFile {
+  video: Uint8Array;
+  contentType: string;
 }
 
 /** Builds `client.videos`. */
@@ -77,5 +88,13 @@ export function videosResource(caller: Caller): VideosResource {
       const query = { pollIntervalMs, timeoutMs: streamTimeoutMs };
       return new VideoStream(() => caller.open({ method: "GET", path: `/v1/videos/${segment(id)}/stream`, query, idempotent: true }, rest));
     },
+    content: (id, options) =>
+      APIPromise.map(
+        caller.call<Uint8Array>({ method: "GET", path: `/v1/videos/${segment(id)}/content`, idempotent: true, kind: "bytes" }, options).withResponse(),
+        (video, meta) => ({
+          video,
+          contentType: meta.headers.get("content-type") ?? "application/octet-stream",
+        }),
+      ),
   };
 }

@@ -113,8 +113,8 @@ export interface ToWebResponseOptions {
 }
 
 /**
- * Converts the plain response shape to a Web `Response`. SSE frames become a streaming body that
- * pulls one frame at a time; cancelling the body calls the frame iterator's `return()`, and a
+ * Converts the plain response shape to a Web `Response`. SSE frames (and a `stream` body's chunks)
+ * become a streaming body that pulls one frame at a time; cancelling the body calls the frame iterator's `return()`, and a
  * frame iterator that throws errors the body stream (a client sees a broken stream, not an end).
  */
 export function toWebResponse(response: GatewayResponse, options: ToWebResponseOptions = {}): Response {
@@ -135,12 +135,13 @@ export function toWebResponse(response: GatewayResponse, options: ToWebResponseO
       });
     case "empty":
       return new Response(null, init);
-    case "sse": {
-      const iterator = body.frames[Symbol.asyncIterator]();
+    case "sse":
+    case "stream": {
+      const iterator: AsyncIterator<string | Uint8Array> = (body.kind === "sse" ? body.frames : body.chunks)[Symbol.asyncIterator]();
       const encoder = new TextEncoder();
       const stream = new ReadableStream<Uint8Array>({
         async pull(controller) {
-          let next: IteratorResult<string>;
+          let next: IteratorResult<string | Uint8Array>;
           try {
             next = await iterator.next();
           } catch (error) {
@@ -149,7 +150,7 @@ export function toWebResponse(response: GatewayResponse, options: ToWebResponseO
             return;
           }
           if (next.done) controller.close();
-          else controller.enqueue(encoder.encode(next.value));
+          else controller.enqueue(typeof next.value === "string" ? encoder.encode(next.value) : next.value);
         },
         async cancel() {
           await iterator.return?.();

@@ -262,6 +262,11 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
       'Ready: `{status: "ready", checks: {<name>: {ok, detail, latencyMs}}}` with checks `store`, `chain:<id>`, `upstream:<provider>`. Not ready: 503 `not_ready` with the same checks in `details.checks`.',
   },
   "GET /metrics": { description: "The Prometheus text exposition format (version 0.0.4).", content: { "text/plain": { schema: { type: "string" } } } },
+  "GET /v1/videos/:id/content": {
+    description:
+      "The completed job's file as its upstream sends it (200, or 206 for a `Range`, which is passed on): `video/*` or `application/octet-stream`, streamed. 409 `invalid_state` before the job is completed.",
+    content: { "video/mp4": { schema: { type: "string", contentMediaType: "video/mp4" } } },
+  },
   "GET /v1/videos/:id/stream": {
     description:
       'Server-sent events: `video.status` frames `{jobId, status, progress?, url?, error?}` on each change, `svc.error` on failure, then `data: [DONE]` (`compose.`-prefixed event names under compat "compose").',

@@ -49,6 +49,8 @@ export type GatewayResponseBody =
   | { readonly kind: "bytes"; readonly value: Uint8Array }
   /** Server-sent events; the adapter writes each frame as it is yielded and honours backpressure. */
   | { readonly kind: "sse"; readonly frames: AsyncIterable<SseFrame> }
+  /** Bytes as they arrive (a file relayed from an upstream); written like SSE frames, with the response's own headers. */
+  | { readonly kind: "stream"; readonly chunks: AsyncIterable<Uint8Array> }
   | { readonly kind: "empty" };
 
 /** A response as the gateway produces it. Header names are lower-case. */

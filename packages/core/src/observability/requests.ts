@@ -6,10 +6,11 @@
 import { GatewayError } from "../errors.js";
 import { openApiPath } from "../http/openapi.js";
 import type { AnyRoute } from "../http/route.js";
-import type { GatewayRequest, GatewayResponse, SseFrame } from "../http/types.js";
+import type { GatewayRequest, GatewayResponse } from "../http/types.js";
 import { writes, type GatewayLogger, type LogLevel } from "./logger.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { RequestTrace } from "./telemetry.js";
+import { endingWith } from "../http/iterables.js";
 
 /** The route label of a request no route matched (404), so a scan of random paths adds no series. */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -95,49 +96,11 @@ export function createRequestObserver(options: RequestObserverOptions): RequestO
   return {
     finish(f) {
       const body = f.response.body;
-      if (body.kind !== "sse") {
-        record(f);
-        return f.response;
-      }
-      return { status: f.response.status, headers: f.response.headers, body: { kind: "sse", frames: recordedAtEnd(body.frames, () => record(f)) } };
-    },
-  };
-}
-
-/**
- * The frames of a stream, then `done()` once however the stream ends: finished, failed, or left by
- * the client (`return()`, forwarded to the stream even before its first frame, which a generator
- * wrapper would not do).
- */
-function recordedAtEnd(frames: AsyncIterable<SseFrame>, done: () => void): AsyncIterable<SseFrame> {
-  return {
-    [Symbol.asyncIterator]() {
-      const inner = frames[Symbol.asyncIterator]();
-      let open = true;
-      const end = () => {
-        if (!open) return;
-        open = false;
-        done();
-      };
-      return {
-        async next() {
-          try {
-            const r = await inner.next();
-            if (r.done) end();
-            return r;
-          } catch (error) {
-            end();
-            throw error;
-          }
-        },
-        async return(value?: unknown) {
-          try {
-            return (await inner.return?.(value)) ?? { done: true, value: undefined };
-          } finally {
-            end();
-          }
-        },
-      };
+      const { status, headers } = f.response;
+      if (body.kind === "sse") return { status, headers, body: { kind: "sse", frames: endingWith(body.frames, () => record(f)) } };
+      if (body.kind === "stream") return { status, headers, body: { kind: "stream", chunks: endingWith(body.chunks, () => record(f)) } };
+      record(f);
+      return f.response;
     },
   };
 }

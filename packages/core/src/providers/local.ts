@@ -22,6 +22,7 @@ import type {
   TranscriptionRequest,
   TranscriptionResult,
   VideoCreateRequest,
+  VideoContent,
   VideoCreateResult,
   VideoJobState,
   VideoProvider,
@@ -75,7 +76,8 @@ const VIDEO_ID = /^lvid_([0-9a-z]{1,11})_([0-9a-z]{1,11})_([01])_([0-9a-z]{1,11}
  * - video: a job is queued for the first 20% of `videoDurationMs`, then processing (progress
  *   1..99), then completed (progress 100, url `local://videos/<id>.mp4`) — or failed when the
  *   prompt contains `[fail]`. The job's state lives in its id, so it survives restarts. An unknown
- *   id → 502 `upstream_error` with `details.upstreamStatus: 404`.
+ *   id → 502 `upstream_error` with `details.upstreamStatus: 404`. A completed job's file
+ *   (`videoContent`) is a tiny MP4 with no frames: a file type box and a box naming the job.
  */
 export function createLocalProvider(options: LocalProviderOptions = {}): InferenceProvider & VideoProvider {
   const clock = options.clock ?? systemClock;
@@ -97,7 +99,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
   if (!Number.isFinite(chatChunkDelayMs) || chatChunkDelayMs < 0) throw new RangeError("chatChunkDelayMs must be a non-negative number");
   const created = () => Math.floor(clock.now() / 1000);
 
-  return {
+  const provider: InferenceProvider & VideoProvider = {
     chat: (req) => localChat(req, created()),
     chatStream: (req) => localChatStream(req, created(), chatChunkDelayMs),
 
@@ -195,7 +197,33 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
       if (elapsed < duration * 0.2) return { status: "queued", progress: 0 };
       return { status: "processing", progress: Math.min(99, Math.max(1, Math.floor((elapsed / duration) * 100))) };
     },
+
+    async videoContent(upstreamId: string, options: { signal?: AbortSignal } = {}): Promise<VideoContent> {
+      const state = await provider.getVideo(upstreamId, options.signal);
+      if (state.status !== "completed")
+        throw new GatewayError("upstream_error", "the local provider's job has no file yet", { details: { upstreamStatus: 404 } });
+      const file = localVideoFile(upstreamId);
+      return { status: 200, headers: { "content-type": "video/mp4", "content-length": String(file.byteLength) }, body: oneChunk(file) };
+    },
   };
+  return provider;
+}
+
+async function* oneChunk(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
+/** A local job's "video": an MP4 file type box and a free box naming the job (no frames). */
+function localVideoFile(upstreamId: string): Uint8Array {
+  const text = new TextEncoder().encode(`tollgate local video ${upstreamId}`);
+  const out = new Uint8Array(16 + 8 + text.byteLength);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, 16);
+  out.set(new TextEncoder().encode("ftypisom"), 4);
+  view.setUint32(16, 8 + text.byteLength);
+  out.set(new TextEncoder().encode("free"), 20);
+  out.set(text, 24);
+  return out;
 }
 
 function checkSignal(signal: AbortSignal | undefined): void {

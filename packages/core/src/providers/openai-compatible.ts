@@ -271,6 +271,14 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const { id: _id, ...state } = toVideo(await call(videoSchema, "GET", `/videos/${encodeURIComponent(upstreamId)}`, undefined, signal));
       return state;
     },
+
+    async videoContent(upstreamId, { range, signal } = {}) {
+      // Streamed: the provider's deadline bounds the wait for the headers and each gap between chunks, not the download.
+      const headers: Record<string, string> = { accept: "video/*, */*" };
+      if (range) headers.range = range;
+      const res = await send("GET", `/videos/${encodeURIComponent(upstreamId)}/content`, undefined, signal, true, headers);
+      return { status: res.status === 206 ? 206 : 200, headers: res.headers, body: res.chunks ? res.chunks() : oneChunk(read(() => res.bytes(), signal)) };
+    },
   };
 }
 
@@ -291,6 +299,11 @@ export function sniffImageMime(bytes: Uint8Array): string {
 }
 
 /** A file extension OpenAI recognises for the audio, from its MIME type or its magic bytes; `wav` when unknown. */
+/** A body read whole, as one chunk (an injected HttpClient without `chunks`). */
+async function* oneChunk(bytes: Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield await bytes;
+}
+
 function audioExtension(bytes: Uint8Array, mime: string | undefined): string {
   const byMime: Record<string, string> = {
     "audio/mpeg": "mp3",

@@ -44,9 +44,17 @@ export interface OpenAITransport {
    * Sends a request and resolves with a 2xx response, its body unread. Rejects as the provider
    * contract says: non-2xx → 502 with `details: { upstreamStatus, upstreamMessage? }` (the error
    * body read and scrubbed), transport failures → 502/504 from the client, abort → the signal's
-   * reason. `stream` asks for `text/event-stream` with the client's header/idle deadlines.
+   * reason. `stream` asks for `text/event-stream` with the client's header/idle deadlines; `extra`
+   * headers are sent as well (overriding that `accept`).
    */
-  send(method: string, path: string, body: OpenAIBody | undefined, signal: AbortSignal | undefined, stream?: boolean): Promise<HttpClientResponse>;
+  send(
+    method: string,
+    path: string,
+    body: OpenAIBody | undefined,
+    signal: AbortSignal | undefined,
+    stream?: boolean,
+    extra?: Record<string, string>,
+  ): Promise<HttpClientResponse>;
   /** Runs a body read, mapping its failure as {@link rethrow} does. */
   read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T>;
   /** The JSON text decoded and checked against `schema`; 502 `upstream_error` naming the host otherwise. */
@@ -121,9 +129,11 @@ export function createOpenAITransport(options: OpenAICompatibleProviderOptions):
     body: OpenAIBody | undefined,
     signal: AbortSignal | undefined,
     stream = false,
+    extra?: Record<string, string>,
   ): Promise<HttpClientResponse> {
     const headers = Object.assign({}, fixedHeaders);
     if (stream) headers.accept = "text/event-stream";
+    if (extra) Object.assign(headers, extra);
     let payload: string | Uint8Array | undefined;
     if (body && "json" in body) {
       headers["content-type"] = "application/json";

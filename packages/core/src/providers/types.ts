@@ -280,6 +280,21 @@ export interface VideoProvider {
    * `details.upstreamStatus: 404`. Otherwise: Rejects with 502 `upstream_error` (upstream non-2xx, malformed JSON, unreachable), 504 `upstream_timeout`, or the `signal`'s reason when it aborts.
    */
   getVideo(upstreamId: string, signal?: AbortSignal): Promise<VideoJobState>;
+  /**
+   * Optional: the file of a completed job, as the upstream sends it (with the provider's own
+   * credentials), so the gateway can relay it (`GET /v1/videos/{id}/content`). `range` is the
+   * client's `Range` header, passed on. Rejects as {@link getVideo} does (an id the upstream does
+   * not know → 502 with `details.upstreamStatus: 404`). Without it, a job's `url` is the upstream's.
+   */
+  videoContent?(upstreamId: string, options?: { range?: string; signal?: AbortSignal }): Promise<VideoContent>;
+}
+
+/** A video file as an upstream sends it: 200, or 206 for a range; headers by lower-case name; the bytes as they arrive. */
+export interface VideoContent {
+  status: 200 | 206;
+  /** The upstream's response headers (lower-case names); the gateway passes on only those that describe the file. */
+  headers: Record<string, string>;
+  body: AsyncIterable<Uint8Array>;
 }
 
 /** Providers by name (a card's `provider`). */

@@ -26,6 +26,21 @@ const submitBody = z.object({
 
 const idParams = z.object({ id: z.string().min(1).max(100) });
 
+/** The upstream's headers that describe a relayed file; a type other than `video/*` is sent as bytes, and never sniffed. */
+function fileHeaders(upstream: Record<string, string>): Record<string, string> {
+  const type = upstream["content-type"]?.trim().toLowerCase() ?? "";
+  const out: Record<string, string> = {
+    "content-type": /^video\/[a-z0-9.+-]+$/.test(type) ? type : "application/octet-stream",
+    "x-content-type-options": "nosniff",
+    "cache-control": "private, max-age=3600",
+  };
+  for (const name of ["content-length", "content-range", "accept-ranges", "etag", "last-modified"]) {
+    const value = upstream[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 /** A stream query number: non-numeric → default, else clamped (docs/media.md "Video jobs"). */
 function streamNumber(limits: { def: number; min: number; max: number }) {
   return z
@@ -148,7 +163,27 @@ export function videoRoutes(): AnyRoute[] {
       summary: "Poll a video job (not billed).",
       params: idParams,
       rateLimit: { ip: "videos" },
-      handle: async ({ params, gateway }) => json(jobView(await gateway.services.video.get(params.id))),
+      handle: async ({ params, gateway }) => {
+        const job = await gateway.services.video.get(params.id);
+        return json(jobView(job, gateway.services.video.relays(job)));
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      path: "/v1/videos/:id/content",
+      tag: "media",
+      summary: "Download a completed video job's file, relayed from its upstream with the operator's credentials (not billed; Range passed on).",
+      params: idParams,
+      rateLimit: { ip: "videos" },
+      handle: async ({ request, params, gateway }) => {
+        const range = request.headers.range;
+        const client = clientIp(request, gateway.rateLimits.trustedProxies);
+        const file = await gateway.services.video.content(
+          params.id,
+          Object.assign({}, range ? { range } : {}, request.signal ? { signal: request.signal } : {}, client === undefined ? {} : { client }),
+        );
+        return { status: file.status, headers: fileHeaders(file.headers), body: { kind: "stream", chunks: file.body } };
+      },
     }),
     defineRoute({
       method: "GET",

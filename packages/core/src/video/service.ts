@@ -7,6 +7,8 @@ import { GatewayError } from "../errors.js";
 import { toHex, randomBytes } from "../ids.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import type { Upstreams } from "../media/upstreams.js";
+import type { VideoContent, VideoProvider } from "../providers/types.js";
+import { endingWith } from "../http/iterables.js";
 import type { Sleep } from "./options.js";
 
 /** Stream limits of docs/media.md (ms). */
@@ -15,14 +17,22 @@ const LOST_AFTER_MS = 60_000;
 
 export const STREAM_LIMITS = { pollIntervalMs: { def: 2000, min: 500, max: 30_000 }, timeoutMs: { def: 600_000, min: 5000, max: 3_600_000 } } as const;
 
-/** The public view of a job (`GET /v1/videos/{id}`). */
-export function jobView(job: VideoJobRecord) {
+/** Where a completed job's file is served when the gateway relays it: a path on the gateway (resolve it against the base URL the client calls). */
+export const contentPath = (id: string) => `/v1/videos/${encodeURIComponent(id)}/content`;
+
+/**
+ * The public view of a job (`GET /v1/videos/{id}`). `relayed`: the gateway serves the file of the
+ * job's upstream ({@link VideoService.relays}), so a completed job's `url` is {@link contentPath},
+ * never the upstream's own address (which needs the operator's credentials and names its host).
+ */
+export function jobView(job: VideoJobRecord, relayed = false) {
+  const url = relayed && job.status === "completed" ? contentPath(job.id) : job.url;
   return {
     id: job.id,
     object: "video.generation",
     status: job.status,
     ...(job.progress === undefined ? {} : { progress: job.progress }),
-    ...(job.url === undefined ? {} : { url: job.url }),
+    ...(url === undefined ? {} : { url }),
     ...(job.error === undefined ? {} : { error: job.error }),
   };
 }
@@ -55,6 +65,16 @@ export interface VideoService {
   assertStreamRoom(client: string | undefined): void;
   /** Refreshes up to `limit` pending jobs once (the background poller's tick). */
   pollPending(limit?: number): Promise<number>;
+  /** Whether the job's upstream serves its file through the gateway (its provider has `videoContent`). */
+  relays(job: VideoJobRecord): boolean;
+  /**
+   * The file of a completed job, from its upstream with the operator's credentials (`range`
+   * passed on). 404 `job_not_found`; 409 `invalid_state` when the job is not completed or its
+   * upstream serves no file through the gateway; the upstream's errors as `videoContent` gives them.
+   * With `client`, the download counts as one of that client's `video.streamsPerClient` until its
+   * body ends (429 `rate_limited` past them).
+   */
+  content(id: string, options?: { range?: string; signal?: AbortSignal; client?: string }): Promise<VideoContent>;
 }
 
 const defaultSleep: Sleep = (ms, signal) =>
@@ -164,7 +184,7 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
         yield { event: events.error, data: { code: "stream_failed", message: `The job's status could not be read; poll GET /v1/videos/${id}.` } };
         break;
       }
-      const { id: jobId, object: _object, ...state } = jobView(job);
+      const { id: jobId, object: _object, ...state } = jobView(job, service.relays(job));
       const text = JSON.stringify({ jobId, ...state });
       if (text !== last) {
         last = text;
@@ -183,6 +203,15 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       await sleep(Math.min(pollIntervalMs, left), signal);
     }
   }
+
+  /** The job's video provider, or undefined when it is no longer configured. */
+  const upstreamOf = (job: VideoJobRecord): VideoProvider | undefined => {
+    try {
+      return upstreams.videoByName(job.upstream);
+    } catch {
+      return undefined;
+    }
+  };
 
   const service: VideoService = {
     async get(id) {
@@ -213,6 +242,34 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
         const left = (streams.get(client) ?? 1) - 1;
         if (left > 0) streams.set(client, left);
         else streams.delete(client);
+      }
+    },
+    relays(job) {
+      return job.upstream !== undefined && typeof upstreamOf(job)?.videoContent === "function";
+    },
+    async content(id, { client, ...contentOptions } = {}) {
+      const job = await service.get(id);
+      const provider = upstreamOf(job);
+      if (job.status !== "completed")
+        throw new GatewayError("invalid_state", `Video job ${id} is ${job.status}: its file can be fetched once it is completed.`, { param: "id" });
+      if (!provider?.videoContent) throw new GatewayError("invalid_state", `Video job ${id}'s file is served by its upstream, at its url.`, { param: "id" });
+      if (client === undefined) return provider.videoContent(job.upstreamId, contentOptions);
+      service.assertStreamRoom(client);
+      streams.set(client, (streams.get(client) ?? 0) + 1);
+      let open = true;
+      const release = () => {
+        if (!open) return;
+        open = false;
+        const left = (streams.get(client) ?? 1) - 1;
+        if (left > 0) streams.set(client, left);
+        else streams.delete(client);
+      };
+      try {
+        const file = await provider.videoContent(job.upstreamId, contentOptions);
+        return Object.assign({}, file, { body: endingWith(file.body, release) });
+      } catch (error) {
+        release();
+        throw error;
       }
     },
     async pollPending(limit = 50) {
