@@ -10,7 +10,7 @@ import type { GatewayRequest, GatewayResponse } from "../http/types.js";
 import { writes, type GatewayLogger, type LogLevel } from "./logger.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { RequestTrace } from "./telemetry.js";
-import { endingWith } from "../http/iterables.js";
+import { endingWith } from "../iterables.js";
 
 /** The route label of a request no route matched (404), so a scan of random paths adds no series. */
 export const UNMATCHED_ROUTE = "unmatched";

@@ -8,7 +8,7 @@ import { toHex, randomBytes } from "../ids.js";
 import type { VideoJobRecord } from "../store/video-types.js";
 import type { Upstreams } from "../media/upstreams.js";
 import type { VideoContent, VideoProvider } from "../providers/types.js";
-import { endingWith } from "../http/iterables.js";
+import { endingWith } from "../iterables.js";
 import type { Sleep } from "./options.js";
 
 /** Stream limits of docs/media.md (ms). */

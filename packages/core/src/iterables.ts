@@ -1,4 +1,4 @@
-/** Async-iterable helpers of the response bodies (SSE frames, relayed files). */
+/** Async-iterable helpers (the streamed bodies of SSE frames and relayed files). */
 
 /**
  * The frames of a stream, then `done()` once however the stream ends: finished, failed, or left by
