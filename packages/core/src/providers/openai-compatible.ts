@@ -298,12 +298,12 @@ export function sniffImageMime(bytes: Uint8Array): string {
   return "image/png";
 }
 
-/** A file extension OpenAI recognises for the audio, from its MIME type or its magic bytes; `wav` when unknown. */
 /** A body read whole, as one chunk (an injected HttpClient without `chunks`). */
 async function* oneChunk(bytes: Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
   yield await bytes;
 }
 
+/** A file extension OpenAI recognises for the audio, from its MIME type or its magic bytes; `wav` when unknown. */
 function audioExtension(bytes: Uint8Array, mime: string | undefined): string {
   const byMime: Record<string, string> = {
     "audio/mpeg": "mp3",
