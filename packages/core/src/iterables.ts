@@ -37,3 +37,8 @@ export function endingWith<T>(frames: AsyncIterable<T>, done: () => void): Async
     },
   };
 }
+
+/** One value (awaited) as an async iterable: a body read whole, sent as one chunk. */
+export async function* once<T>(value: T | Promise<T>): AsyncGenerator<T> {
+  yield await value;
+}

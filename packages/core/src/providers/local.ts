@@ -29,6 +29,7 @@ import type {
 } from "./types.js";
 import { encodeWav, parseWav, pcmBytes } from "./wav.js";
 import { localChat, localChatStream } from "./local-chat.js";
+import { once } from "../iterables.js";
 
 /** Options of {@link createLocalProvider}. */
 export interface LocalProviderOptions {
@@ -203,14 +204,10 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Inferen
       if (state.status !== "completed")
         throw new GatewayError("upstream_error", "the local provider's job has no file yet", { details: { upstreamStatus: 404 } });
       const file = localVideoFile(upstreamId);
-      return { status: 200, headers: { "content-type": "video/mp4", "content-length": String(file.byteLength) }, body: oneChunk(file) };
+      return { status: 200, headers: { "content-type": "video/mp4", "content-length": String(file.byteLength) }, body: once(file) };
     },
   };
   return provider;
-}
-
-async function* oneChunk(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  yield bytes;
 }
 
 /** A local job's "video": an MP4 file type box and a free box naming the job (no frames). */

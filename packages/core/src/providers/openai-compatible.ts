@@ -15,6 +15,7 @@ import { createOpenAITransport } from "./openai-transport.js";
 import type { OpenAIBody, OpenAICompatibleProviderOptions } from "./openai-transport.js";
 import type { EmbeddingsResult, ImageDatum, ImageResult, InferenceProvider, VideoJobState, VideoProvider, VideoStatus } from "./types.js";
 import { audioSeconds } from "./wav.js";
+import { once } from "../iterables.js";
 
 export type { OpenAICompatibleProviderOptions } from "./openai-transport.js";
 
@@ -277,7 +278,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleProvider
       const headers: Record<string, string> = { accept: "video/*, */*" };
       if (range) headers.range = range;
       const res = await send("GET", `/videos/${encodeURIComponent(upstreamId)}/content`, undefined, signal, true, headers);
-      return { status: res.status === 206 ? 206 : 200, headers: res.headers, body: res.chunks ? res.chunks() : oneChunk(read(() => res.bytes(), signal)) };
+      return { status: res.status === 206 ? 206 : 200, headers: res.headers, body: res.chunks ? res.chunks() : once(read(() => res.bytes(), signal)) };
     },
   };
 }
@@ -296,11 +297,6 @@ export function sniffImageMime(bytes: Uint8Array): string {
     return "image/webp";
   if (b(0) === 0x47 && b(1) === 0x49 && b(2) === 0x46) return "image/gif";
   return "image/png";
-}
-
-/** A body read whole, as one chunk (an injected HttpClient without `chunks`). */
-async function* oneChunk(bytes: Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
-  yield await bytes;
 }
 
 /** A file extension OpenAI recognises for the audio, from its MIME type or its magic bytes; `wav` when unknown. */
