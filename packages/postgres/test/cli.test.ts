@@ -4,6 +4,9 @@ import { runCli, startCli } from "../../node/src/testing/cli-process.js";
 import { describeWithDatabase, dropSchema, freshSchema } from "./database.js";
 import { call } from "./gateway-client.js";
 
+/** Each test runs CLI processes (~3–5 s each; several times that on a loaded 2-core CI machine). */
+const CLI_TIMEOUT = 60_000;
+
 describeWithDatabase("tollgate CLI on PostgreSQL", (url) => {
   const [ahead, never] = [freshSchema("tollgate_cli"), freshSchema("tollgate_cli")];
   afterAll(async () => {
@@ -27,13 +30,13 @@ describeWithDatabase("tollgate CLI on PostgreSQL", (url) => {
     } finally {
       expect(await serve.stop()).toBe(0);
     }
-  });
+  }, CLI_TIMEOUT);
 
   it("`serve --db-migrate off` on a schema never migrated exits 1 and says to run `tollgate migrate`", async () => {
     const run = await runCli(["serve", "--port", "0", "--db", url, "--db-schema", never, "--db-migrate", "off"]);
     expect(run.code).toBe(1);
     expect(run.err).toMatch(new RegExp(`^tollgate: cannot open the PostgreSQL store at .*is not migrated.*run \`tollgate migrate --db … --db-schema ${never}\` first\\)\\n$`));
-  });
+  }, CLI_TIMEOUT);
 
   it("an unknown database or a wrong user is one line and exit 2, for serve and settle", async () => {
     const missing = new URL(url);
@@ -44,5 +47,5 @@ describeWithDatabase("tollgate CLI on PostgreSQL", (url) => {
     expect(runs.map((r) => r.code)).toEqual([2, 2]);
     expect(runs[0]!.err).toMatch(/^tollgate: cannot connect to PostgreSQL at .*tollgate_no_such_database: database "tollgate_no_such_database" does not exist\n$/);
     expect(runs[1]!.err).toMatch(/^tollgate: cannot connect to PostgreSQL at .*tollgate_no_such_user.*: .*tollgate_no_such_user.*\n$/);
-  });
+  }, CLI_TIMEOUT);
 });

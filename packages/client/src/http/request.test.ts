@@ -166,8 +166,11 @@ describe("connections, timeouts and aborts", () => {
   it("the caller's signal: UserAbortError with its reason, during a request, during a retry wait, or before any request", async () => {
     const hang = await scripted("hang");
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error("navigated away")), 50);
-    const during = await thrown(() => client(hang.url).models.list({}, { signal: controller.signal }));
+    const pending = thrown(() => client(hang.url).models.list({}, { signal: controller.signal }));
+    // Aborted once the request is at the server (a fixed delay may fire first on a loaded machine).
+    await expect.poll(() => hang.requests.length, { timeout: 10_000 }).toBe(1);
+    controller.abort(new Error("navigated away"));
+    const during = await pending;
     expect(during).toBeInstanceOf(UserAbortError);
     expect(during.cause).toEqual(new Error("navigated away"));
     expect(hang.requests).toHaveLength(1);
