@@ -16,6 +16,8 @@
  * many as an answer no longer than the quote can hold). An answer that cannot be measured is
  * billed the quote's length.
  */
+import { mpegFrame } from "../providers/audio-headers.js";
+import { hasAscii } from "../providers/bytes.js";
 import { parseWav } from "../providers/wav.js";
 
 /** Bytes a second of OpenAI's `pcm` speech: 24,000 samples of 2 bytes, one channel. */
@@ -68,12 +70,11 @@ export async function measuredSpeechSeconds(
  * bitrate and sample rate, an ADTS header, Ogg or FLAC), so it never hunts through other bytes.
  */
 function opensAsAudio(b: Uint8Array): boolean {
-  const starts = (tag: string) => [...tag].every((c, i) => b[i] === c.charCodeAt(0));
+  const starts = (tag: string) => hasAscii(b, 0, tag);
   if (starts("ID3") || starts("OggS") || starts("fLaC")) return true;
   if (b.length < 4 || b[0] !== 0xff || (b[1]! & 0xe0) !== 0xe0) return false;
   if ((b[1]! & 0x06) === 0) return ((b[2]! >> 2) & 0x0f) < 13; // ADTS (AAC): sampling index 0..12
-  const bitrate = b[2]! >> 4;
-  return (b[1]! & 0x18) !== 0x08 && bitrate !== 0 && bitrate !== 15 && ((b[2]! >> 2) & 3) !== 3;
+  return mpegFrame(b, 0) !== undefined;
 }
 
 /** The MIME type music-metadata is told for each of OpenAI's `response_format`s. */

@@ -15,6 +15,8 @@
  * it, and caps it at what the bytes can hold.
  */
 
+import { hasAscii } from "./bytes.js";
+
 /** Seconds the headers of `bytes` declare (see the module), or undefined when none is read. */
 export function declaredAudioSeconds(bytes: Uint8Array): number | undefined {
   const seconds = flacSeconds(bytes) ?? oggSeconds(bytes) ?? mp4Seconds(bytes) ?? mp3Seconds(bytes);
@@ -22,11 +24,10 @@ export function declaredAudioSeconds(bytes: Uint8Array): number | undefined {
 }
 
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
-const ascii = (b: Uint8Array, at: number, text: string) => at >= 0 && at + text.length <= b.length && [...text].every((c, i) => b[at + i] === c.charCodeAt(0));
 
 /** FLAC: the STREAMINFO block (always first) holds the sample rate and the total samples. */
 function flacSeconds(b: Uint8Array): number | undefined {
-  if (!ascii(b, 0, "fLaC") || b.length < 26 || (b[4]! & 0x7f) !== 0 || b[5] !== 0 || b[6] !== 0 || b[7] !== 34) return undefined;
+  if (!hasAscii(b, 0, "fLaC") || b.length < 26 || (b[4]! & 0x7f) !== 0 || b[5] !== 0 || b[6] !== 0 || b[7] !== 34) return undefined;
   const d = 8; // STREAMINFO data: 10 bytes of block and frame sizes, then rate (20 bits), channels, depth, samples (36 bits)
   const rate = (b[d + 10]! << 12) | (b[d + 11]! << 4) | (b[d + 12]! >> 4);
   const samples = (b[d + 13]! & 0x0f) * 2 ** 32 + view(b).getUint32(d + 14);
@@ -43,14 +44,14 @@ const MAX_OGG_PAGE = 65_307;
  * samples than one page can, the count starts there (a page's worth short, never long).
  */
 function oggSeconds(b: Uint8Array): number | undefined {
-  if (!ascii(b, 0, "OggS") || b.length < 28) return undefined;
+  if (!hasAscii(b, 0, "OggS") || b.length < 28) return undefined;
   const packet = 27 + b[26]!;
   let rate: number;
   let skip = 0;
   let pageSamples: number; // the most samples one page can end: 255 packets of the codec's longest
-  if (ascii(b, packet, "OpusHead") && packet + 12 <= b.length) {
+  if (hasAscii(b, packet, "OpusHead") && packet + 12 <= b.length) {
     [rate, skip, pageSamples] = [48_000, view(b).getUint16(packet + 10, true), 255 * 5760];
-  } else if (ascii(b, packet, "\x01vorbis") && packet + 16 <= b.length) [rate, pageSamples] = [view(b).getUint32(packet + 12, true), 255 * 4096];
+  } else if (hasAscii(b, packet, "\x01vorbis") && packet + 16 <= b.length) [rate, pageSamples] = [view(b).getUint32(packet + 12, true), 255 * 4096];
   else return undefined;
   const from = Math.max(0, b.length - MAX_OGG_PAGE);
   const last = Buffer.from(b.buffer, b.byteOffset + from, b.byteLength - from).lastIndexOf("OggS", undefined, "latin1");
@@ -71,7 +72,7 @@ function granule(b: Uint8Array, at: number): number | undefined {
 /** The granule of the first page (of the first 16) past the header pages that ends a packet; undefined when none is found. */
 function firstGranule(b: Uint8Array): number | undefined {
   let at = 0;
-  for (let page = 0; page < 16 && ascii(b, at, "OggS") && at + 27 <= b.length; page++) {
+  for (let page = 0; page < 16 && hasAscii(b, at, "OggS") && at + 27 <= b.length; page++) {
     const segments = b[at + 26]!;
     if (at + 27 + segments > b.length) return undefined;
     const g = granule(b, at);
@@ -85,7 +86,7 @@ function firstGranule(b: Uint8Array): number | undefined {
 
 /** MP4 / M4A: the movie header (`moov` → `mvhd`) holds a timescale and a duration in it. */
 function mp4Seconds(b: Uint8Array): number | undefined {
-  if (!ascii(b, 4, "ftyp")) return undefined;
+  if (!hasAscii(b, 4, "ftyp")) return undefined;
   const moov = box(b, 0, b.length, "moov");
   const mvhd = moov && box(b, moov.start, moov.end, "mvhd");
   if (!mvhd || mvhd.end - mvhd.start < 32) return undefined;
@@ -110,7 +111,7 @@ function box(b: Uint8Array, from: number, to: number, type: string): { start: nu
       header = 16;
     } else if (size === 0) size = to - at;
     if (size < header || at + size > to) return undefined;
-    if (ascii(b, at + 4, type)) return { start: at + header, end: at + size };
+    if (hasAscii(b, at + 4, type)) return { start: at + header, end: at + size };
     at += size;
   }
   return undefined;
@@ -131,7 +132,7 @@ const RATES = { 3: [44_100, 48_000, 32_000], 2: [22_050, 24_000, 16_000], 0: [11
 const MAX_WALKED = 65_536;
 
 /** One MPEG audio frame header at `at`: its version, layer, sample rate, samples and byte length; undefined when none is there. */
-function mpegFrame(b: Uint8Array, at: number) {
+export function mpegFrame(b: Uint8Array, at: number) {
   if (at + 4 > b.length || b[at] !== 0xff || (b[at + 1]! & 0xe0) !== 0xe0) return undefined;
   const version = (b[at + 1]! >> 3) & 3; // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
   const layer = 4 - ((b[at + 1]! >> 1) & 3); // 1, 2 or 3 (4: reserved)
@@ -152,7 +153,7 @@ function mpegFrame(b: Uint8Array, at: number) {
  */
 function mp3Seconds(b: Uint8Array): number | undefined {
   let at = 0;
-  for (let tags = 0; tags < 4 && ascii(b, at, "ID3") && at + 10 <= b.length; tags++)
+  for (let tags = 0; tags < 4 && hasAscii(b, at, "ID3") && at + 10 <= b.length; tags++)
     at += 10 + (b[at + 5]! & 0x10 ? 10 : 0) + (((b[at + 6]! & 0x7f) << 21) | ((b[at + 7]! & 0x7f) << 14) | ((b[at + 8]! & 0x7f) << 7) | (b[at + 9]! & 0x7f));
   const first = mpegFrame(b, at);
   if (!first) return undefined;
@@ -160,9 +161,9 @@ function mp3Seconds(b: Uint8Array): number | undefined {
   if (first.layer === 3) {
     // The tag sits after the side information, CRC or not (LAME writes it there, FFmpeg and mpg123 read it there).
     const xing = at + 4 + (first.version === 3 ? (b[at + 3]! >> 6 === 3 ? 17 : 32) : b[at + 3]! >> 6 === 3 ? 9 : 17);
-    if ((ascii(b, xing, "Xing") || ascii(b, xing, "Info")) && xing + 12 <= b.length && v.getUint32(xing + 4) & 1)
+    if ((hasAscii(b, xing, "Xing") || hasAscii(b, xing, "Info")) && xing + 12 <= b.length && v.getUint32(xing + 4) & 1)
       return (v.getUint32(xing + 8) * first.samples) / first.rate;
-    if (ascii(b, at + 36, "VBRI") && at + 54 <= b.length) return (v.getUint32(at + 50) * first.samples) / first.rate;
+    if (hasAscii(b, at + 36, "VBRI") && at + 54 <= b.length) return (v.getUint32(at + 50) * first.samples) / first.rate;
   }
   const start = at;
   let frames = 0;

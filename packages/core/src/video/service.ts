@@ -213,6 +213,19 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
     }
   };
 
+  /** Counts one open stream or download of `client`; the function returned gives it back (once). */
+  const hold = (client: string): (() => void) => {
+    streams.set(client, (streams.get(client) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (streams.get(client) ?? 1) - 1;
+      if (left > 0) streams.set(client, left);
+      else streams.delete(client);
+    };
+  };
+
   const service: VideoService = {
     async get(id) {
       const job = await deps.store.getVideoJob(id);
@@ -235,13 +248,11 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
         yield { event: events.error, data: { code: "too_many_streams", message: `${client} already holds ${streamsPerClient} video status streams open.` } };
         return;
       }
-      streams.set(client, open + 1);
+      const release = hold(client);
       try {
         yield* watch(id, pollIntervalMs, timeoutMs, signal);
       } finally {
-        const left = (streams.get(client) ?? 1) - 1;
-        if (left > 0) streams.set(client, left);
-        else streams.delete(client);
+        release();
       }
     },
     relays(job) {
@@ -255,15 +266,7 @@ export function createVideoService(deps: CapabilityDeps, upstreams: Upstreams): 
       if (!provider?.videoContent) throw new GatewayError("invalid_state", `Video job ${id}'s file is served by its upstream, at its url.`, { param: "id" });
       if (client === undefined) return provider.videoContent(job.upstreamId, contentOptions);
       service.assertStreamRoom(client);
-      streams.set(client, (streams.get(client) ?? 0) + 1);
-      let open = true;
-      const release = () => {
-        if (!open) return;
-        open = false;
-        const left = (streams.get(client) ?? 1) - 1;
-        if (left > 0) streams.set(client, left);
-        else streams.delete(client);
-      };
+      const release = hold(client);
       try {
         const file = await provider.videoContent(job.upstreamId, contentOptions);
         return Object.assign({}, file, { body: endingWith(file.body, release) });
